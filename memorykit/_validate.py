@@ -1,0 +1,79 @@
+"""Argument checks shared by every public constructor and method.
+
+Each helper raises a ValueError or TypeError that names the parameter and the
+offending value, so bad input fails at the call site rather than deep inside a
+policy. Not taught by a notebook: it is plumbing.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+from typing import Any
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, Real) and not isinstance(value, bool)
+
+
+def require_real(name: str, value: Any) -> float:
+    if not _is_real(value):
+        raise TypeError(f"{name} must be a number, got {value!r} ({type(value).__name__})")
+    value = float(value)
+    if math.isnan(value) or math.isinf(value):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return value
+
+
+def require_positive(name: str, value: Any) -> float:
+    value = require_real(name, value)
+    if value <= 0:
+        raise ValueError(f"{name} must be > 0, got {value!r}")
+    return value
+
+
+def require_non_negative(name: str, value: Any) -> float:
+    value = require_real(name, value)
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0, got {value!r}")
+    return value
+
+
+def require_int(name: str, value: Any, *, minimum: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
+    return value
+
+
+def require_optional_int(name: str, value: Any, *, minimum: int) -> int | None:
+    return None if value is None else require_int(name, value, minimum=minimum)
+
+
+def require_fraction(name: str, value: Any, *, include_zero: bool = False) -> float:
+    """A share of something: in (0, 1], or [0, 1] with include_zero."""
+    value = require_real(name, value)
+    low_ok = value >= 0 if include_zero else value > 0
+    if not (low_ok and value <= 1):
+        interval = "[0, 1]" if include_zero else "(0, 1]"
+        raise ValueError(f"{name} must be in {interval}, got {value!r}")
+    return value
+
+
+def require_unit_interval(name: str, value: Any) -> float:
+    return require_fraction(name, value, include_zero=True)
+
+
+def require_str(name: str, value: Any, *, non_empty: bool = False) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {value!r} ({type(value).__name__})")
+    if non_empty and not value.strip():
+        raise ValueError(f"{name} must be a non-empty string, got {value!r}")
+    return value
+
+
+def require_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+    return value

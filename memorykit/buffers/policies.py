@@ -1,0 +1,351 @@
+"""Pruning policies: which message leaves when the buffer is over budget.
+
+Each policy overrides only the choice of victim (and keeps an index so the
+choice costs O(log n), not a scan of the window):
+
+* ``FIFOBuffer``: the oldest non-system message.
+* ``TokenBuffer``: FIFO with seed 001's defaults (8,000 tokens, 100 entries).
+* ``BufferWindow``: the last ``window_size`` messages, no token budget.
+* ``ImportanceBuffer``: the lowest importance (oldest first among equals).
+* ``HybridBuffer``: the oldest message under ``importance_threshold``; FIFO if none.
+* ``RecencyWeightedBuffer``: the lowest effective importance,
+  ``importance * exp(-decay_rate * age_minutes / half_life_minutes)``.
+
+Taught in ``notebooks/02_pruning_strategies.ipynb``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from heapq import heappop, heappush
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from memorykit._validate import require_fraction, require_int, require_non_negative, require_positive
+from memorykit.buffers.base import MessageBuffer, Victim
+from memorykit.clock import Clock
+from memorykit.messages import Message
+from memorykit.tokens import ChatFormat
+
+
+class FIFOBuffer(MessageBuffer):
+    """Evicts the oldest non-system message first."""
+
+    rule = "fifo"
+
+
+class TokenBuffer(FIFOBuffer):
+    """Seed 001's basic buffer: FIFO under 8,000 tokens and 100 entries.
+
+    Unlike the seed's sketch, system messages are pinned here too: a buffer that
+    evicts its own instructions is a bug, not a policy.
+    """
+
+    def __init__(self, max_tokens: int | None = 8000, max_entries: int | None = 100, **kw: Any):
+        super().__init__(max_tokens, max_entries, **kw)
+
+
+class BufferWindow(FIFOBuffer):
+    """Keeps the last ``window_size`` messages (seed 004's buffer_window), no LLM.
+
+    System messages count toward the window but are never evicted.
+    """
+
+    rule = "window"
+
+    def __init__(self, window_size: int = 20, **kw: Any) -> None:
+        self.window_size = require_int("window_size", window_size, minimum=1)
+        super().__init__(max_tokens=None, max_entries=window_size, **kw)
+
+    def _choose_victim(self, now: float) -> Victim | None:
+        for mid in self._messages:
+            if self._evictable(mid):
+                return (mid, "window", None, f"outside the last {self.window_size} messages")
+        return None
+
+
+class _HeapPolicy(MessageBuffer):
+    """A policy whose victim is the minimum of a time-invariant key.
+
+    Entries are (key, arrival, message); an entry is stale once its message is
+    no longer the record kept under that id, and stale entries are dropped when
+    they surface (lazy deletion), so removal and updates cost O(log n).
+    """
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self._heap: list[tuple[float, int, str, Message]] = []
+        self._arrival = 0
+
+    def _key(self, message: Message) -> float:
+        raise NotImplementedError
+
+    def _push(self, message: Message) -> None:
+        self._arrival += 1
+        heappush(self._heap, (self._key(message), self._arrival, message.id, message))
+
+    def _on_add(self, message: Message) -> None:
+        # Inlined _is_pinned and _push: this runs for every message added.
+        if not (self.pin_system and message.role == "system" and not message.summary_depth):
+            self._arrival += 1
+            heappush(self._heap, (self._key(message), self._arrival, message.id, message))
+
+    def _on_update(self, old: Message, new: Message) -> None:
+        if not self._is_pinned(new):
+            self._push(new)
+
+    def _on_clear(self) -> None:
+        self._heap.clear()
+
+    def _pop_min(self) -> tuple[float, str, Message] | None:
+        """The lowest-key evictable message; protected ones are set aside and pushed back."""
+        heap, kept, evictable = self._heap, self._messages, self._evictable
+        skipped = None
+        found = None
+        while heap:
+            key, arrival, mid, message = heap[0]
+            if kept.get(mid) is not message:
+                heappop(heap)
+                continue
+            if not evictable(mid):
+                if skipped is None:
+                    skipped = [heappop(heap)]
+                else:
+                    skipped.append(heappop(heap))
+                continue
+            found = (key, mid, message)
+            break
+        if skipped is not None:
+            for entry in skipped:
+                heappush(heap, entry)
+        return found
+
+    def _compact(self) -> None:
+        """Rebuild the heap when stale entries dominate it (keeps memory O(window))."""
+        if len(self._heap) > 64 and len(self._heap) > 4 * len(self._messages):
+            kept = self._messages
+            self._heap = [e for e in self._heap if kept.get(e[2]) is e[3]]
+            heapq.heapify(self._heap)
+
+    def _on_remove(self, message: Message) -> None:
+        # The compaction test inlined: it runs after every removal.
+        heap = self._heap
+        if len(heap) > 64 and len(heap) > 4 * len(self._messages):
+            self._compact()
+
+
+class ImportanceBuffer(_HeapPolicy):
+    """Evicts the lowest-importance non-system message; the oldest among equals."""
+
+    rule = "importance"
+
+    def _key(self, message: Message) -> float:
+        return message.importance
+
+    def _on_add(self, message: Message) -> None:
+        # _HeapPolicy._on_add with the key inlined (this runs for every message added).
+        if not (self.pin_system and message.role == "system" and not message.summary_depth):
+            self._arrival += 1
+            heappush(self._heap, (message.importance, self._arrival, message.id, message))
+
+    def _choose_victim(self, now: float) -> Victim | None:
+        found = self._pop_min()
+        if found is None:
+            return None
+        importance, mid, _ = found
+        return (mid, "importance", importance,
+                f"lowest importance {importance:.2f}; {self._limit_text()}")
+
+
+class HybridBuffer(MessageBuffer):
+    """Evicts the oldest message under ``importance_threshold``; FIFO when none is.
+
+    Low-importance messages are indexed by arrival in a heap, so finding the
+    oldest one costs O(log n) instead of a scan.
+    """
+
+    rule = "hybrid"
+
+    def __init__(
+        self,
+        max_tokens: int | None = 8000,
+        max_entries: int | None = None,
+        *,
+        importance_threshold: float = 0.5,
+        **kw: Any,
+    ) -> None:
+        self.importance_threshold = require_fraction("importance_threshold", importance_threshold)
+        super().__init__(max_tokens, max_entries, **kw)
+        self._low: list[tuple[int, str, Message]] = []
+        self._arrival: dict[str, int] = {}
+        self._seq = 0
+
+    def _on_add(self, message: Message) -> None:
+        seq = self._seq = self._seq + 1
+        self._arrival[message.id] = seq
+        if message.importance < self.importance_threshold and not (
+            self.pin_system and message.role == "system" and not message.summary_depth
+        ):
+            heappush(self._low, (seq, message.id, message))
+
+    def _on_update(self, old: Message, new: Message) -> None:
+        if new.importance < self.importance_threshold and not self._is_pinned(new):
+            heapq.heappush(self._low, (self._arrival[new.id], new.id, new))
+
+    def _on_remove(self, message: Message) -> None:
+        del self._arrival[message.id]
+        if len(self._low) > 64 and len(self._low) > 4 * len(self._messages):
+            kept = self._messages
+            self._low = [e for e in self._low if kept.get(e[1]) is e[2]]
+            heapq.heapify(self._low)
+
+    def _on_clear(self) -> None:
+        self._low.clear()
+        self._arrival.clear()
+
+    def _choose_victim(self, now: float) -> Victim | None:
+        low, kept, evictable = self._low, self._messages, self._evictable
+        skipped = None
+        victim: Victim | None = None
+        while low:
+            _, mid, message = low[0]
+            if kept.get(mid) is not message:
+                heappop(low)
+                continue
+            if not evictable(mid):
+                if skipped is None:
+                    skipped = [heappop(low)]
+                else:
+                    skipped.append(heappop(low))
+                continue
+            victim = (mid, "hybrid-below-threshold", message.importance,
+                      f"oldest message with importance {message.importance:.2f} < "
+                      f"threshold {self.importance_threshold:.2f}; {self._limit_text()}")
+            break
+        if skipped is not None:
+            for entry in skipped:
+                heappush(low, entry)
+        if victim is not None:
+            return victim
+        for mid in kept:
+            if self._evictable(mid):
+                return (mid, "hybrid-fifo-fallback", kept[mid].importance,
+                        f"no message under threshold {self.importance_threshold:.2f}, so the "
+                        f"oldest goes; {self._limit_text()}")
+        return None
+
+
+def recency_weight(
+    age_minutes: float | np.ndarray, decay_rate: float = 0.1, half_life_minutes: float = 5.0
+) -> float | np.ndarray:
+    """Seed 001's weight: ``exp(-decay_rate * age_minutes / half_life_minutes)``.
+
+    Despite its name, ``half_life_minutes`` is not where the weight halves: that
+    happens at ``half_life_minutes * ln 2 / decay_rate`` (34.7 minutes at the
+    defaults). memorykit keeps the seed's parameter names and formula.
+    """
+    return np.exp(-decay_rate * np.asarray(age_minutes, dtype=float) / half_life_minutes)
+
+
+def true_half_life_minutes(decay_rate: float = 0.1, half_life_minutes: float = 5.0) -> float:
+    """The age at which the seed's recency weight is 0.5."""
+    return half_life_minutes * math.log(2) / decay_rate
+
+
+class RecencyWeightedBuffer(_HeapPolicy):
+    """Evicts the lowest effective importance, ``importance * recency_weight(age)``.
+
+    The ranking by effective importance never changes as time passes, because
+    every weight shrinks by the same factor: log(effective) = log(importance) +
+    k * created_at - k * now with k = decay_rate / (60 * half_life_minutes). So
+    the heap is keyed on the time-free part and stays valid forever. Scores
+    reported in the trace are evaluated at the clock's now.
+    """
+
+    rule = "recency"
+
+    def __init__(
+        self,
+        max_tokens: int | None = 8000,
+        max_entries: int | None = None,
+        *,
+        decay_rate: float = 0.1,
+        half_life_minutes: float = 5.0,
+        clock: Clock | None = None,
+        chat_format: ChatFormat = ChatFormat(),
+        pin_system: bool = True,
+    ) -> None:
+        self.decay_rate = require_non_negative("decay_rate", decay_rate)
+        self.half_life_minutes = require_positive("half_life_minutes", half_life_minutes)
+        self._k = self.decay_rate / (60.0 * self.half_life_minutes)
+        super().__init__(
+            max_tokens, max_entries, chat_format=chat_format, clock=clock, pin_system=pin_system
+        )
+
+    def _key(self, message: Message) -> float:
+        if message.importance <= 0.0:
+            return -math.inf
+        return math.log(message.importance) + self._k * message.created_at
+
+    def effective_importance(self, message: Message, now: float) -> float:
+        age_minutes = max(0.0, now - message.created_at) / 60.0
+        return message.importance * math.exp(
+            -self.decay_rate * age_minutes / self.half_life_minutes
+        )
+
+    def effective_importances(self, now: float) -> np.ndarray:
+        """Effective importance of every kept message at ``now``, oldest first (vectorized)."""
+        kept = list(self._messages.values())
+        importance = np.fromiter((m.importance for m in kept), float, len(kept))
+        created = np.fromiter((m.created_at for m in kept), float, len(kept))
+        age = np.maximum(0.0, now - created) / 60.0
+        return importance * recency_weight(age, self.decay_rate, self.half_life_minutes)
+
+    def weighted_context(self, now: float | None = None) -> list[Message]:
+        """The window ordered by effective importance, highest first (ties keep arrival order)."""
+        if now is None:
+            now = self.clock.now() if self.clock is not None else self._latest_time()
+        kept = list(self._messages.values())
+        scores = self.effective_importances(now)
+        order = np.argsort(-scores, kind="stable")
+        return [kept[i] for i in order]
+
+    def _latest_time(self) -> float:
+        return max((m.created_at for m in self._messages.values()), default=0.0)
+
+    def _choose_victim(self, now: float) -> Victim | None:
+        found = self._pop_min()
+        if found is None:
+            return None
+        _, mid, message = found
+        score = self.effective_importance(message, now)
+        age = max(0.0, now - message.created_at) / 60.0
+        return (mid, "recency", score,
+                f"lowest effective importance {score:.3f} = {message.importance:.2f} x "
+                f"exp(-{self.decay_rate:g} x {age:.1f} min / {self.half_life_minutes:g}); "
+                f"{self._limit_text()}")
+
+
+def effective_importance_curves(
+    importances: Sequence[float],
+    created_minutes: Sequence[float],
+    times_minutes: Sequence[float],
+    decay_rate: float = 0.1,
+    half_life_minutes: float = 5.0,
+) -> np.ndarray:
+    """Effective importance of each message (rows) at each time (columns).
+
+    Before a message exists its value is NaN, so plots show nothing there.
+    """
+    require_non_negative("decay_rate", decay_rate)
+    require_positive("half_life_minutes", half_life_minutes)
+    imp = np.asarray(importances, float)[:, None]
+    created = np.asarray(created_minutes, float)[:, None]
+    times = np.asarray(times_minutes, float)[None, :]
+    age = times - created
+    out = imp * np.exp(-decay_rate * np.maximum(age, 0.0) / half_life_minutes)
+    out[age < 0] = np.nan
+    return out

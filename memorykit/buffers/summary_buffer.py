@@ -1,0 +1,339 @@
+"""The summary buffer: seed 004's default working memory.
+
+Messages accumulate until the window passes ``threshold x budget`` (80% of
+2,000 tokens by default). Then the oldest messages, except the last
+``min_recent`` ones, are replaced by one summary, chosen so the window drops to
+about ``target x budget`` (60%). The summary sits right after the pinned system
+instructions; the next time the threshold is crossed it is the oldest message,
+so it is summarized again together with what came after it: a summary of
+summaries, whose ``summary_depth`` grows by one each round. Token use over time
+is a sawtooth, which ``token_history`` records.
+
+Nothing is silently lost. Each round is a ``Summarization`` event naming the
+messages taken out and the original messages the summary stands for. When
+summarizing cannot get under the hard budget (the recent messages alone are too
+big), the buffer first summarizes the protected recent messages too (rule
+``summary-overflow``), then, only if still over the hard budget, evicts oldest
+first like ``FIFOBuffer`` (rule ``summary-fallback-fifo``), and records
+``OverBudget`` when only pinned or just-added messages remain.
+
+Taught in ``notebooks/03_summary_buffer.ipynb``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
+
+from memorykit._validate import require_fraction, require_int, require_real
+from memorykit.buffers.base import MessageBuffer, Victim
+from memorykit.clock import Clock
+from memorykit.messages import Message, MessageFactory
+from memorykit.summary import ExtractiveSummarizer, Summarizer
+from memorykit.tokens import ChatFormat, role_tokens
+from memorykit.trace import Eviction, Summarization
+
+
+class TokenSample(NamedTuple):
+    """Window tokens around one add: before and after compaction (the sawtooth)."""
+
+    turn: int
+    before: int
+    """Tokens right after the message arrived, before any summarization."""
+    after: int
+    """Tokens once the buffer settled."""
+    message_id: str
+
+
+def splice(
+    buffer: MessageBuffer,
+    remove_ids: Iterable[str],
+    insert: Sequence[Message],
+    at: str,
+) -> None:
+    """Replace messages in place: drop ``remove_ids``, put ``insert`` where ``at`` was.
+
+    ``at`` is the id of a message currently in the buffer (usually the first one
+    removed). Messages of ``insert`` already in the buffer are moved there; new
+    ones are admitted with exact token accounting (they are not counted as
+    "added" and do not become the newest message). Records no event: callers do.
+    """
+    kept = buffer._messages
+    if at not in kept:
+        raise ValueError(f"at must name a message in the buffer, got {at!r}")
+    remove = set(remove_ids)
+    order = list(kept)
+    new_ids = [m.id for m in insert if m.id not in kept]
+    if len(set(m.id for m in insert)) != len(insert):
+        raise ValueError("insert holds the same message id twice")
+    for m in insert:
+        if m.id in remove:
+            raise ValueError(f"message {m.id!r} is both removed and inserted")
+    for mid in order:
+        if mid in remove:
+            buffer._remove(mid)
+    placed = {m.id for m in insert}
+    rebuilt: dict[str, Message] = {}
+    for mid in order:
+        if mid == at:
+            for m in insert:
+                rebuilt[m.id] = kept.get(m.id, m)
+        if mid in kept and mid not in placed:
+            rebuilt[mid] = kept[mid]
+    kept.clear()
+    kept.update(rebuilt)
+    for m in insert:
+        if m.id in new_ids:
+            buffer._tokens += m.billed_tokens
+            buffer._content_tokens += m.content_tokens
+            buffer._on_add(m)
+
+
+def tool_units(messages: Sequence[Message]) -> list[list[Message]]:
+    """Messages grouped so a tool call travels with its results; order of first members.
+
+    A message without tool links is a unit of one. Results whose call is not in
+    ``messages`` form their own unit (callers decide whether that is allowed).
+    """
+    owner: dict[str, int] = {}
+    units: list[list[Message]] = []
+    for m in messages:
+        if m.role == "tool" and m.tool_call_id in owner:
+            units[owner[m.tool_call_id]].append(m)
+            continue
+        units.append([m])
+        for call_id in m.tool_calls:
+            owner[call_id] = len(units) - 1
+    return units
+
+
+class SummaryBuffer(MessageBuffer):
+    """Summarize the oldest messages once the window passes ``threshold x budget``.
+
+    Parameters (seed 004's defaults):
+
+    * ``budget=2000``: hard limit in billed prompt tokens (as ``MessageBuffer``
+      counts them, reply primer included); it is the buffer's ``max_tokens``.
+    * ``threshold=0.8``: summarize when tokens > threshold x budget (1,600).
+    * ``target=0.6``: take enough old messages that, with their summary in
+      their place, tokens <= target x budget (1,200); must be < threshold.
+    * ``min_recent=3``: the last three non-pinned messages are never
+      summarized in a normal round (nor is the message just added).
+    * ``summarizer``: default ``ExtractiveSummarizer`` on the factory's counter.
+    * ``summary_max_tokens``: cap on one summary's content, default
+      ``max(1, budget // 4)`` (500 at the default budget): big enough for a
+      few facts, small enough that summary + recent messages fit under target.
+    * ``factory``: creates the summary messages, so their token counts are
+      exact; its chat format must be the buffer's. Default: a
+      ``MessageFactory`` with ids ``summary000001, ...``.
+
+    ``add`` returns every event that took messages out of the window
+    (``Summarization`` and, in the fallback, ``Eviction``).
+    """
+
+    rule = "summary"
+
+    def __init__(
+        self,
+        budget: int = 2000,
+        threshold: float = 0.8,
+        target: float = 0.6,
+        min_recent: int = 3,
+        *,
+        summarizer: Summarizer | None = None,
+        summary_max_tokens: int | None = None,
+        factory: MessageFactory | None = None,
+        chat_format: ChatFormat = ChatFormat(),
+        clock: Clock | None = None,
+        pin_system: bool = True,
+    ) -> None:
+        budget = require_int("budget", budget, minimum=1)
+        self.threshold = require_fraction("threshold", threshold)
+        self.target = require_real("target", target)
+        if not 0.0 < self.target < 1.0:
+            raise ValueError(f"target must be in (0, 1), got {target!r}")
+        if self.target >= self.threshold:
+            raise ValueError(f"target must be < threshold ({threshold!r}), got {target!r}")
+        self.min_recent = require_int("min_recent", min_recent, minimum=0)
+        if summary_max_tokens is None:
+            summary_max_tokens = max(1, budget // 4)
+        self.summary_max_tokens = require_int("summary_max_tokens", summary_max_tokens, minimum=1)
+        super().__init__(budget, None, chat_format=chat_format, clock=clock, pin_system=pin_system)
+        if factory is None:
+            factory = MessageFactory(chat_format=chat_format, id_prefix="summary")
+        elif not isinstance(factory, MessageFactory):
+            raise TypeError(f"factory must be a MessageFactory, got {factory!r}")
+        elif factory.chat_format != chat_format:
+            raise ValueError(
+                f"factory.chat_format must equal the buffer's chat_format ({chat_format!r}), "
+                f"got {factory.chat_format!r}"
+            )
+        self.factory = factory
+        if summarizer is None:
+            summarizer = ExtractiveSummarizer(factory.counter)
+        elif not callable(getattr(summarizer, "summarize", None)):
+            raise TypeError(f"summarizer must have a summarize(messages, max_tokens) method, "
+                            f"got {summarizer!r}")
+        self.summarizer = summarizer
+        self._summary_overhead = chat_format.message_overhead(
+            role_tokens(factory.counter, "system")
+        )
+        self.token_history: list[TokenSample] = []
+
+    # ----------------------------------------------------------------- reading
+    @property
+    def threshold_tokens(self) -> float:
+        return self.threshold * self.max_tokens  # type: ignore[operator]
+
+    @property
+    def target_tokens(self) -> float:
+        return self.target * self.max_tokens  # type: ignore[operator]
+
+    def summaries(self) -> list[Message]:
+        """The summary messages in the window (at most one after every add)."""
+        return [m for m in self._messages.values() if m.is_summary]
+
+    def summary_depth(self) -> int:
+        """Depth of the deepest summary kept: 0 none, 1 a summary, 2 a summary of summaries..."""
+        return max((m.summary_depth for m in self._messages.values()), default=0)
+
+    def covered_ids(self) -> tuple[str, ...]:
+        """Original message ids the window stands for: kept originals and summaries' sources."""
+        return tuple(i for m in self._messages.values() for i in m.covers)
+
+    def stats(self) -> dict[str, Any]:
+        out = super().stats()
+        out.update(
+            summarizations=len(self.trace.summarizations()),
+            summary_depth=self.summary_depth(),
+            summarizer=getattr(self.summarizer, "name", type(self.summarizer).__name__),
+            summarizer_is_llm=bool(getattr(self.summarizer, "is_llm", False)),
+        )
+        return out
+
+    # ----------------------------------------------------------------- writing
+    def add(self, message: Message) -> list[Summarization | Eviction]:  # type: ignore[override]
+        """Add a message, summarize if over threshold, evict only if over the hard budget."""
+        self._admit(message)
+        before = self._tokens
+        events: list[Summarization | Eviction] = []
+        if self._tokens > self.threshold_tokens:
+            now = self._now(message)
+            events.extend(self._compact(message, now, self.min_recent, "summary-buffer"))
+            if self._tokens > self.max_tokens:  # type: ignore[operator]
+                # Recent messages alone break the hard budget: summarize them too.
+                events.extend(self._compact(message, now, 0, "summary-overflow"))
+        if self._over_limits():
+            events.extend(self._enforce(message))
+        self.token_history.append(TokenSample(message.turn, before, self._tokens, message.id))
+        return events
+
+    def clear(self) -> list[Message]:
+        self.token_history.clear()
+        return super().clear()
+
+    # --------------------------------------------------------------- internals
+    def _plan(self, trigger: Message, min_recent: int) -> list[Message]:
+        """The oldest non-pinned messages to summarize now (whole tool groups only)."""
+        window = [m for m in self._messages.values() if not self._is_pinned(m)]
+        recent = window[max(0, len(window) - min_recent):] if min_recent else []
+        protected = {m.id for m in recent}
+        protected.add(trigger.id)
+        goal = self.target_tokens
+        taken: list[Message] = []
+        taken_ids: set[str] = set()
+        freed = 0
+        for m in window:
+            if m.id in taken_ids:
+                continue
+            group_ids = self._companions.get(m.id, [m.id])
+            if (
+                m.id in protected
+                or any(g in protected for g in group_ids)
+                or (m.id in self._companions and self._waiting.get(group_ids[0]))
+            ):
+                break  # keep the summarized part a prefix: never skip over a kept message
+            group = [self._messages[g] for g in group_ids]
+            taken.extend(group)
+            taken_ids.update(group_ids)
+            freed += sum(g.billed_tokens for g in group)
+            content = sum(t.content_tokens for t in taken)
+            estimate = self._summary_overhead + min(self.summary_max_tokens, content)
+            if self._tokens - freed + estimate <= goal:
+                break
+        return taken
+
+    def _compact(
+        self, trigger: Message, now: float, min_recent: int, rule: str
+    ) -> list[Summarization]:
+        events: list[Summarization] = []
+        while self._tokens > self.target_tokens:
+            taken = self._plan(trigger, min_recent)
+            if not taken or (len(taken) == 1 and taken[0].is_summary
+                             and taken[0].content_tokens <= self.summary_max_tokens):
+                break  # nothing left to summarize but a summary that already fits the cap
+            removed = sum(m.billed_tokens for m in taken)
+            text = self.summarizer.summarize(taken, self.summary_max_tokens)
+            if not isinstance(text, str):
+                raise TypeError(f"summarizer returned {text!r}, expected a str")
+            if self.factory.counter.count(text) + self._summary_overhead >= removed:
+                break  # this round would not save anything: stop rather than loop
+            summary = self.factory.summary(
+                text,
+                taken,
+                importance=max(m.importance for m in taken),
+                created_at=max(m.created_at for m in taken),
+            )
+            if summary.id in self._messages:
+                raise ValueError(
+                    f"summary id {summary.id!r} is already in the buffer: give the SummaryBuffer "
+                    "a factory whose ids do not collide with the conversation's"
+                )
+            before = self._tokens
+            splice(self, [m.id for m in taken], [summary], at=taken[0].id)
+            kept_recent = "" if min_recent else (
+                f"; min_recent={self.min_recent} overridden because the hard budget "
+                f"{self.max_tokens} was exceeded"
+            )
+            reason = (
+                f"{before} tokens > threshold {self.threshold:g} x {self.max_tokens} = "
+                f"{self.threshold_tokens:g}; summarized the oldest {len(taken)} messages "
+                f"({removed} tokens) into a {summary.billed_tokens}-token summary aiming at "
+                f"target {self.target:g} x {self.max_tokens} = {self.target_tokens:g}, "
+                f"keeping the last {min_recent} messages{kept_recent}"
+            )
+            event = Summarization(
+                tuple(m.id for m in taken),
+                summary.id,
+                summary.sources,
+                summary.summary_depth,
+                rule,
+                reason,
+                before,
+                self._tokens,
+                self.max_tokens,
+                now,
+                trigger.turn,
+            )
+            self.trace.append(event)
+            events.append(event)
+        return events
+
+    def _choose_victim(self, now: float) -> Victim | None:
+        for mid in self._messages:
+            if self._evictable(mid):
+                return (
+                    mid,
+                    "summary-fallback-fifo",
+                    None,
+                    "summarizing could not get under the hard budget, so the oldest message "
+                    f"goes; {self._limit_text()}",
+                )
+        return None
+
+    def __repr__(self) -> str:
+        return (
+            f"SummaryBuffer(entries={len(self._messages)}, tokens={self._tokens}, "
+            f"budget={self.max_tokens}, threshold={self.threshold:g}, target={self.target:g}, "
+            f"min_recent={self.min_recent}, depth={self.summary_depth()})"
+        )

@@ -1,0 +1,131 @@
+"""One question every memory answers: what would you send the model?
+
+``ContextPolicy.build_context(history, query, budget)`` takes the conversation
+so far, the current query and a token budget, and returns a ``Context``: the
+items it would send, each carrying the ids of the original messages it stands
+for (its provenance). Buffers, entity memories, episodic and semantic stores
+and the memory service all answer through it, so evaluation can score any of
+them the same way: a question's evidence is covered when some item's
+``sources`` include it, directly or through a summary, episode or rule.
+Taught in ``notebooks/10_architectures.ipynb`` and ``notebooks/12_parameter_tuning.ipynb``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from memorykit._validate import require_int, require_str
+from memorykit.buffers.base import MessageBuffer
+from memorykit.messages import Message
+from memorykit.tokens import ChatFormat
+
+
+@dataclass(frozen=True, slots=True)
+class ContextItem:
+    """One thing placed in the prompt."""
+
+    role: str
+    content: str
+    tokens: int
+    """Billed tokens of this item as a chat message (content plus framing)."""
+    sources: tuple[str, ...]
+    """Ids of the original messages this item stands for (provenance)."""
+    kind: str = "message"
+    """What it is: message, summary, episode, fact, rule, entity, note, ..."""
+    score: float | None = None
+    """Why it was chosen, when a score decided it (similarity, relevance...)."""
+
+    @classmethod
+    def from_message(cls, message: Message, score: float | None = None) -> ContextItem:
+        kind = "summary" if message.is_summary else "message"
+        return cls(message.role, message.content, message.billed_tokens, message.covers, kind, score)
+
+    def to_openai(self) -> dict[str, str]:
+        # Tool results travel as plain text here: a context is read, not replayed as an API call.
+        role = self.role if self.role in ("system", "user", "assistant") else "system"
+        return {"role": role, "content": self.content}
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a policy would send for one query, with the budget it was given."""
+
+    items: tuple[ContextItem, ...]
+    budget: int
+    policy: str
+    chat_format: ChatFormat = field(default_factory=ChatFormat)
+    notes: tuple[str, ...] = ()
+    """Plain-language remarks: e.g. that the budget could not be met and why."""
+
+    @property
+    def tokens(self) -> int:
+        """Billed prompt tokens: every item plus the reply primer."""
+        return sum(item.tokens for item in self.items) + self.chat_format.reply_primer
+
+    @property
+    def over_budget(self) -> bool:
+        return self.tokens > self.budget
+
+    def covered_ids(self) -> frozenset[str]:
+        return frozenset(source for item in self.items for source in item.sources)
+
+    def to_openai(self) -> list[dict[str, str]]:
+        return [item.to_openai() for item in self.items]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+@runtime_checkable
+class ContextPolicy(Protocol):
+    """Anything that can say what it would send for a query under a budget."""
+
+    name: str
+
+    def build_context(self, history: Sequence[Message], query: str, budget: int) -> Context: ...
+
+
+def check_request(query: Any, budget: Any) -> None:
+    require_str("query", query)
+    require_int("budget", budget, minimum=1)
+
+
+class BufferPolicy:
+    """Any conversation buffer as a ContextPolicy: replay the history, send the window.
+
+    ``make_buffer(budget)`` builds a fresh buffer for each request, so requests
+    never share state. The query is not used: a buffer keeps what its rule
+    keeps, whatever is asked next. That is the point of comparing it with
+    query-aware memories.
+    """
+
+    def __init__(self, make_buffer: Callable[[int], MessageBuffer], name: str) -> None:
+        if not callable(make_buffer):
+            raise TypeError(f"make_buffer must be callable, got {make_buffer!r}")
+        self.make_buffer = make_buffer
+        self.name = require_str("name", name, non_empty=True)
+
+    def build_context(self, history: Sequence[Message], query: str, budget: int) -> Context:
+        check_request(query, budget)
+        buffer = self.make_buffer(budget)
+        for message in history:
+            buffer.add(message)
+        return context_from_messages(buffer, budget, self.name, buffer.chat_format)
+
+    def __repr__(self) -> str:
+        return f"BufferPolicy({self.name!r})"
+
+
+def context_from_messages(
+    messages: Iterable[Message], budget: int, policy: str, chat_format: ChatFormat = ChatFormat()
+) -> Context:
+    ctx = Context(tuple(ContextItem.from_message(m) for m in messages), budget, policy, chat_format)
+    if ctx.over_budget:
+        note = (
+            f"{ctx.tokens} tokens exceed the budget of {budget}: only protected messages "
+            "(system instructions, the newest message, pending tool calls) remain"
+        )
+        ctx = Context(ctx.items, budget, policy, chat_format, (note,))
+    return ctx

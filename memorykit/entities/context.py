@@ -1,0 +1,200 @@
+"""Entity working memory behind the common context interface.
+
+``EntityContextPolicy.build_context(history, query, budget)`` replays the
+history's messages into a fresh entity memory on a ``StepClock`` set to each
+message's ``created_at``:
+
+* entity mentions come from ``message.metadata["entities"]`` when present (keys
+  ``"type:id"`` or ``Entity`` objects), else from a pluggable extractor
+  (default ``IdMentionExtractor``: "page 42", "entry #7", "task T-334" with the
+  resolver's vocabulary of type nouns, and "@dana" for users);
+* references in a user message ("that page", "it") are then resolved against the
+  memory, which counts as an access, as it would in the agent loop.
+
+The context it sends is the memory-aware system prompt (the top-k entities;
+the item's ``sources`` are the ids of every message that mentioned or referred
+to one of them, and ``Context.notes`` lists them entity by entity) followed by
+the most recent messages that fit the rest of the budget, oldest first. When the
+prompt alone does not fit, fewer entities are shown; if even the bare prompt
+does not fit, the context says so in its notes.
+Taught in ``notebooks/04_entity_memory.ipynb``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from memorykit._validate import require_choice, require_int, require_str
+from memorykit.clock import StepClock
+from memorykit.context import Context, ContextItem, check_request
+from memorykit.entities.memory import EntityMemory, RelevanceMemory
+from memorykit.entities.prompt import DEFAULT_PREAMBLE, render_system_prompt
+from memorykit.entities.records import Entity, parse_key
+from memorykit.entities.resolution import ReferenceResolver
+from memorykit.messages import Message
+from memorykit.tokens import ChatFormat, TokenCounter, Tokenizer, role_tokens
+
+Extractor = Callable[[str], Iterable[str]]
+
+
+class IdMentionExtractor:
+    """Explicit mentions in text: a type noun followed by an id containing a digit
+    ("page 42", "the entry #7", "ticket T-334"), and "@handle" for users."""
+
+    def __init__(self, vocabulary: Mapping[str, str] | None = None, user_type: str | None = "user") -> None:
+        resolver = ReferenceResolver(vocabulary)
+        self.vocabulary = resolver.vocabulary
+        self.user_type = user_type
+        nouns = "|".join(sorted(map(re.escape, self.vocabulary), key=len, reverse=True))
+        self._ids = re.compile(rf"\b(?P<noun>{nouns})\s+#?(?P<id>[A-Za-z]*-?\d[\w-]*)", re.IGNORECASE)
+        self._handles = re.compile(r"(?<![\w@])@(?P<id>[A-Za-z][\w.-]*\w|[A-Za-z])")
+
+    def __call__(self, text: str) -> list[str]:
+        require_str("text", text)
+        found: list[tuple[int, str]] = [
+            (m.start(), f"{self.vocabulary[m.group('noun').lower()]}:{m.group('id')}")
+            for m in self._ids.finditer(text)
+        ]
+        if self.user_type:
+            found += [(m.start(), f"{self.user_type}:{m.group('id')}") for m in self._handles.finditer(text)]
+        return [key for _, key in sorted(found)]
+
+
+def _default_memory(clock: StepClock) -> EntityMemory:
+    return RelevanceMemory(20, clock=clock)
+
+
+class EntityContextPolicy:
+    """An entity memory as a ``ContextPolicy`` (see the module docstring)."""
+
+    def __init__(
+        self,
+        make_memory: Callable[[StepClock], EntityMemory] = _default_memory,
+        *,
+        top_k: int = 5,
+        by: str = "recency",
+        extractor: Extractor | None = None,
+        resolver: ReferenceResolver | None = None,
+        counter: TokenCounter | None = None,
+        chat_format: ChatFormat = ChatFormat(),
+        preamble: str = DEFAULT_PREAMBLE,
+        name: str = "entity-memory",
+    ) -> None:
+        if not callable(make_memory):
+            raise TypeError(f"make_memory must be callable, got {make_memory!r}")
+        if extractor is not None and not callable(extractor):
+            raise TypeError(f"extractor must be callable (text -> keys), got {extractor!r}")
+        if resolver is not None and not isinstance(resolver, ReferenceResolver):
+            raise TypeError(f"resolver must be a ReferenceResolver, got {resolver!r}")
+        if counter is not None and not callable(getattr(counter, "count", None)):
+            raise TypeError(f"counter must have a count(text) method, got {counter!r}")
+        if not isinstance(chat_format, ChatFormat):
+            raise TypeError(f"chat_format must be a ChatFormat, got {chat_format!r}")
+        self.make_memory = make_memory
+        self.top_k = require_int("top_k", top_k, minimum=0)
+        self.by = require_choice("by", by, ("recency", "score"))
+        self.resolver = resolver or ReferenceResolver()
+        self.extractor: Extractor = extractor or IdMentionExtractor(self.resolver.vocabulary)
+        self.counter: TokenCounter = counter if counter is not None else Tokenizer()
+        self.chat_format = chat_format
+        self.preamble = require_str("preamble", preamble)
+        self.name = require_str("name", name, non_empty=True)
+
+    # ------------------------------------------------------------- replay
+    def _mentions(self, message: Message, index: int) -> list[Entity]:
+        raw = message.metadata.get("entities")
+        if raw is None:
+            keys: Iterable[Any] = self.extractor(message.content)
+        elif isinstance(raw, (str, bytes)) or not isinstance(raw, Iterable):
+            raise TypeError(f"history[{index}].metadata['entities'] must be a list of 'type:id' keys "
+                            f"or Entity objects, got {raw!r}")
+        else:
+            keys = raw
+        out = []
+        for key in keys:
+            if isinstance(key, Entity):
+                out.append(key)
+            elif isinstance(key, str):
+                try:
+                    entity_type, entity_id = parse_key(key)
+                except (TypeError, ValueError) as exc:
+                    raise ValueError(f"history[{index}] (message {message.id!r}) names entity "
+                                     f"{key!r}: {exc}") from None
+                out.append(Entity(entity_type, entity_id))
+            else:
+                raise TypeError(f"history[{index}] (message {message.id!r}) names entity {key!r}: "
+                                "expected a 'type:id' string or an Entity")
+        return out
+
+    def replay(self, history: Sequence[Message]) -> tuple[EntityMemory, dict[str, list[str]]]:
+        """The memory after the history, and for each entity the ids of the messages that
+        mentioned it or referred to it (in history order)."""
+        if isinstance(history, (str, bytes)) or not isinstance(history, Sequence):
+            raise TypeError(f"history must be a sequence of Message, got {history!r}")
+        clock = StepClock()
+        memory = self.make_memory(clock)
+        if not isinstance(memory, EntityMemory):
+            raise TypeError(f"make_memory must return an EntityMemory, got {memory!r}")
+        if memory.clock is not clock:
+            raise ValueError("make_memory must build the memory on the clock it is given")
+        cited: dict[str, list[str]] = {}
+        for i, message in enumerate(history):
+            if not isinstance(message, Message):
+                raise TypeError(f"history[{i}] must be a Message, got {message!r}")
+            if message.created_at > clock.now():
+                clock.set(message.created_at)
+            memory.turn = message.turn
+            for entity in self._mentions(message, i):
+                memory.add(entity)
+                cited.setdefault(entity.key, []).append(message.id)
+            if message.role == "user":  # the user refers; answers only name things
+                for resolution in self.resolver.resolve(message.content, memory):
+                    if resolution.entity_key is not None:
+                        cited.setdefault(resolution.entity_key, []).append(message.id)
+        return memory, {k: list(dict.fromkeys(v)) for k, v in cited.items()}
+
+    # ------------------------------------------------------------ context
+    def _system_item(self, memory: EntityMemory, k: int,
+                     cited: Mapping[str, list[str]]) -> tuple[ContextItem, list[str]]:
+        content = render_system_prompt(memory, k, by=self.by, preamble=self.preamble)
+        shown = [e.key for e in memory.top(k, by=self.by)]
+        sources = list(dict.fromkeys(mid for key in shown for mid in cited.get(key, ())))
+        tokens = self.counter.count(content) + self.chat_format.message_overhead(
+            role_tokens(self.counter, "system"))
+        return ContextItem("system", content, tokens, tuple(sources), "entity"), shown
+
+    def build_context(self, history: Sequence[Message], query: str, budget: int) -> Context:
+        check_request(query, budget)
+        memory, cited = self.replay(history)
+        room = budget - self.chat_format.reply_primer
+        notes: list[str] = []
+        system = None
+        shown: list[str] = []
+        for k in range(self.top_k, -1, -1):
+            item, keys = self._system_item(memory, k, cited)
+            if item.tokens <= room:
+                system, shown = item, keys
+                if k < self.top_k:
+                    notes.append(f"only {k} of top_k={self.top_k} entities fit the budget of {budget}")
+                break
+        if system is None:
+            bare = self._system_item(memory, 0, cited)[0]
+            notes.append(f"the budget of {budget} tokens cannot hold the entity system prompt "
+                         f"({bare.tokens} tokens without entities): nothing sent")
+            return Context((), budget, self.name, self.chat_format, tuple(notes))
+        room -= system.tokens
+        recent: list[ContextItem] = []
+        for message in reversed(history):
+            if message.billed_tokens > room:
+                break
+            recent.append(ContextItem.from_message(message))
+            room -= message.billed_tokens
+        recent.reverse()
+        for key in shown:
+            notes.append(f"{key} cited from {', '.join(cited.get(key, ())) or 'no message'}")
+        return Context((system, *recent), budget, self.name, self.chat_format, tuple(notes))
+
+    def __repr__(self) -> str:
+        return f"EntityContextPolicy({self.name!r}, top_k={self.top_k}, by={self.by!r})"

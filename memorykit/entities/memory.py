@@ -1,0 +1,414 @@
+"""Entity working memory: an agent's RAM of recently referenced entities (seed 000).
+
+``EntityMemory`` owns the accounting, as ``MessageBuffer`` does for messages:
+adding and getting entities, access counts and last-access times, TTL expiry,
+and the eviction loop ``while len > max_size: evict(choose_victim())``. A policy
+only chooses the victim:
+
+* ``SlidingWindowMemory`` (the base's own rule, 'fifo'): the entity added
+  longest ago leaves first; re-adding an entity refreshes its place.
+* ``RelevanceMemory`` ('relevance'): the lowest seed-000 score
+  ``0.6 * exp(-0.1 * age_min) + 0.4 * min(access_count / 10, 1)`` leaves first,
+  computed with numpy over every candidate at once.
+
+Decisions the seed leaves open, made here:
+
+* Age is minutes since the entity's *last access*; an access is an ``add`` (a
+  tool returned the entity) or a ``get`` (a lookup or a resolved reference).
+  An entity's arrival counts as its first access (access_count 1).
+* A ``get`` does not move an entity in the sliding window: FIFO orders by
+  insertion, as the seed's sketch does. Only re-adding refreshes.
+* The entity just added is never its own victim.
+* TTL is idle time: an entity expires when ``now - last_access > ttl``
+  (strictly greater: one touched exactly ``ttl`` ago is still remembered).
+  Expiry is checked for the one key on every ``get`` and swept over the whole
+  memory on ``add``, ``recent`` and ``expire``.
+
+Every removal returns and traces an ``EntityEviction`` with the recency,
+frequency and score of the victim at that moment (for every rule, FIFO included,
+so a notebook can show FIFO throwing away a high-scoring entity).
+Taught in ``notebooks/04_entity_memory.ipynb``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+
+from memorykit._validate import require_int, require_positive
+from memorykit.clock import Clock, WallClock
+from memorykit.entities.records import (
+    Entity,
+    EntityEviction,
+    EntityState,
+    check_payload,
+    check_payload_settings,
+)
+from memorykit.entities.scoring import SEED_WEIGHTS, RelevanceWeights, _scores, relevance_scores
+from memorykit.trace import Trace
+
+# A victim choice: (key, rule, human reason).
+EntityVictim = tuple[str, str, str]
+
+SEED_MAX_SIZE = 20
+SEED_TTL_MINUTES = 5.0
+
+
+class _Slot:
+    __slots__ = ("entity", "added_at", "last_access", "count", "last_turn")
+
+    def __init__(self, entity: Entity, now: float, turn: int) -> None:
+        self.entity = entity
+        self.added_at = now
+        self.last_access = now
+        self.count = 1
+        self.last_turn = turn
+
+    def state(self) -> EntityState:
+        return EntityState(self.entity, self.added_at, self.last_access, self.count, self.last_turn)
+
+
+class EntityMemory:
+    """A bounded set of entity references with explained evictions (FIFO by default).
+
+    ``weights`` are used to *report* each victim's score under every rule, and
+    to *choose* victims in ``RelevanceMemory``.
+    """
+
+    rule = "fifo"
+
+    def __init__(
+        self,
+        max_size: int = SEED_MAX_SIZE,
+        *,
+        ttl_minutes: float | None = None,
+        clock: Clock | None = None,
+        weights: RelevanceWeights = SEED_WEIGHTS,
+        max_payload_chars: int | None = 256,
+        on_large_payload: str = "warn",
+    ) -> None:
+        self.max_size = require_int("max_size", max_size, minimum=1)
+        self.ttl_minutes = None if ttl_minutes is None else require_positive("ttl_minutes", ttl_minutes)
+        self._ttl_seconds = None if ttl_minutes is None else self.ttl_minutes * 60.0
+        if clock is None:
+            clock = WallClock()
+        if not callable(getattr(clock, "now", None)):
+            raise TypeError(f"clock must have a now() method, got {clock!r}")
+        if not isinstance(weights, RelevanceWeights):
+            raise TypeError(f"weights must be a RelevanceWeights, got {weights!r}")
+        self.clock = clock
+        self.weights = weights
+        self.max_payload_chars, self.on_large_payload = check_payload_settings(
+            max_payload_chars, on_large_payload
+        )
+        self.trace = Trace()
+        self.turn = 0
+        # Insertion (FIFO) order; re-adding moves a key to the end.
+        self._slots: dict[str, _Slot] = {}
+        # Last-access order (oldest first): recency queries and the TTL sweep read it.
+        self._by_access: dict[str, None] = {}
+        self.adds = 0
+        """add() calls (new entities and refreshes)."""
+        self.inserts = 0
+        """Entities that entered memory (an entity evicted and added again counts twice)."""
+        self.hits = 0
+        self.misses = 0
+        self.evicted = 0
+        """Capacity evictions (not TTL expiries)."""
+        self.expired = 0
+
+    # ----------------------------------------------------------------- reading
+    def __len__(self) -> int:
+        return len(self._slots)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._slots
+
+    def __iter__(self) -> Iterator[str]:
+        """Keys in insertion (FIFO) order, oldest first."""
+        return iter(tuple(self._slots))
+
+    def keys(self) -> tuple[str, ...]:
+        return tuple(self._slots)
+
+    def peek(self, key: str) -> EntityState | None:
+        """The entity's state without counting an access or checking expiry."""
+        slot = self._slots.get(key)
+        return None if slot is None else slot.state()
+
+    def states(self) -> list[EntityState]:
+        """Every remembered entity's state, in insertion order."""
+        return [s.state() for s in self._slots.values()]
+
+    def recent(self, entity_type: str | None = None, n: int | None = None) -> list[Entity]:
+        """Entities by last access, most recent first (optionally of one type, at most n).
+
+        Expired entities are swept first; the call itself is not an access.
+        """
+        if n is not None:
+            require_int("n", n, minimum=0)
+        self._sweep(self.clock.now())
+        out: list[Entity] = []
+        slots = self._slots
+        for key in reversed(self._by_access):
+            entity = slots[key].entity
+            if entity_type is None or entity.type == entity_type:
+                out.append(entity)
+                if n is not None and len(out) >= n:
+                    break
+        return out
+
+    def score_table(self, now: float | None = None) -> dict[str, Any]:
+        """Keys (insertion order) with age, count, recency, frequency and score arrays."""
+        now = self.clock.now() if now is None else now
+        keys = tuple(self._slots)
+        ages, counts = self._arrays(keys, now)
+        recency, frequency, score = relevance_scores(ages, counts, self.weights)
+        return {"keys": keys, "age_minutes": ages, "access_count": counts,
+                "recency": recency, "frequency": frequency, "score": score}
+
+    def top(self, n: int = 5, by: str = "recency") -> list[Entity]:
+        """The n entities the prompt should show: most recent, or highest score."""
+        require_int("n", n, minimum=0)
+        if by == "recency":
+            return self.recent(n=n)
+        if by != "score":
+            raise ValueError(f"by must be 'recency' or 'score', got {by!r}")
+        self._sweep(self.clock.now())
+        table = self.score_table()
+        order = np.argsort(-table["score"], kind="stable")[:n]
+        return [self._slots[table["keys"][i]].entity for i in order]
+
+    def evictions(self) -> list[EntityEviction]:
+        return [e for e in self.trace if isinstance(e, EntityEviction)]
+
+    def stats(self) -> dict[str, Any]:
+        lookups = self.hits + self.misses
+        return {
+            "entities": len(self._slots),
+            "max_size": self.max_size,
+            "fill_rate": len(self._slots) / self.max_size,
+            "adds": self.adds,
+            "inserts": self.inserts,
+            "evictions": self.evicted,
+            "expirations": self.expired,
+            "eviction_rate": self.evicted / self.adds if self.adds else 0.0,
+            "hits": self.hits,
+            "misses": self.misses,
+            "hit_rate": self.hits / lookups if lookups else None,
+        }
+
+    # ----------------------------------------------------------------- writing
+    def add(self, entity: Entity, *, turn: int | None = None) -> list[EntityEviction]:
+        """Remember an entity (or refresh it), then evict until ``len <= max_size``.
+
+        Returns the removals this caused: TTL expiries first, then evictions.
+        """
+        if type(entity) is not Entity:
+            raise TypeError(f"entity must be an Entity, got {entity!r}")
+        check_payload(entity, self.max_payload_chars, self.on_large_payload)
+        if turn is not None:
+            self.turn = require_int("turn", turn, minimum=0)
+        now = self.clock.now()
+        events = self._sweep(now)
+        key = entity.key
+        slots = self._slots
+        slot = slots.pop(key, None)
+        if slot is None:
+            slot = _Slot(entity, now, self.turn)
+            self.inserts += 1
+        else:
+            slot.entity = entity
+            slot.added_at = now
+            slot.last_access = now
+            slot.count += 1
+            slot.last_turn = self.turn
+            del self._by_access[key]
+        slots[key] = slot
+        self._by_access[key] = None
+        self.adds += 1
+        while len(slots) > self.max_size:
+            victim_key, rule, reason = self._choose_victim(now, key)
+            events.append(self._evict(victim_key, rule, reason, now))
+        return events
+
+    def extend(self, entities: Iterable[Entity], *, turn: int | None = None) -> list[EntityEviction]:
+        out: list[EntityEviction] = []
+        for entity in entities:
+            out.extend(self.add(entity, turn=turn))
+        return out
+
+    def get(self, key: str, *, turn: int | None = None) -> Entity | None:
+        """Look an entity up by ``type:id``: a dict access that counts as an access.
+
+        Returns None on a miss (or when the entity has just expired).
+        """
+        slot = self._slots.get(key)
+        if slot is None:
+            self.misses += 1
+            return None
+        now = self.clock.now()
+        if self._ttl_seconds is not None and now - slot.last_access > self._ttl_seconds:
+            self._expire(key, now)
+            self.misses += 1
+            return None
+        if turn is not None:
+            self.turn = turn
+        slot.count += 1
+        slot.last_access = now
+        slot.last_turn = self.turn
+        by_access = self._by_access
+        del by_access[key]
+        by_access[key] = None
+        self.hits += 1
+        return slot.entity
+
+    def touch(self, key: str, *, turn: int | None = None) -> Entity:
+        """Like ``get`` but a miss is an error."""
+        entity = self.get(key, turn=turn)
+        if entity is None:
+            raise KeyError(f"key {key!r} is not in working memory")
+        return entity
+
+    def expire(self) -> list[EntityEviction]:
+        """Remove every entity idle for longer than the TTL (nothing when TTL is None)."""
+        return self._sweep(self.clock.now())
+
+    def remove(self, key: str, *, rule: str = "manual", reason: str = "removed on request") -> EntityEviction:
+        if key not in self._slots:
+            raise KeyError(f"key {key!r} is not in working memory")
+        return self._evict(key, rule, reason, self.clock.now())
+
+    def clear(self) -> list[Entity]:
+        """Forget everything (end of session); not recorded as evictions."""
+        removed = [s.entity for s in self._slots.values()]
+        self._slots.clear()
+        self._by_access.clear()
+        self._on_clear()
+        return removed
+
+    # --------------------------------------------------------------- internals
+    def _arrays(self, keys: tuple[str, ...] | list[str], now: float) -> tuple[np.ndarray, np.ndarray]:
+        slots = self._slots
+        n = len(keys)
+        last = np.fromiter((slots[k].last_access for k in keys), np.float64, n)
+        counts = np.fromiter((slots[k].count for k in keys), np.float64, n)
+        return (now - last) / 60.0, counts
+
+    def _components(self, slot: _Slot, now: float) -> tuple[float, float, float, float]:
+        w = self.weights
+        age = (now - slot.last_access) / 60.0
+        recency = math.exp(-w.decay_per_minute * age)
+        frequency = min(slot.count / w.frequency_cap, 1.0)
+        return age, recency, frequency, w.w_recency * recency + w.w_frequency * frequency
+
+    def _evict(self, key: str, rule: str, reason: str, now: float) -> EntityEviction:
+        before = len(self._slots)
+        slot = self._slots.pop(key)
+        del self._by_access[key]
+        age, recency, frequency, score = self._components(slot, now)
+        if rule == "ttl":
+            self.expired += 1
+        elif rule != "manual":
+            self.evicted += 1
+        event = EntityEviction(
+            key, slot.entity.label, rule, reason, recency, frequency, score, age, slot.count,
+            before, before - 1, self.max_size, now, self.turn,
+        )
+        self.trace.append(event)
+        self._on_remove(key)
+        return event
+
+    def _expire(self, key: str, now: float) -> EntityEviction:
+        idle = (now - self._slots[key].last_access) / 60.0
+        return self._evict(
+            key, "ttl", f"idle {idle:.2f} min > ttl {self.ttl_minutes:g} min", now
+        )
+
+    def _sweep(self, now: float) -> list[EntityEviction]:
+        if self._ttl_seconds is None or not self._by_access:
+            return []
+        events: list[EntityEviction] = []
+        limit = self._ttl_seconds
+        slots = self._slots
+        for key in list(self._by_access):
+            if now - slots[key].last_access > limit:
+                events.append(self._expire(key, now))
+            else:
+                break  # last-access order: everything after is fresher
+        return events
+
+    def _over_text(self) -> str:
+        return f"{len(self._slots)} entities > max_size {self.max_size}"
+
+    # ------------------------------------------------------------ policy hooks
+    def _choose_victim(self, now: float, protect: str) -> EntityVictim:
+        """FIFO: the entity added longest ago (never ``protect``, the one just added)."""
+        slots = self._slots
+        victim = next(k for k in slots if k != protect)
+        keys = [k for k in slots if k != protect]
+        ages, counts = self._arrays(keys, now)
+        _, _, score = _scores(ages, counts, self.weights)
+        mine = score[0]
+        rank = int(np.sum(score < mine)) + 1
+        held = (now - slots[victim].added_at) / 60.0
+        return (
+            victim,
+            "fifo",
+            f"added longest ago ({held:.2f} min); its relevance {mine:.3f} ranks {rank} of "
+            f"{len(keys)} from the bottom; {self._over_text()}",
+        )
+
+    def _on_remove(self, key: str) -> None:
+        """Forget a removed key (policies with their own index override this)."""
+
+    def _on_clear(self) -> None:
+        """Drop every index entry."""
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(entities={len(self._slots)}, max_size={self.max_size}, "
+            f"ttl_minutes={self.ttl_minutes})"
+        )
+
+
+class SlidingWindowMemory(EntityMemory):
+    """Seed 000 pattern 1: the last ``max_size`` entities added, FIFO; re-adding refreshes."""
+
+    rule = "fifo"
+
+
+class RelevanceMemory(EntityMemory):
+    """Seed 000 pattern 2: evict the lowest ``w_r * recency + w_f * frequency``.
+
+    Ties go to the entity added longest ago. Scores are computed with numpy over
+    all candidates at the moment of eviction.
+    """
+
+    rule = "relevance"
+
+    def __init__(self, max_size: int = SEED_MAX_SIZE, weights: RelevanceWeights = SEED_WEIGHTS,
+                 **kw: Any) -> None:
+        super().__init__(max_size, weights=weights, **kw)
+
+    def _choose_victim(self, now: float, protect: str) -> EntityVictim:
+        keys = [k for k in self._slots if k != protect]
+        ages, counts = self._arrays(keys, now)
+        recency, frequency, score = _scores(ages, counts, self.weights)
+        i = int(np.argmin(score))  # the first minimum: ties go to the oldest insertion
+        w = self.weights
+        reason = (
+            f"lowest relevance {score[i]:.3f} = {w.w_recency:g}*recency {recency[i]:.3f} + "
+            f"{w.w_frequency:g}*frequency {frequency[i]:.3f} (age {ages[i]:.2f} min, "
+            f"{int(counts[i])} accesses) among {len(keys)} candidates"
+        )
+        if len(keys) > 1:
+            mine = score[i]
+            score[i] = np.inf
+            j = int(np.argmin(score))
+            reason += f"; next lowest {keys[j]} at {score[j]:.3f}"
+            score[i] = mine
+        return keys[i], "relevance", reason + f"; {self._over_text()}"

@@ -1,0 +1,105 @@
+"""Evaluation: how much of the evidence does a memory's context hold, at what cost?
+
+Datasets (simulated conversations with planted facts, LoCoMo from a local
+copy), the evidence-recall harness over any ``ContextPolicy``, baselines
+(last N messages, last B tokens, BM25, full context), parameter sweeps
+(grid/random, progress bar, any ``concurrent.futures.Executor``) and the
+Pareto front of recall against tokens.
+Taught in ``notebooks/12_parameter_tuning.ipynb``.
+"""
+
+from memorykit.evaluation.baselines import (
+    BM25Retrieval,
+    FullContext,
+    LastMessages,
+    LastTokens,
+    analyze,
+    baseline_policies,
+)
+from memorykit.evaluation.dataset import (
+    EvalConversation,
+    EvalDataset,
+    EvalQuestion,
+    Session,
+    as_dataset,
+    from_simulated,
+)
+from memorykit.evaluation.harness import (
+    EvalResult,
+    HarnessSettings,
+    PreparablePolicy,
+    PreparedConversation,
+    QuestionResult,
+    compare_policies,
+    evaluate,
+    is_query_independent,
+)
+from memorykit.evaluation.locomo import (
+    CATEGORIES,
+    LOCOMO_SHA256,
+    LOCOMO_URL,
+    LocomoIntegrityError,
+    LocomoReport,
+    download_locomo,
+    load_locomo,
+    normalize_evidence,
+    parse_locomo,
+    parse_session_datetime,
+)
+from memorykit.evaluation.pareto import cheapest_reaching, pareto_front
+from memorykit.evaluation.sweep import (
+    LogUniform,
+    RandInt,
+    SweepResult,
+    Uniform,
+    grid,
+    random_search,
+    run_sweep,
+)
+from memorykit.evaluation.table import Table
+from memorykit.evaluation.toolkit import AttentionPolicy, toolkit_policies
+
+__all__ = [
+    "AttentionPolicy",
+    "BM25Retrieval",
+    "CATEGORIES",
+    "EvalConversation",
+    "EvalDataset",
+    "EvalQuestion",
+    "EvalResult",
+    "FullContext",
+    "HarnessSettings",
+    "LOCOMO_SHA256",
+    "LOCOMO_URL",
+    "LastMessages",
+    "LastTokens",
+    "LocomoIntegrityError",
+    "LocomoReport",
+    "LogUniform",
+    "PreparablePolicy",
+    "PreparedConversation",
+    "QuestionResult",
+    "RandInt",
+    "Session",
+    "SweepResult",
+    "Table",
+    "Uniform",
+    "analyze",
+    "as_dataset",
+    "baseline_policies",
+    "cheapest_reaching",
+    "compare_policies",
+    "download_locomo",
+    "evaluate",
+    "from_simulated",
+    "grid",
+    "is_query_independent",
+    "load_locomo",
+    "normalize_evidence",
+    "pareto_front",
+    "parse_locomo",
+    "parse_session_datetime",
+    "random_search",
+    "run_sweep",
+    "toolkit_policies",
+]

@@ -1,0 +1,283 @@
+"""Baselines every memory must beat, as ContextPolicies the harness scores like any other.
+
+* ``LastMessages(n)``: the newest ``n`` messages (fewer if they exceed the budget).
+* ``LastTokens()``: the newest messages that fit in the budget ("last B tokens").
+* ``BM25Retrieval()``: every message of the history ranked by BM25 against the
+  question (the ``bm25s`` library), packed best first into the budget, sent in
+  conversation order.
+* ``FullContext()``: the whole history, whatever the budget (the ceiling on
+  recall, and the cost of not choosing).
+
+System instructions (role ``system``, not summaries) are placed first when
+``keep_system`` is True and they fit, as buffers pin them; the rest of the
+budget goes to the baseline's rule. Each baseline has a per-conversation fast
+path (``prepare``): token counts, running sums and analyzed text are computed
+once per conversation and the BM25 index once per question position, so no
+question re-tokenizes or re-indexes the history. Budgets are in billed tokens,
+the reply primer included, as ``Context.tokens`` counts them.
+
+Taught in ``notebooks/12_parameter_tuning.ipynb``.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from memorykit._text import STOPWORDS, WORD
+from memorykit._validate import require_int, require_non_negative, require_real
+from memorykit.context import Context, ContextItem, check_request
+from memorykit.evaluation.dataset import EvalConversation
+from memorykit.messages import Message
+from memorykit.tokens import ChatFormat
+
+__all__ = [
+    "BM25Retrieval",
+    "FullContext",
+    "LastMessages",
+    "LastTokens",
+    "analyze",
+    "baseline_policies",
+]
+
+
+def analyze(text: str) -> list[str]:
+    """Lower-cased words without common English function words (documents and queries alike)."""
+    return [w for w in WORD.findall(text.lower()) if w not in STOPWORDS]
+
+
+class _Prepared:
+    """Token counts and running sums of one history, shared by every question on it."""
+
+    def __init__(self, messages: Sequence[Message], keep_system: bool, chat_format: ChatFormat):
+        self.messages = list(messages)
+        self.items = [ContextItem.from_message(m) for m in self.messages]
+        self.chat_format = chat_format
+        self.primer = chat_format.reply_primer
+        pinned = np.array([keep_system and m.pinned for m in self.messages], dtype=bool)
+        tokens = np.array([m.billed_tokens for m in self.messages], dtype=np.int64)
+        self.tokens = tokens
+        self.pinned = pinned
+        self.pinned_idx = np.flatnonzero(pinned).tolist()
+        self.free_idx = np.flatnonzero(~pinned).tolist()
+        # Running sum of the tokens of messages that are not pinned (pinned ones count 0).
+        self.cum = np.concatenate(([0], np.cumsum(np.where(pinned, 0, tokens))))
+
+    def system(self, position: int, room: int) -> tuple[list[int], int]:
+        """Pinned messages before ``position`` that fit in ``room``, and the room left."""
+        chosen = []
+        for i in self.pinned_idx:
+            if i >= position:
+                break
+            t = int(self.tokens[i])
+            if t <= room:
+                chosen.append(i)
+                room -= t
+        return chosen, room
+
+    def suffix_start(self, position: int, room: int) -> int:
+        """Smallest start such that the unpinned messages in [start, position) fit in ``room``."""
+        if room < 0:
+            return position
+        return int(np.searchsorted(self.cum, self.cum[position] - room, side="left"))
+
+    def context(self, indices: list[int], budget: int, policy: str, notes: tuple[str, ...] = ()) -> Context:
+        items = tuple(self.items[i] for i in sorted(indices))
+        return Context(items, budget, policy, self.chat_format, notes)
+
+
+class _Baseline:
+    """Shared plumbing: settings checks, the plain path through a throwaway preparation."""
+
+    name: str
+    query_independent = True
+
+    def __init__(self, keep_system: bool, chat_format: ChatFormat) -> None:
+        if not isinstance(keep_system, bool):
+            raise TypeError(f"keep_system must be a bool, got {keep_system!r}")
+        if not isinstance(chat_format, ChatFormat):
+            raise TypeError(f"chat_format must be a ChatFormat, got {chat_format!r}")
+        self.keep_system = keep_system
+        self.chat_format = chat_format
+
+    def _prepare(self, messages: Sequence[Message]) -> Any:
+        return _State(self, _Prepared(messages, self.keep_system, self.chat_format))
+
+    def prepare(self, conversation: EvalConversation) -> Any:
+        if not isinstance(conversation, EvalConversation):
+            raise TypeError(f"conversation must be an EvalConversation, got {conversation!r}")
+        return self._prepare(conversation.messages)
+
+    def build_context(self, history: Sequence[Message], query: str, budget: int) -> Context:
+        check_request(query, budget)
+        return self._prepare(history).build_context(len(history), query, budget)
+
+    def _build(self, p: _Prepared, position: int, query: str, budget: int) -> Context:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+class _State:
+    def __init__(self, policy: _Baseline, prepared: _Prepared) -> None:
+        self.policy = policy
+        self.prepared = prepared
+
+    def build_context(self, position: int, query: str, budget: int) -> Context:
+        check_request(query, budget)
+        if not 0 <= position <= len(self.prepared.messages):
+            raise ValueError(f"position must be in [0, {len(self.prepared.messages)}], got {position!r}")
+        return self.policy._build(self.prepared, position, query, budget)
+
+
+class LastTokens(_Baseline):
+    """The newest messages that fit in the budget, as a contiguous stretch ("last B tokens")."""
+
+    def __init__(self, *, keep_system: bool = True, chat_format: ChatFormat = ChatFormat(),
+                 name: str = "last-tokens") -> None:
+        super().__init__(keep_system, chat_format)
+        self.name = name
+
+    def _build(self, p: _Prepared, position: int, query: str, budget: int) -> Context:
+        system, room = p.system(position, budget - p.primer)
+        start = p.suffix_start(position, room)
+        chosen = system + [i for i in range(start, position) if not p.pinned[i]]
+        return p.context(chosen, budget, self.name)
+
+
+class LastMessages(_Baseline):
+    """The newest ``n`` messages; with ``fit_budget`` (default) only as many of them as fit."""
+
+    def __init__(self, n: int = 20, *, fit_budget: bool = True, keep_system: bool = True,
+                 chat_format: ChatFormat = ChatFormat(), name: str | None = None) -> None:
+        super().__init__(keep_system, chat_format)
+        self.n = require_int("n", n, minimum=1)
+        if not isinstance(fit_budget, bool):
+            raise TypeError(f"fit_budget must be a bool, got {fit_budget!r}")
+        self.fit_budget = fit_budget
+        self.name = name if name is not None else f"last-{n}-messages"
+
+    def _build(self, p: _Prepared, position: int, query: str, budget: int) -> Context:
+        room = budget - p.primer
+        if self.fit_budget:
+            system, room = p.system(position, room)
+        else:
+            system = [i for i in p.pinned_idx if i < position]
+        k = bisect.bisect_left(p.free_idx, position)  # unpinned messages before position
+        start = p.free_idx[k - self.n] if k > self.n else 0
+        if self.fit_budget:
+            start = max(start, p.suffix_start(position, room))
+        chosen = system + [i for i in range(start, position) if not p.pinned[i]]
+        return p.context(chosen, budget, self.name)
+
+
+class FullContext(_Baseline):
+    """The whole history, whatever the budget: the most any memory could cover."""
+
+    def __init__(self, *, chat_format: ChatFormat = ChatFormat(), name: str = "full-context") -> None:
+        super().__init__(True, chat_format)
+        self.name = name
+
+    def _build(self, p: _Prepared, position: int, query: str, budget: int) -> Context:
+        ctx = p.context(list(range(position)), budget, self.name)
+        if ctx.over_budget:
+            note = f"full context: {ctx.tokens} tokens, over the budget of {budget} by design"
+            ctx = Context(ctx.items, budget, self.name, ctx.chat_format, (note,))
+        return ctx
+
+
+class _BM25Prepared(_Prepared):
+    def __init__(self, messages: Sequence[Message], keep_system: bool, chat_format: ChatFormat,
+                 analyzer: Callable[[str], list[str]]) -> None:
+        super().__init__(messages, keep_system, chat_format)
+        self.docs = [analyzer(m.content) for m in self.messages]
+        self.indexes: dict[int, Any] = {}
+
+
+class BM25Retrieval(_Baseline):
+    """Messages ranked by BM25 against the question, packed best first into the budget.
+
+    Scoring is the ``bm25s`` library's (Lucene variant by default); documents
+    and queries go through the same ``analyzer`` (default ``analyze``). Only
+    messages scoring above ``min_score`` are candidates; each is taken if it
+    still fits (a long one is skipped, not a stop), ties going to the newer
+    message. The chosen messages are sent in conversation order. The index
+    covers the history at the question's position (future messages never
+    influence the scores); it is built once per conversation and position.
+    """
+
+    query_independent = False
+
+    def __init__(self, *, k1: float = 1.5, b: float = 0.75, method: str = "lucene",
+                 min_score: float = 0.0, analyzer: Callable[[str], list[str]] = analyze,
+                 keep_system: bool = True, chat_format: ChatFormat = ChatFormat(),
+                 name: str = "bm25") -> None:
+        super().__init__(keep_system, chat_format)
+        self.k1 = require_non_negative("k1", k1)
+        self.b = require_real("b", b)
+        if not 0.0 <= self.b <= 1.0:
+            raise ValueError(f"b must be in [0, 1], got {b!r}")
+        methods = ("lucene", "robertson", "atire", "bm25l", "bm25+")
+        if method not in methods:
+            raise ValueError(f"method must be one of {', '.join(methods)}, got {method!r}")
+        self.method = method
+        self.min_score = require_non_negative("min_score", min_score)
+        if not callable(analyzer):
+            raise TypeError(f"analyzer must be callable, got {analyzer!r}")
+        self.analyzer = analyzer
+        self.name = name
+
+    def _prepare(self, messages: Sequence[Message]) -> Any:
+        return _State(self, _BM25Prepared(messages, self.keep_system, self.chat_format, self.analyzer))
+
+    def _index(self, p: _BM25Prepared, position: int) -> Any:
+        index = p.indexes.get(position)
+        if index is None:
+            import bm25s
+
+            index = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
+            if position:
+                index.index(p.docs[:position], show_progress=False)
+            p.indexes[position] = index
+        return index
+
+    def scores(self, p: _BM25Prepared, position: int, query: str) -> np.ndarray:
+        """BM25 score of each of the first ``position`` messages for ``query``."""
+        terms = self.analyzer(query)
+        if not position or not terms:
+            return np.zeros(position, dtype=np.float32)
+        index = self._index(p, position)
+        vocab = index.vocab_dict
+        ids = [vocab[t] for t in terms if t in vocab]
+        if not ids:
+            return np.zeros(position, dtype=np.float32)
+        return index.get_scores(ids)
+
+    def _build(self, p: _BM25Prepared, position: int, query: str, budget: int) -> Context:  # type: ignore[override]
+        system, room = p.system(position, budget - p.primer)
+        scores = self.scores(p, position, query)
+        candidates = np.flatnonzero((scores > self.min_score) & ~p.pinned[:position])
+        chosen = list(system)
+        if candidates.size and room > 0:
+            # Best score first; among equal scores, the newer message first.
+            order = candidates[np.lexsort((-candidates, -scores[candidates]))]
+            tokens = p.tokens
+            smallest = int(tokens[candidates].min())
+            for i in order.tolist():
+                t = int(tokens[i])
+                if t <= room:
+                    chosen.append(i)
+                    room -= t
+                    if room < smallest:
+                        break
+        return p.context(chosen, budget, self.name)
+
+
+def baseline_policies(n_messages: int = 20) -> dict[str, Any]:
+    """The four baselines under their default names (last-N with ``n_messages``)."""
+    policies = [LastMessages(n_messages), LastTokens(), BM25Retrieval(), FullContext()]
+    return {p.name: p for p in policies}

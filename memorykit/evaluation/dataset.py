@@ -1,0 +1,304 @@
+"""A neutral evaluation set: conversations, and questions whose evidence is known.
+
+``EvalConversation`` holds the messages of one conversation (optionally grouped
+into sessions) and the ``EvalQuestion``s asked about it. A question names the
+ids of the messages that hold its answer (its *evidence*) and the position in
+the history at which it is asked (default: after the last message). Any memory
+is scored on it through the common context interface: does the context it
+builds for the question cover the evidence? (``memorykit.evaluation.harness``.)
+
+Two sources fill it: simulated conversations (every planted fact becomes a
+question whose evidence is the message that planted it; ``from_simulated``)
+and LoCoMo (``memorykit.evaluation.locomo``).
+Taught in ``notebooks/12_parameter_tuning.ipynb``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from memorykit._validate import require_int, require_str
+from memorykit.messages import Message
+from memorykit.simulate import SimulatedConversation
+
+__all__ = [
+    "EvalConversation",
+    "EvalDataset",
+    "EvalQuestion",
+    "Session",
+    "as_dataset",
+    "from_simulated",
+]
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class EvalQuestion:
+    """One question about a conversation, with the messages that answer it."""
+
+    id: str
+    """Unique within its conversation."""
+    question: str
+    """The text a policy receives as its query."""
+    answer: str | None
+    """The reference answer (None when there is none, e.g. LoCoMo's adversarial questions)."""
+    evidence_ids: tuple[str, ...]
+    """Ids of the messages that hold the answer; at least one."""
+    category: str
+    """What kind of question it is (``"single-hop"``, ``"temporal"``, a topic, ...)."""
+    position: int | None = None
+    """How many messages of the conversation exist when it is asked; None: all of them."""
+    metadata: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    """Free annotations (raw category number, adversarial answer, ...)."""
+
+    def __post_init__(self) -> None:
+        require_str("id", self.id, non_empty=True)
+        require_str("question", self.question, non_empty=True)
+        if self.answer is not None:
+            require_str("answer", self.answer)
+        if isinstance(self.evidence_ids, str) or not isinstance(self.evidence_ids, Iterable):
+            raise TypeError(f"evidence_ids must be a sequence of message ids, got {self.evidence_ids!r}")
+        evidence = tuple(self.evidence_ids)
+        if not evidence:
+            raise ValueError(f"evidence_ids must name at least one message, got {self.evidence_ids!r}")
+        for e in evidence:
+            require_str("evidence id", e, non_empty=True)
+        if len(set(evidence)) != len(evidence):
+            raise ValueError(f"evidence_ids must not repeat an id, got {evidence!r}")
+        object.__setattr__(self, "evidence_ids", evidence)
+        require_str("category", self.category, non_empty=True)
+        if self.position is not None:
+            require_int("position", self.position, minimum=0)
+        if type(self.metadata) is not MappingProxyType:
+            object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Read-only mappings do not pickle; process pools and Dask need to send questions.
+        return (EvalQuestion, (self.id, self.question, self.answer, self.evidence_ids,
+                               self.category, self.position, dict(self.metadata)))
+
+
+@dataclass(frozen=True)
+class Session:
+    """A stretch of a conversation held at one sitting (LoCoMo's ``session_<n>``)."""
+
+    number: int
+    start: int
+    """Index of the session's first message in the conversation."""
+    stop: int
+    """One past the index of its last message."""
+    date_time: str = ""
+    """The date as the source wrote it ("1:56 pm on 8 May, 2023")."""
+
+    def __post_init__(self) -> None:
+        require_int("number", self.number, minimum=0)
+        require_int("start", self.start, minimum=0)
+        require_int("stop", self.stop, minimum=self.start + 1)
+
+
+@dataclass(frozen=True)
+class EvalConversation:
+    """One conversation and the questions asked about it."""
+
+    id: str
+    messages: tuple[Message, ...]
+    questions: tuple[EvalQuestion, ...]
+    sessions: tuple[Session, ...] = ()
+    metadata: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+
+    def __post_init__(self) -> None:
+        require_str("id", self.id, non_empty=True)
+        messages = tuple(self.messages)
+        for i, m in enumerate(messages):
+            if not isinstance(m, Message):
+                raise TypeError(f"messages[{i}] must be a Message, got {m!r}")
+        index = {m.id: i for i, m in enumerate(messages)}
+        if len(index) != len(messages):
+            dupes = sorted(k for k, v in Counter(m.id for m in messages).items() if v > 1)
+            raise ValueError(f"message ids must be unique, got duplicates {dupes[:5]!r}")
+        questions = tuple(self.questions)
+        seen: set[str] = set()
+        for q in questions:
+            if not isinstance(q, EvalQuestion):
+                raise TypeError(f"questions must be EvalQuestion, got {q!r}")
+            if q.id in seen:
+                raise ValueError(f"question ids must be unique, got {q.id!r} twice")
+            seen.add(q.id)
+            position = len(messages) if q.position is None else q.position
+            if position > len(messages):
+                raise ValueError(
+                    f"question {q.id!r} has position {q.position!r}, past the "
+                    f"{len(messages)} messages of conversation {self.id!r}"
+                )
+            for e in q.evidence_ids:
+                at = index.get(e)
+                if at is None:
+                    raise ValueError(f"question {q.id!r} cites evidence {e!r}, which is no message")
+                if at >= position:
+                    raise ValueError(
+                        f"question {q.id!r} is asked at position {position} but its evidence "
+                        f"{e!r} comes later (index {at})"
+                    )
+        sessions = tuple(self.sessions)
+        for s in sessions:
+            if not isinstance(s, Session):
+                raise TypeError(f"sessions must be Session, got {s!r}")
+            if s.stop > len(messages):
+                raise ValueError(f"session {s.number} stops at {s.stop}, past {len(messages)} messages")
+        object.__setattr__(self, "messages", messages)
+        object.__setattr__(self, "questions", questions)
+        object.__setattr__(self, "sessions", sessions)
+        object.__setattr__(self, "_index", index)
+        if type(self.metadata) is not MappingProxyType:
+            object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Message.metadata is a read-only mapping, which does not pickle: send plain fields.
+        return (_rebuild_conversation, (self.id, tuple(_message_state(m) for m in self.messages),
+                                        self.questions, self.sessions, dict(self.metadata)))
+
+    def position(self, question: EvalQuestion) -> int:
+        """How many messages precede ``question`` (its position, or all of them)."""
+        return len(self.messages) if question.position is None else question.position
+
+    def history(self, question: EvalQuestion) -> tuple[Message, ...]:
+        """The messages that exist when ``question`` is asked."""
+        return self.messages[: self.position(question)]
+
+    def index_of(self, message_id: str) -> int:
+        try:
+            return self._index[message_id]  # type: ignore[attr-defined]
+        except KeyError:
+            raise KeyError(f"message_id {message_id!r} is not in conversation {self.id!r}") from None
+
+    @property
+    def tokens(self) -> int:
+        """Billed tokens of every message (no reply primer)."""
+        return sum(m.billed_tokens for m in self.messages)
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+
+def _message_state(m: Message) -> tuple[Any, ...]:
+    return (m.id, m.role, m.content, m.content_tokens, m.billed_tokens, m.importance,
+            m.created_at, m.turn, dict(m.metadata), m.tool_calls, m.tool_call_id, m.sources,
+            m.summary_depth)
+
+
+def _rebuild_conversation(cid: str, states: tuple[tuple[Any, ...], ...], questions: Any,
+                          sessions: Any, metadata: dict[str, Any]) -> EvalConversation:
+    return EvalConversation(cid, tuple(Message(*s) for s in states), questions, sessions, metadata)
+
+
+@dataclass(frozen=True)
+class EvalDataset:
+    """Conversations to evaluate on, with a name and, for loaded data, a load report."""
+
+    name: str
+    conversations: tuple[EvalConversation, ...]
+    report: Any = None
+    """What the loader normalized or dropped (``LocomoReport`` for LoCoMo), or None."""
+
+    def __post_init__(self) -> None:
+        require_str("name", self.name, non_empty=True)
+        conversations = tuple(self.conversations)
+        ids: set[str] = set()
+        for c in conversations:
+            if not isinstance(c, EvalConversation):
+                raise TypeError(f"conversations must be EvalConversation, got {c!r}")
+            if c.id in ids:
+                raise ValueError(f"conversation ids must be unique, got {c.id!r} twice")
+            ids.add(c.id)
+        object.__setattr__(self, "conversations", conversations)
+
+    def __iter__(self) -> Iterator[EvalConversation]:
+        return iter(self.conversations)
+
+    def __len__(self) -> int:
+        return len(self.conversations)
+
+    @property
+    def n_questions(self) -> int:
+        return sum(len(c.questions) for c in self.conversations)
+
+    @property
+    def n_messages(self) -> int:
+        return sum(len(c.messages) for c in self.conversations)
+
+    def categories(self) -> dict[str, int]:
+        """Questions per category, in order of first appearance."""
+        counts: dict[str, int] = {}
+        for c in self.conversations:
+            for q in c.questions:
+                counts[q.category] = counts.get(q.category, 0) + 1
+        return counts
+
+    def select(self, categories: Iterable[str] | None = None, conversations: Iterable[str] | None = None,
+               max_questions: int | None = None) -> EvalDataset:
+        """A smaller dataset: only these categories / conversation ids / first questions each."""
+        cats = None if categories is None else frozenset(categories)
+        convs = None if conversations is None else frozenset(conversations)
+        if max_questions is not None:
+            require_int("max_questions", max_questions, minimum=1)
+        kept = []
+        for c in self.conversations:
+            if convs is not None and c.id not in convs:
+                continue
+            qs = [q for q in c.questions if cats is None or q.category in cats]
+            if max_questions is not None:
+                qs = qs[:max_questions]
+            kept.append(EvalConversation(c.id, c.messages, tuple(qs), c.sessions, c.metadata))
+        return EvalDataset(self.name, tuple(kept), self.report)
+
+
+def from_simulated(
+    conversation: SimulatedConversation,
+    *,
+    id: str | None = None,
+    delay: int | None = None,
+) -> EvalConversation:
+    """Every planted fact becomes a question whose evidence is the message that planted it.
+
+    The category is the fact's topic and the answer its key. ``delay=None`` asks
+    every question at the end of the conversation; ``delay=k`` asks it ``k``
+    messages after the fact's message (capped at the end), so a memory is tested
+    on what it still holds shortly after hearing something.
+    """
+    if not isinstance(conversation, SimulatedConversation):
+        raise TypeError(f"conversation must be a SimulatedConversation, got {conversation!r}")
+    if delay is not None:
+        require_int("delay", delay, minimum=0)
+    cid = f"sim-{conversation.seed}-{len(conversation.messages)}" if id is None else id
+    index = {m.id: i for i, m in enumerate(conversation.messages)}
+    n = len(conversation.messages)
+    questions = []
+    for fact in conversation.facts:
+        position = None if delay is None else min(n, index[fact.message_id] + 1 + delay)
+        questions.append(EvalQuestion(
+            fact.id, fact.question, fact.key, (fact.message_id,), fact.topic, position,
+            {"fact_text": fact.text, "turn": fact.turn},
+        ))
+    meta = {"source": "memorykit.simulate", "seed": conversation.seed, "params": dict(conversation.params)}
+    return EvalConversation(cid, tuple(conversation.messages), tuple(questions), (), meta)
+
+
+def as_dataset(data: Any, name: str = "dataset") -> EvalDataset:
+    """Accept a dataset, one conversation, or a sequence of conversations."""
+    if isinstance(data, EvalDataset):
+        return data
+    if isinstance(data, EvalConversation):
+        return EvalDataset(name, (data,))
+    if isinstance(data, SimulatedConversation):
+        return EvalDataset(name, (from_simulated(data),))
+    if isinstance(data, Sequence) and not isinstance(data, (str, bytes)):
+        convs = [from_simulated(c) if isinstance(c, SimulatedConversation) else c for c in data]
+        return EvalDataset(name, tuple(convs))
+    raise TypeError(
+        f"dataset must be an EvalDataset, an EvalConversation or a sequence of them, got {data!r}"
+    )

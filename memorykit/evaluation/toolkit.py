@@ -1,0 +1,126 @@
+"""The toolkit's short-term memories as ContextPolicies, ready for a side-by-side comparison.
+
+``toolkit_policies()`` returns the buffers (FIFO, importance, hybrid, recency,
+window, summary) through ``BufferPolicy`` and the attention window through
+``AttentionPolicy``, each built with module-level factories so a process pool
+can pickle them. ``AttentionPolicy`` has the harness's per-conversation fast
+path (``prepare``): every message is embedded once per conversation, not once
+per question. Long-term architectures (episodic, semantic, reflection) are
+ContextPolicies of their own: add them to the mapping before calling
+``compare_policies``.
+Taught in ``notebooks/12_parameter_tuning.ipynb``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from memorykit._validate import require_int, require_str
+from memorykit.buffers import (
+    AttentionWindow,
+    BufferWindow,
+    FIFOBuffer,
+    HybridBuffer,
+    ImportanceBuffer,
+    MessageBuffer,
+    RecencyWeightedBuffer,
+    SummaryBuffer,
+)
+from memorykit.context import BufferPolicy, Context, check_request, context_from_messages
+from memorykit.evaluation.dataset import EvalConversation
+from memorykit.embeddings import Embedder, LexicalHashingEmbedder
+from memorykit.messages import Message
+
+__all__ = ["AttentionPolicy", "toolkit_policies"]
+
+
+def _window(window_size: int, budget: int) -> BufferWindow:
+    return BufferWindow(window_size)
+
+
+class AttentionPolicy:
+    """The attention window as a ContextPolicy: the messages most similar to the query.
+
+    The whole history goes into an unbounded buffer and ``AttentionWindow``
+    selects hits and their neighbours within the budget (less the reply primer).
+    """
+
+    query_independent = False
+
+    def __init__(self, embedder: Embedder | None = None, neighbours: int = 1, *,
+                 include_pinned: bool = True, name: str = "attention") -> None:
+        self.embedder = embedder
+        self.neighbours = require_int("neighbours", neighbours, minimum=0)
+        self.include_pinned = bool(include_pinned)
+        self.name = require_str("name", name, non_empty=True)
+
+    def build_context(self, history: Sequence[Message], query: str, budget: int) -> Context:
+        check_request(query, budget)
+        return self._select(_history_buffer(history), self.embedder, None, query, budget)
+
+    def _select(self, buffer: MessageBuffer, embedder: Embedder | None,
+                cache: dict[str, Any] | None, query: str, budget: int) -> Context:
+        room = max(1, budget - buffer.chat_format.reply_primer)
+        window = AttentionWindow(buffer, embedder, room, self.neighbours,
+                                 include_pinned=self.include_pinned)
+        if cache is not None:
+            window._cache = cache  # read only: every message of the conversation is in it
+        selection = window.select_with_scores(query) if len(buffer) else None
+        chosen = selection.messages if selection is not None else []
+        return context_from_messages(chosen, budget, self.name, buffer.chat_format)
+
+    def prepare(self, conversation: EvalConversation) -> _PreparedAttention:
+        """Embed every message of ``conversation`` once; questions then reuse the vectors."""
+        if not isinstance(conversation, EvalConversation):
+            raise TypeError(f"conversation must be an EvalConversation, got {conversation!r}")
+        return _PreparedAttention(self, conversation.messages)
+
+    def __repr__(self) -> str:
+        return f"AttentionPolicy({self.name!r})"
+
+
+def _history_buffer(history: Sequence[Message]) -> MessageBuffer:
+    buffer = MessageBuffer(max_tokens=None)
+    for m in history:
+        buffer.add(m)
+    return buffer
+
+
+class _PreparedAttention:
+    """One conversation's embeddings (computed once) and its history buffers by position."""
+
+    def __init__(self, policy: AttentionPolicy, messages: Sequence[Message]) -> None:
+        self.policy = policy
+        self.messages = tuple(messages)
+        self.embedder = policy.embedder if policy.embedder is not None else LexicalHashingEmbedder()
+        vectors = np.asarray(self.embedder.embed([m.content for m in self.messages]), dtype=np.float32) \
+            if self.messages else np.zeros((0, 1), dtype=np.float32)
+        self.cache = {m.id: v for m, v in zip(self.messages, vectors)}
+        self.buffers: dict[int, MessageBuffer] = {}
+
+    def build_context(self, position: int, query: str, budget: int) -> Context:
+        check_request(query, budget)
+        if not 0 <= position <= len(self.messages):
+            raise ValueError(f"position must be in [0, {len(self.messages)}], got {position!r}")
+        buffer = self.buffers.get(position)
+        if buffer is None:
+            buffer = self.buffers[position] = _history_buffer(self.messages[:position])
+        return self.policy._select(buffer, self.embedder, self.cache, query, budget)
+
+
+def toolkit_policies(window_size: int = 20) -> dict[str, Any]:
+    """Every short-term memory of the toolkit with its default settings, by name."""
+    require_int("window_size", window_size, minimum=1)
+    return {
+        "fifo": BufferPolicy(FIFOBuffer, "fifo"),
+        "importance": BufferPolicy(ImportanceBuffer, "importance"),
+        "hybrid": BufferPolicy(HybridBuffer, "hybrid"),
+        "recency": BufferPolicy(RecencyWeightedBuffer, "recency"),
+        f"window-{window_size}": BufferPolicy(partial(_window, window_size), f"window-{window_size}"),
+        "summary": BufferPolicy(SummaryBuffer, "summary"),
+        "attention": AttentionPolicy(),
+    }

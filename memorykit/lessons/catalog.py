@@ -1,0 +1,212 @@
+"""The map of the notebook sequence, kept in one place so it never goes stale.
+
+``CATALOG`` lists every notebook of the course, in order, with its title (which
+must equal the notebook's ``# NN · Title`` heading), a one-line description, the
+package modules it teaches and the seed documents it draws on. A notebook whose
+file is not in ``notebooks/`` yet is shown as *planned*; once the file exists it
+is shown as *ready*. ``check_catalog`` compares the catalog with the files (a
+test runs it): a notebook without an entry, or whose heading differs from the
+catalog's title, is an error. Adding a notebook therefore means adding its entry
+here, then re-running ``./run notebooks notebooks/00_index.ipynb``, whose map is
+rendered from this module.
+
+Taught in ``notebooks/00_index.ipynb``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+NOTEBOOKS_DIR = Path(__file__).resolve().parent.parent.parent / "notebooks"
+_TITLE = re.compile(r"^#\s+(\d{2})\s+·\s+(.+?)\s*$")
+
+
+@dataclass(frozen=True)
+class Lesson:
+    number: int
+    filename: str
+    title: str
+    description: str
+    modules: tuple[str, ...] = ()
+    seeds: tuple[str, ...] = ()
+    interactive: bool = True
+    """Whether the notebook has sliders (the index is a tour without any)."""
+
+    @property
+    def heading(self) -> str:
+        return f"# {self.number:02d} · {self.title}"
+
+
+CATALOG: tuple[Lesson, ...] = (
+    Lesson(0, "00_index.ipynb", "Index: how agents remember",
+           "A tour: the memory problems agents have, this map, sliders, offline vs a real model.",
+           ("memorykit.lessons",), ("000", "004"), interactive=False),
+    Lesson(1, "01_tokens_and_budgets.ipynb", "Tokens and budgets",
+           "Exact counts per encoding, content vs billed tokens, the context-window budget, "
+           "why characters / 4 misleads.",
+           ("memorykit.tokens", "memorykit.messages"), ("001", "004")),
+    Lesson(2, "02_pruning_strategies.ipynb", "Pruning strategies",
+           "FIFO vs importance vs hybrid vs recency-weighted on one conversation: who leaves "
+           "when, under which rule, and which facts survive.",
+           ("memorykit.buffers.policies", "memorykit.trace", "memorykit.simulate"), ("001",)),
+    Lesson(3, "03_summary_buffer.ipynb", "The summary buffer",
+           "The token sawtooth, summaries of summaries, which planted facts survive, and the "
+           "compression pipeline beside it.",
+           ("memorykit.buffers.summary_buffer", "memorykit.summary",
+            "memorykit.buffers.compression"), ("001", "004")),
+    Lesson(4, "04_entity_memory.ipynb", "Entity working memory",
+           "Which page do you mean? Entities in a sliding window, relevance eviction, TTL and "
+           "reference resolution.",
+           ("memorykit.entities", "memorykit.scenarios.cms"), ("000",)),
+    Lesson(5, "05_task_slots.ipynb", "Task slots",
+           "Slot occupancy over a month of work: admissions, preemptions at 1.3x the lowest, "
+           "demotions to notes; sliders for max_slots, the activation threshold and the ratio.",
+           ("memorykit.workspace.tasks", "memorykit.scenarios.workflow"), ("002",)),
+    Lesson(6, "06_notes_ttl.ipynb", "Notes with a time-to-live",
+           "Effective priority as the TTL runs out (x1.5 under 20%, x2 under 5%), expiry, and "
+           "surfacing precision and recall on a labelled month.",
+           ("memorykit.workspace.notes", "memorykit.scenarios.workflow"), ("002",)),
+    Lesson(7, "07_objects_salience.ipynb", "Objects and salience",
+           "Which objects reach the prompt: seed 002's salience over objects x turns, its five "
+           "components, sliders for every weight, and the 2-hop knowledge-graph neighbourhood.",
+           ("memorykit.workspace.objects", "memorykit.workspace.graph",
+            "memorykit.lessons.salience_app"), ("002",)),
+    Lesson(8, "08_three_columns.ipynb", "Three columns in the prompt",
+           "The rendered three-column prompt and its tokens against a flat buffer of the same "
+           "state and a log that never forgets, measured with tiktoken (the seed claims 40% fewer).",
+           ("memorykit.workspace.render", "memorykit.workspace.memory",
+            "memorykit.lessons.columns_app"), ("002",)),
+    Lesson(9, "09_long_term_memory.ipynb", "Long-term memory and recall",
+           "Episodic scoring over keyword overlap and age (alpha, beta, tau, threshold), "
+           "semantic recall and its threshold, auto-recall in the memory service.",
+           ("memorykit.longterm.episodic", "memorykit.longterm.semantic",
+            "memorykit.longterm.service"), ("003", "004")),
+    Lesson(10, "10_architectures.ipynb", "Memory architectures compared",
+           "Context window, episodic, semantic and reflective memory on seed 003's "
+           "inject/distract/probe benchmark: recall vs distractors, tokens per call, learned rules.",
+           ("memorykit.longterm.architectures", "memorykit.longterm.protocol",
+            "memorykit.longterm.reflection"), ("003",)),
+    Lesson(11, "11_llm_in_the_loop.ipynb", "LLM in the loop",
+           "The same memories driving a real model over an OpenAI-compatible API when one is "
+           "configured, and the offline components otherwise, saying which.",
+           ("memorykit.llm",), ("003", "004")),
+    Lesson(12, "12_parameter_tuning.ipynb", "Parameter tuning",
+           "Evidence recall at a token budget: recall surfaces, Pareto fronts across policies, "
+           "per-category breakdowns, on simulated data or a local LoCoMo copy.",
+           ("memorykit.evaluation",), ("001", "004")),
+)
+
+
+def lessons(notebooks_dir: Path | str | None = None) -> list[tuple[Lesson, bool]]:
+    """Every catalog entry with whether its notebook file exists (ready) or not (planned)."""
+    d = Path(notebooks_dir) if notebooks_dir is not None else NOTEBOOKS_DIR
+    return [(lesson, (d / lesson.filename).is_file()) for lesson in CATALOG]
+
+
+def notebook_heading(path: Path | str) -> str | None:
+    """The first ``# NN · Title`` line of a notebook's markdown cells, if any."""
+    nb = json.loads(Path(path).read_text(encoding="utf-8"))
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") != "markdown":
+            continue
+        source = cell.get("source", "")
+        text = "".join(source) if isinstance(source, list) else source
+        for line in text.splitlines():
+            if _TITLE.match(line.strip()):
+                return line.strip()
+    return None
+
+
+def check_catalog(notebooks_dir: Path | str | None = None) -> list[str]:
+    """Problems between the catalog and the notebook files (empty when they agree)."""
+    d = Path(notebooks_dir) if notebooks_dir is not None else NOTEBOOKS_DIR
+    problems: list[str] = []
+    by_file = {lesson.filename: lesson for lesson in CATALOG}
+    numbers = [lesson.number for lesson in CATALOG]
+    if len(set(numbers)) != len(numbers):
+        problems.append("two catalog entries share a number")
+    if numbers != sorted(numbers):
+        problems.append("catalog entries are not in notebook order")
+    for lesson in CATALOG:
+        if not lesson.filename.startswith(f"{lesson.number:02d}_"):
+            problems.append(f"{lesson.filename}: file name does not start with {lesson.number:02d}_")
+    for path in sorted(d.glob("*.ipynb")):
+        lesson = by_file.get(path.name)
+        if lesson is None:
+            problems.append(f"{path.name} has no entry in memorykit/lessons/catalog.py")
+            continue
+        heading = notebook_heading(path)
+        if heading != lesson.heading:
+            problems.append(f"{path.name}: heading {heading!r} differs from the catalog's "
+                            f"{lesson.heading!r}")
+    return problems
+
+
+def render_map(notebooks_dir: Path | str | None = None, *, status: bool = True,
+               link_prefix: str = "") -> str:
+    """The map as a Markdown table (notebook, title, what it teaches, seeds[, status]).
+
+    With ``status=False`` every notebook is linked and nothing depends on which files
+    exist yet (the form pasted into the index notebook's markdown). ``link_prefix`` is put
+    before each link target (``"notebooks/"`` in the README).
+    """
+    head = "| # | notebook | title | what you learn | seeds |" + (" status |" if status else "")
+    rows = [head, "|---" * (6 if status else 5) + "|"]
+    for lesson, ready in lessons(notebooks_dir):
+        link = (f"[{lesson.filename}]({link_prefix}{lesson.filename})" if ready or not status
+                else f"`{lesson.filename}`")
+        row = (f"| {lesson.number:02d} | {link} | {lesson.title} | {lesson.description} | "
+               f"{', '.join(lesson.seeds)} |")
+        rows.append(row + (f" {'ready' if ready else 'planned'} |" if status else ""))
+    return "\n".join(rows)
+
+
+def print_map(notebooks_dir: Path | str | None = None) -> None:
+    """The map as plain text, one notebook a line (what nbval compares)."""
+    entries = lessons(notebooks_dir)
+    for lesson, ready in entries:
+        print(f"{lesson.number:02d}  {lesson.filename:<32} {'ready' if ready else 'planned':<8}"
+              f"{lesson.title}")
+    n_ready = sum(ready for _, ready in entries)
+    problems = check_catalog(notebooks_dir)
+    print(f"{n_ready} ready, {len(entries) - n_ready} planned; catalog vs notebooks/: "
+          + ("consistent" if not problems else "; ".join(problems)))
+
+
+README_START = "<!-- lessons map: generated by `python -m memorykit.lessons.catalog --readme` -->"
+README_END = "<!-- end of lessons map -->"
+
+
+def readme_block() -> str:
+    """The lessons map as the README shows it, between its two marker comments."""
+    return f"{README_START}\n{render_map(status=False, link_prefix='notebooks/')}\n{README_END}"
+
+
+def sync_readme(readme: Path | str, *, write: bool) -> bool:
+    """Whether the README's lessons map is current; with ``write=True`` make it so."""
+    path = Path(readme)
+    text = path.read_text(encoding="utf-8")
+    start, end = text.find(README_START), text.find(README_END)
+    if start < 0 or end < start:
+        raise ValueError(f"{path} has no lessons map markers ({README_START!r} ... {README_END!r})")
+    current = text[start:end + len(README_END)]
+    if current == readme_block():
+        return True
+    if write:
+        path.write_text(text[:start] + readme_block() + text[end + len(README_END):],
+                        encoding="utf-8")
+    return False
+
+
+if __name__ == "__main__":  # pragma: no cover - command line
+    import sys
+
+    readme_path = NOTEBOOKS_DIR.parent / "README.md"
+    if sys.argv[1:] == ["--readme"]:
+        print("README lessons map " + ("was current" if sync_readme(readme_path, write=True)
+                                       else "rewritten"))
+    else:
+        print(render_map())

@@ -1,0 +1,36 @@
+"""The notebooks' default scenario, loaded once per process.
+
+``default_conversation()`` reads ``data/conversations/default_500.jsonl`` (500
+turns, seed 7: see ``data/README.md``) when the repository's data directory is
+present, else simulates the same conversation with ``simulate_conversation``
+(identical by construction: the file is generated from it). Used by
+``notebooks/01_tokens_and_budgets.ipynb`` to ``03_summary_buffer.ipynb``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from memorykit.simulate import SimulatedConversation, load_conversation, simulate_conversation
+
+DATA_DIR = Path(__file__).resolve().parent.parent.parent / "data" / "conversations"
+
+# (n_turns, simulate_conversation keyword arguments) of each shipped scenario.
+SCENARIOS: dict[str, tuple[int, dict]] = {
+    "default_500": (500, {"seed": 7}),
+    "short_60": (60, {"seed": 7, "fact_every": 5, "tool_call_rate": 0.1}),
+    "long_2000": (2000, {"seed": 7}),
+}
+
+
+@lru_cache(maxsize=None)
+def default_conversation(name: str = "default_500") -> SimulatedConversation:
+    """A shipped scenario by name (``default_500``, ``short_60``, ``long_2000``)."""
+    if name not in SCENARIOS:
+        raise ValueError(f"name must be one of {', '.join(SCENARIOS)}, got {name!r}")
+    path = DATA_DIR / f"{name}.jsonl"
+    if path.is_file():
+        return load_conversation(path)
+    n_turns, kwargs = SCENARIOS[name]
+    return simulate_conversation(n_turns, **kwargs)

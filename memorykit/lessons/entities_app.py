@@ -1,0 +1,378 @@
+"""Lesson 04: entity working memory ("which page do you mean?").
+
+Pure computation and printing helpers (tested, benchmarked):
+
+* ``cms_scenario``: the seeded CMS sessions in ``data/entities/`` (loaded once).
+* ``resolution_examples``: a small memory and a few sentences resolved against it
+  ("update that page's title", "assign it to Dana", one that cannot be resolved).
+* ``print_policy_table``: FIFO vs relevance rows from ``compare_policies``.
+* ``token_costs`` / ``token_figure``: billed prompt tokens of "entity ids in the
+  prompt" vs "full history" per turn, counted with the real tokenizer.
+* ``read_through_demo``: working memory in front of a store, with the seed's
+  SIMULATED latencies (0.2 ms memory, 50-200 ms database), and the health report.
+
+Explorer: ``EntityHeatmapExplorer``: every entity's eviction score over turns
+(entities x turns heatmap, eviction events marked with their reason), with
+sliders for the recency and frequency weights, the decay, the frequency cap,
+max_size and TTL; FIFO and relevance replayed on the same session beside it
+(resolution success, eviction rate). A slider that only changes weights re-runs
+the relevance replay (FIFO's membership does not depend on weights: it is
+cached per max_size and TTL and only re-scored).
+Taught in ``notebooks/04_entity_memory.ipynb``.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memorykit._validate import require_choice
+from memorykit.clock import StepClock
+from memorykit.entities import (
+    Entity,
+    InMemoryStore,
+    ReadThroughMemory,
+    ReferenceResolver,
+    RelevanceMemory,
+    RelevanceWeights,
+    ReplayResult,
+    Resolution,
+    SlidingWindowMemory,
+    health_report,
+    prompt_token_series,
+    relevance_scores,
+    render_system_prompt,
+    replay,
+)
+from memorykit.lessons._app import LessonExplorer, _go, float_slider, int_slider
+from memorykit.tokens import Tokenizer
+
+DATA_DIR = Path(__file__).resolve().parent.parent.parent / "data" / "entities"
+SCENARIOS = {"small": "cms_small.jsonl", "large": "cms_large.jsonl"}
+
+
+@lru_cache(maxsize=None)
+def cms_scenario(name: str = "large") -> Any:
+    """``data/entities/cms_<name>.jsonl`` as a ``CMSScenario`` (loaded once per process)."""
+    from memorykit.scenarios import load_scenario
+
+    require_choice("name", name, tuple(SCENARIOS))
+    return load_scenario(DATA_DIR / SCENARIOS[name])
+
+
+def print_scenario(scenario: Any) -> None:
+    s = scenario.stats()
+    print(f"scenario {scenario.name}: {s['turns']} turns over {s['minutes']:.0f} simulated minutes, "
+          f"{s['entities']} entities ({s['entities_mentioned']} mentioned), {s['mentions']} mentions")
+    print(f"labelled references: {s['references']} "
+          + ", ".join(f"{form} {n}" for form, n in s["forms"].items()))
+    print(f"references the most-recent rule gets right with unlimited memory: "
+          f"{s['references_heuristic_ok']} of {s['references']}")
+
+
+# ------------------------------------------------------------ resolution demo
+DEMO_SENTENCES = (
+    "Update that page's title",
+    "Assign it to Dana",
+    "Who wrote the previous entry?",
+    "Close that ticket",
+)
+"""Resolved in order against ``demo_memory()``; the last one has no antecedent."""
+
+
+def demo_memory() -> RelevanceMemory:
+    """A page, two blog entries and a user, opened one minute apart (seed 000's setting)."""
+    clock = StepClock()
+    memory = RelevanceMemory(20, clock=clock)
+    for entity in (Entity("page", 42, "Pricing"), Entity("entry", 7, "Spring launch"),
+                   Entity("entry", 9, "Hiring update"), Entity("user", "dana", "Dana")):
+        memory.add(entity)
+        clock.advance_minutes(1)
+    return memory
+
+
+def resolution_examples(memory: RelevanceMemory | None = None,
+                        sentences: Sequence[str] = DEMO_SENTENCES) -> list[tuple[str, list[Resolution]]]:
+    """Each sentence with the resolutions of the references found in it (in order)."""
+    memory = demo_memory() if memory is None else memory
+    resolver = ReferenceResolver()
+    return [(s, resolver.resolve(s, memory)) for s in sentences]
+
+
+def print_resolutions(examples: list[tuple[str, list[Resolution]]]) -> None:
+    for sentence, resolutions in examples:
+        print(f"{sentence!r}")
+        for r in resolutions:
+            target = r.entity_key if r.resolved else "UNRESOLVED"
+            print(f"    {r.reference_text!r} -> {target}: {r.reason}")
+
+
+# --------------------------------------------------------------- policy table
+def print_policy_table(rows: Sequence[dict[str, Any]]) -> None:
+    """One line per policy: resolution success and eviction rate (computed by replay)."""
+    print(f"{'policy':<10}{'refs':>6}{'correct':>9}{'wrong':>7}{'unres.':>8}{'success':>9}"
+          f"{'lost to eviction':>18}{'evictions/adds':>16}{'eviction rate':>15}")
+    for r in rows:
+        print(f"{r['policy']:<10}{r['references']:>6}{r['correct']:>9}{r['wrong']:>7}"
+              f"{r['unresolved']:>8}{r['resolution_success']:>9.1%}"
+              f"{r['failures_antecedent_evicted']:>18}{str(r['evictions']) + '/' + str(r['adds']):>16}"
+              f"{r['eviction_rate']:>15.1%}")
+
+
+# --------------------------------------------------------------- token costs
+@dataclass(frozen=True)
+class TokenCosts:
+    turn: np.ndarray
+    full_history: np.ndarray
+    entity_prompt: np.ndarray
+    encoding: str
+
+    def summary(self) -> dict[str, Any]:
+        n = len(self.turn)
+        checkpoints = [c for c in (10, 100, n) if c <= n]
+        out: dict[str, Any] = {"encoding": self.encoding, "turns": n}
+        for c in checkpoints:
+            out[f"turn {c}: full history"] = int(self.full_history[c - 1])
+            out[f"turn {c}: entity prompt"] = int(self.entity_prompt[c - 1])
+        out["entity prompt max"] = int(self.entity_prompt.max())
+        out["session total: full history"] = int(self.full_history.sum())
+        out["session total: entity prompt"] = int(self.entity_prompt.sum())
+        out["saving (share of full history)"] = round(
+            1 - float(self.entity_prompt.sum()) / float(self.full_history.sum()), 3)
+        return out
+
+    def print_summary(self) -> None:
+        for k, v in self.summary().items():
+            print(f"{k}: {v}")
+
+
+def token_costs(scenario: Any, encoding: str = "cl100k_base", max_size: int = 20,
+                top_k: int = 5) -> TokenCosts:
+    """Billed prompt tokens per turn: full history vs the memory-aware system prompt."""
+    series = prompt_token_series(scenario, lambda c: RelevanceMemory(max_size, clock=c),
+                                 Tokenizer(encoding), top_k=top_k)
+    return TokenCosts(series["turn"], series["full_history"], series["entity_prompt"], encoding)
+
+
+def token_figure(costs: TokenCosts) -> Any:
+    """The two token series as a static figure (log y: the full history grows linearly)."""
+    go = _go()
+    fig = go.Figure()
+    fig.add_scatter(x=costs.turn, y=costs.full_history, name="full history + new message")
+    fig.add_scatter(x=costs.turn, y=costs.entity_prompt, name="entity ids in the system prompt")
+    fig.update_layout(title=f"Prompt tokens per turn ({costs.encoding})", height=360,
+                      xaxis_title="turn", yaxis_title="billed prompt tokens", yaxis_type="log",
+                      margin=dict(l=60, r=20, t=50, b=40))
+    return fig
+
+
+# ------------------------------------------------------------ read-through
+@dataclass(frozen=True)
+class ReadThroughDemo:
+    stats: dict[str, Any]
+    hit_ms: float
+    miss_ms_mean: float
+    all_from_store_ms: float
+    health: list[Any]
+
+
+def read_through_demo(scenario: Any, max_size: int = 20, n_turns: int = 200,
+                      resolution_success: float | None = None, seed: int = 0) -> ReadThroughDemo:
+    """Look up every entity the first ``n_turns`` turns act on through working memory.
+
+    Latencies are SIMULATED with the seed's figures (0.2 ms memory, 50-200 ms store):
+    nothing sleeps and nothing here is a measurement of this machine.
+    """
+    store = InMemoryStore(scenario.entities, seed=seed)
+    memory = RelevanceMemory(max_size, clock=StepClock())
+    rt = ReadThroughMemory(memory, store)
+    for turn in scenario.turns[:n_turns]:
+        memory.clock.set(turn.t_minutes * 60.0)
+        keys = [e.key if hasattr(e, "key") else e.antecedent for e in turn.user_events()]
+        keys += [m.key for m in turn.assistant_mentions()]
+        for key in keys:
+            rt.lookup(key, turn=turn.turn)
+    hits = [x.simulated_ms for x in rt.lookups if x.source == "memory"]
+    misses = [x.simulated_ms for x in rt.lookups if x.source != "memory"]
+    stats = rt.stats()
+    all_store = sum(misses) + len(hits) * float(np.mean(misses)) if misses else 0.0
+    health = health_report(memory, resolution_success=resolution_success,
+                           access_latency_ms=stats["simulated_ms_mean"])
+    return ReadThroughDemo(stats, hits[0] if hits else 0.0,
+                           float(np.mean(misses)) if misses else 0.0, all_store, health)
+
+
+def print_read_through(demo: ReadThroughDemo) -> None:
+    s = demo.stats
+    print("SIMULATED latency (seed 000's figures, no real database, nothing timed):")
+    print(f"  lookups {s['lookups']}: {s['hits']} served by working memory, {s['misses']} fetched from the store")
+    print(f"  one working-memory hit: {demo.hit_ms:.1f} ms (simulated)")
+    print(f"  one store fetch: {demo.miss_ms_mean:.0f} ms on average (simulated, 50-200 ms uniform)")
+    print(f"  total {s['simulated_ms_total'] / 1000:.1f} s simulated; every lookup from the store: "
+          f"{demo.all_from_store_ms / 1000:.1f} s simulated")
+    print(f"  hit rate {s['hit_rate']:.1%}, mean {s['simulated_ms_mean']:.1f} ms per lookup, store fetches "
+          "included (simulated)")
+
+
+def print_health(metrics: Sequence[Any]) -> None:
+    print(f"{'metric':<20}{'value':>10}{'target':>10}{'alert':>8}  status")
+    for m in metrics:
+        value = "n/a" if m.value is None else (
+            f"{m.value:.1f}" if m.name.endswith("ms") else f"{m.value:.1%}")
+        print(f"{m.name:<20}{value:>10}{m.target:>10}{m.alert:>8}  {m.status.upper()}")
+
+
+# ------------------------------------------------------------------ explorer
+@dataclass(frozen=True)
+class HeatmapResult:
+    relevance: ReplayResult
+    fifo: ReplayResult
+    score: np.ndarray
+    """(entities, turns) relevance-policy scores under the slider weights, NaN where absent."""
+    weights: RelevanceWeights
+    max_size: int
+    ttl_minutes: float | None
+
+
+def _ttl(ttl_minutes: float) -> float | None:
+    return None if ttl_minutes <= 0 else float(ttl_minutes)
+
+
+class EntityHeatmapExplorer(LessonExplorer):
+    """Eviction-score heatmap of the relevance memory, with FIFO vs relevance beside it."""
+
+    title = "Entity eviction scores"
+    cache_size = 32
+
+    def __init__(self, scenario: Any = None, **params: Any) -> None:
+        self.scenario = cms_scenario("large") if scenario is None else scenario
+        self._cache: OrderedDict[tuple[Any, ...], ReplayResult] = OrderedDict()
+        super().__init__(**params)
+
+    # ---------------------------------------------------------------- widgets
+    def _make_sliders(self, params: dict[str, Any]) -> dict[str, Any]:
+        p = {"w_recency": 0.6, "w_frequency": 0.4, "decay": 0.1, "frequency_cap": 10,
+             "max_size": 20, "ttl_minutes": 0, **params}
+        return {
+            "w_recency": float_slider("recency weight", p["w_recency"], 0.0, 1.0, 0.05),
+            "w_frequency": float_slider("frequency weight", p["w_frequency"], 0.0, 1.0, 0.05),
+            "decay": float_slider("decay per minute", p["decay"], 0.0, 1.0, 0.01),
+            "frequency_cap": int_slider("frequency cap", p["frequency_cap"], 1, 30, 1),
+            "max_size": int_slider("max_size", p["max_size"], 2, 60, 1),
+            "ttl_minutes": int_slider("TTL minutes (0 = off)", p["ttl_minutes"], 0, 120, 1),
+        }
+
+    def _make_figure(self) -> Any:
+        from plotly.subplots import make_subplots
+
+        go = _go()
+        sc = self.scenario
+        n_rows, n_turns = len(sc.entities), len(sc.turns)
+        base = make_subplots(rows=1, cols=2, column_widths=[0.78, 0.22], horizontal_spacing=0.1,
+                             subplot_titles=("relevance memory: eviction score per entity and turn",
+                                             "FIFO vs relevance, same session"))
+        # Column form (x, y, z as 1-D arrays): z travels to the browser as one binary
+        # buffer; a 2-D z would be converted to nested lists on every update.
+        rows, cols = np.divmod(np.arange(n_rows * n_turns, dtype=np.int32), n_turns)
+        base.add_trace(go.Heatmap(
+            x=(cols + 1).astype(np.int32), y=rows.astype(np.int32),
+            z=np.full(n_rows * n_turns, np.nan, dtype=np.float32),
+            zmin=0.0, zmax=1.0, colorscale="Viridis", colorbar=dict(title="score", x=0.74),
+            hovertemplate="turn %{x}, entity row %{y}<br>score %{z:.3f}<extra></extra>",
+            name="score"), row=1, col=1)
+        for name, symbol, color in (("relevance eviction", "x", "red"),
+                                    ("TTL expiry", "circle-open", "white")):
+            base.add_trace(go.Scatter(
+                x=np.zeros(0, dtype=np.int32), y=np.zeros(0, dtype=np.int32), mode="markers",
+                name=name, marker=dict(symbol=symbol, size=5, color=color,
+                                       line=dict(width=1, color=color)),
+                hovertemplate="%{text}<extra></extra>", text=[]), row=1, col=1)
+        for name, color in (("FIFO", "#888"), ("relevance", "#1f77b4")):
+            base.add_trace(go.Bar(x=["resolution success", "eviction rate"], y=[0.0, 0.0],
+                                  name=name, marker_color=color, texttemplate="%{y:.1%}"),
+                           row=1, col=2)
+        base.update_yaxes(title_text="entity (by first mention)", autorange="reversed", row=1, col=1)
+        base.update_xaxes(title_text="turn", row=1, col=1)
+        base.update_yaxes(range=[0, 1.05], tickformat=".0%", row=1, col=2)
+        base.update_layout(height=520, barmode="group", margin=dict(l=60, r=20, t=60, b=40),
+                           legend=dict(orientation="h", y=-0.12))
+        return go.FigureWidget(base)
+
+    # ------------------------------------------------------------ computation
+    def _replay(self, rule: str, weights: RelevanceWeights, max_size: int,
+                ttl: float | None) -> ReplayResult:
+        # FIFO's decisions do not depend on the weights (they only label its evictions).
+        key = (rule, weights if rule == "relevance" else None, max_size, ttl)
+        hit = self._cache.get(key)
+        if hit is not None:
+            self._cache.move_to_end(key)
+            return hit
+        if rule == "relevance":
+            result = replay(self.scenario, lambda c: RelevanceMemory(max_size, weights, clock=c,
+                                                                     ttl_minutes=ttl),
+                            policy="relevance")
+        else:
+            result = replay(self.scenario, lambda c: SlidingWindowMemory(max_size, clock=c,
+                                                                         ttl_minutes=ttl),
+                            policy="fifo")
+        self._cache[key] = result
+        while len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+        return result
+
+    def _compute(self, *, w_recency: float, w_frequency: float, decay: float,
+                 frequency_cap: int, max_size: int, ttl_minutes: float) -> HeatmapResult:
+        if w_recency + w_frequency <= 0:
+            w_recency = 0.05  # the score needs some weight; the slider pair can reach 0 + 0
+        weights = RelevanceWeights(w_recency, w_frequency, decay, frequency_cap)
+        ttl = _ttl(ttl_minutes)
+        rel = self._replay("relevance", weights, int(max_size), ttl)
+        fifo = self._replay("fifo", weights, int(max_size), ttl)
+        # rel.scores(weights)[2] without the recency and frequency planes (not drawn).
+        mask, ages, counts = rel._cells()
+        score = np.full(mask.shape, np.nan)
+        score[mask] = relevance_scores(ages, counts, weights)[2]
+        return HeatmapResult(rel, fifo, score, weights, int(max_size), ttl)
+
+    def _draw(self, result: HeatmapResult) -> None:
+        heat, evict, expire, bar_fifo, bar_rel = self.fig.data
+        heat.z = result.score.astype(np.float32).ravel()
+        row = {k: i for i, k in enumerate(result.relevance.keys)}
+        for trace, rules in ((evict, ("relevance",)), (expire, ("ttl",))):
+            events = [e for e in result.relevance.evictions if e.rule in rules]
+            trace.x = np.fromiter((e.turn for e in events), np.int32, len(events))
+            trace.y = np.fromiter((row[e.key] for e in events), np.int32, len(events))
+            # A numpy str array: plotly validates it in one step, a list item by item.
+            trace.text = np.array([f"turn {e.turn}: {e.key} {e.label!r} {e.rule}<br>{e.reason}"
+                                   for e in events], dtype=str)
+        bar_fifo.y = [result.fifo.resolution_success, result.fifo.eviction_rate]
+        bar_rel.y = [result.relevance.resolution_success, result.relevance.eviction_rate]
+
+    def summary(self) -> dict[str, Any]:
+        r = self.result
+        rel, fifo = r.relevance.summary(), r.fifo.summary()
+        w = r.weights
+        in_mem = r.relevance.in_memory
+        return {
+            "weights": f"{w.w_recency:g}*recency + {w.w_frequency:g}*frequency, decay "
+                       f"{w.decay_per_minute:g}/min, cap {w.frequency_cap:g}",
+            "max_size": r.max_size,
+            "ttl_minutes": "off" if r.ttl_minutes is None else f"{r.ttl_minutes:g}",
+            "heatmap": f"{in_mem.shape[0]} entities x {in_mem.shape[1]} turns",
+            "mean entities in memory": round(float(in_mem.sum(axis=0).mean()), 2),
+            "mean score in memory": round(float(np.nanmean(r.score)), 3),
+            "relevance evictions / expiries": f"{rel['evictions']} / {rel['expirations']}",
+            "fifo evictions / expiries": f"{fifo['evictions']} / {fifo['expirations']}",
+            "relevance resolution success": round(rel["resolution_success"], 3),
+            "fifo resolution success": round(fifo["resolution_success"], 3),
+            "relevance eviction rate": round(rel["eviction_rate"], 3),
+            "fifo eviction rate": round(fifo["eviction_rate"], 3),
+            "relevance lost to eviction": rel["failures_antecedent_evicted"],
+            "fifo lost to eviction": fifo["failures_antecedent_evicted"],
+        }

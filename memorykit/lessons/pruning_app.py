@@ -1,0 +1,400 @@
+"""Lesson 02: pruning strategies, who leaves when under which rule, and which facts survive.
+
+Pure computation (tested, benchmarked):
+
+* ``run_policy(conv, policy, budget=, threshold=, decay_rate=, half_life_minutes=)``:
+  the conversation replayed through one of the library's pruning buffers
+  (``memorykit.buffers.policies``: FIFO, importance, hybrid, recency-weighted)
+  at a token budget. Returns a ``PolicyRun``: every eviction (turn, the rule
+  that chose the victim, the victim's turn and importance), which planted facts
+  are still in the final window (``fact_alive``) and when each lost one left
+  (``evicted_at``: message id -> (turn, rule)). Memoized by the parameters the
+  policy actually uses (a replay takes 3-15 ms).
+* ``compare_policies(conv, ...)``: the four policies side by side;
+  ``print_fact_fates``: per fact and policy, kept or when and by which rule it left.
+* ``importance_curves(...)``: seed 001's effective importance
+  ``importance * exp(-decay_rate * age / half_life)`` over age for a few
+  typical importances (vectorized, ``effective_importance_curves``), and
+  ``overtake_minutes``: how old a message of importance a must be before a
+  fresh one of importance b outranks it.
+
+Explorer: ``PruningExplorer`` (sliders for budget, importance threshold, decay
+rate and half-life; fact survival per policy, the eviction timeline of every
+policy, the recency weighting's curves).
+Taught in ``notebooks/02_pruning_strategies.ipynb``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from memorykit._validate import require_fraction, require_int, require_non_negative, require_positive
+from memorykit.buffers.policies import (
+    FIFOBuffer,
+    HybridBuffer,
+    ImportanceBuffer,
+    RecencyWeightedBuffer,
+    effective_importance_curves,
+    true_half_life_minutes,
+)
+from memorykit.lessons._app import LessonExplorer, _go, float_slider, int_slider
+from memorykit.simulate import SimulatedConversation, fact_survival
+
+POLICIES: tuple[str, ...] = ("fifo", "importance", "hybrid", "recency")
+"""Policy names accepted by ``run_policy``."""
+
+POLICY_LABELS = {
+    "fifo": "FIFO", "importance": "importance", "hybrid": "hybrid", "recency": "recency-weighted",
+}
+POLICY_COLORS = {"fifo": "#1f77b4", "importance": "#ff7f0e", "hybrid": "#2ca02c",
+                 "recency": "#9467bd"}
+
+CURVE_IMPORTANCES: tuple[tuple[str, float], ...] = (
+    ("fact (0.9)", 0.9), ("answer (0.5)", 0.5), ("chitchat (0.15)", 0.15),
+)
+"""Typical importances of the simulated conversation's message kinds."""
+CURVE_MINUTES = np.linspace(0.0, 240.0, 241)
+
+
+@dataclass(frozen=True)
+class PolicyRun:
+    policy: str
+    params: dict[str, Any]
+    """The parameters this policy used (budget, and threshold or decay/half-life)."""
+    evict_turn: np.ndarray
+    """Turn at which each eviction happened (one entry per evicted message)."""
+    victim_turn: np.ndarray
+    """Turn the evicted message was written in."""
+    victim_importance: np.ndarray
+    rules: tuple[str, ...]
+    """Rule that chose each eviction."""
+    evicted_at: dict[str, tuple[int, str]]
+    """Message id -> (turn it was evicted at, rule)."""
+    fact_alive: dict[str, bool]
+    """Fact id -> is its message still in the final window."""
+    final_messages: int
+    final_tokens: int
+    kept_turns: np.ndarray
+    """Turns of the messages in the final window."""
+
+    @property
+    def facts_alive(self) -> int:
+        return sum(self.fact_alive.values())
+
+    def rule_mask(self, rule: str) -> np.ndarray:
+        """Boolean mask of the evictions chosen by ``rule``."""
+        return np.fromiter((r == rule for r in self.rules), bool, len(self.rules))
+
+    def rule_counts(self) -> dict[str, int]:
+        return dict(Counter(self.rules))
+
+    def oldest_kept_turn(self) -> int:
+        kept = self.kept_turns[self.kept_turns > 0]
+        return int(kept.min()) if kept.size else 0
+
+
+def _check_policy(policy: Any) -> str:
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
+    return policy
+
+
+def _policy_params(policy: str, budget: int, threshold: float, decay_rate: float,
+                   half_life_minutes: float) -> dict[str, Any]:
+    if policy == "hybrid":
+        return {"budget": budget, "threshold": threshold}
+    if policy == "recency":
+        return {"budget": budget, "decay_rate": decay_rate, "half_life_minutes": half_life_minutes}
+    return {"budget": budget}
+
+
+_RUNS: OrderedDict[tuple, tuple[SimulatedConversation, PolicyRun]] = OrderedDict()
+_RUN_CACHE_SIZE = 512
+
+
+def run_policy(
+    conv: SimulatedConversation,
+    policy: str,
+    *,
+    budget: int = 1500,
+    threshold: float = 0.5,
+    decay_rate: float = 0.1,
+    half_life_minutes: float = 5.0,
+) -> PolicyRun:
+    """Replay ``conv`` through ``policy`` at ``budget`` billed tokens (memoized).
+
+    Only the parameters a policy uses matter (``threshold`` for hybrid,
+    ``decay_rate`` and ``half_life_minutes`` for recency), but all are validated.
+    """
+    policy = _check_policy(policy)
+    budget = require_int("budget", budget, minimum=1)
+    threshold = float(require_fraction("threshold", threshold))
+    decay_rate = float(require_non_negative("decay_rate", decay_rate))
+    half_life_minutes = float(require_positive("half_life_minutes", half_life_minutes))
+    params = _policy_params(policy, budget, threshold, decay_rate, half_life_minutes)
+    key = (id(conv), len(conv.messages), policy, *params.values())
+    hit = _RUNS.get(key)
+    if hit is not None:
+        _RUNS.move_to_end(key)
+        return hit[1]
+    run = _replay(conv, policy, params)
+    # The entry holds the conversation itself, so its id cannot be reused while cached.
+    _RUNS[key] = (conv, run)
+    while len(_RUNS) > _RUN_CACHE_SIZE:
+        _RUNS.popitem(last=False)
+    return run
+
+
+def make_buffer(policy: str, budget: int, threshold: float = 0.5, decay_rate: float = 0.1,
+                half_life_minutes: float = 5.0):
+    """The library buffer behind a policy name."""
+    policy = _check_policy(policy)
+    if policy == "fifo":
+        return FIFOBuffer(budget)
+    if policy == "importance":
+        return ImportanceBuffer(budget)
+    if policy == "hybrid":
+        return HybridBuffer(budget, importance_threshold=threshold)
+    return RecencyWeightedBuffer(budget, decay_rate=decay_rate,
+                                 half_life_minutes=half_life_minutes)
+
+
+def _replay(conv: SimulatedConversation, policy: str, params: dict[str, Any]) -> PolicyRun:
+    buf = make_buffer(policy, params["budget"], params.get("threshold", 0.5),
+                      params.get("decay_rate", 0.1), params.get("half_life_minutes", 5.0))
+    turn_of = {}
+    importance_of = {}
+    for m in conv.messages:
+        turn_of[m.id] = m.turn
+        importance_of[m.id] = m.importance
+        buf.add(m)
+    evict_turn: list[int] = []
+    victim_turn: list[int] = []
+    victim_imp: list[float] = []
+    rules: list[str] = []
+    evicted_at: dict[str, tuple[int, str]] = {}
+    for e in buf.trace.evictions():
+        for mid in e.message_ids:
+            evict_turn.append(e.turn)
+            victim_turn.append(turn_of[mid])
+            victim_imp.append(importance_of[mid])
+            rules.append(e.rule)
+            evicted_at[mid] = (e.turn, e.rule)
+    kept = buf.messages()
+    return PolicyRun(
+        policy, params, np.asarray(evict_turn, int), np.asarray(victim_turn, int),
+        np.asarray(victim_imp, float), tuple(rules), evicted_at,
+        fact_survival(conv.facts, kept), len(kept), buf.tokens,
+        np.asarray([m.turn for m in kept], int),
+    )
+
+
+def compare_policies(conv: SimulatedConversation, *, budget: int = 1500, threshold: float = 0.5,
+                     decay_rate: float = 0.1, half_life_minutes: float = 5.0,
+                     recent_from_turn: int = 401) -> dict[str, dict[str, Any]]:
+    """Rounded facts about each policy's run: evictions, rules, facts kept (all and recent)."""
+    out = {}
+    recent = [f for f in conv.facts if f.turn >= recent_from_turn]
+    for policy in POLICIES:
+        run = run_policy(conv, policy, budget=budget, threshold=threshold, decay_rate=decay_rate,
+                         half_life_minutes=half_life_minutes)
+        out[policy] = {
+            "evictions": int(run.evict_turn.size),
+            "rules": run.rule_counts(),
+            "final_messages": run.final_messages,
+            "oldest_kept_turn": run.oldest_kept_turn(),
+            "facts_alive": run.facts_alive,
+            "recent_facts_alive": sum(run.fact_alive[f.id] for f in recent),
+            "mean_age_at_eviction": round(float(np.mean(run.evict_turn - run.victim_turn)), 1)
+            if run.evict_turn.size else 0.0,
+        }
+    return out
+
+
+def print_comparison(table: dict[str, dict[str, Any]], n_recent: int, n_facts: int) -> None:
+    print(f"{'policy':<17}{'evictions':>10}{'kept':>6}{'oldest kept turn':>18}"
+          f"{'mean age at eviction':>22}{'facts kept':>12}{'recent facts':>14}")
+    for policy, row in table.items():
+        print(f"{POLICY_LABELS[policy]:<17}{row['evictions']:>10}{row['final_messages']:>6}"
+              f"{row['oldest_kept_turn']:>18}{row['mean_age_at_eviction']:>22}"
+              f"{row['facts_alive']:>7} / {n_facts}{row['recent_facts_alive']:>9} / {n_recent}")
+
+
+# ------------------------------------------------------------------ curves
+def importance_curves(
+    decay_rate: float = 0.1,
+    half_life_minutes: float = 5.0,
+    importances: Sequence[float] = tuple(v for _, v in CURVE_IMPORTANCES),
+    minutes: np.ndarray = CURVE_MINUTES,
+) -> np.ndarray:
+    """Effective importance (rows: importances) against age in minutes (columns)."""
+    zeros = np.zeros(len(importances))
+    return effective_importance_curves(importances, zeros, minutes, decay_rate, half_life_minutes)
+
+
+def overtake_minutes(old_importance: float, new_importance: float, decay_rate: float = 0.1,
+                     half_life_minutes: float = 5.0) -> float:
+    """Age (minutes) at which a message of ``old_importance`` falls to ``new_importance``.
+
+    After that age a fresh message of ``new_importance`` outranks it, so the
+    recency policy evicts the old one first. ``inf`` when decay_rate is 0.
+    """
+    require_positive("old_importance", old_importance)
+    require_positive("new_importance", new_importance)
+    require_non_negative("decay_rate", decay_rate)
+    require_positive("half_life_minutes", half_life_minutes)
+    if old_importance <= new_importance:
+        return 0.0
+    if decay_rate == 0:
+        return math.inf
+    return half_life_minutes * math.log(old_importance / new_importance) / decay_rate
+
+
+def print_fact_fates(runs: dict[str, PolicyRun], facts: Sequence[Any]) -> None:
+    """One line per fact, one column per policy: kept, or the turn it left at and the rule."""
+    print((f"{'fact':<6}{'planted':>8}  " + "".join(f"{POLICY_LABELS[p]:<37}" for p in runs))
+          .rstrip())
+    for f in facts:
+        cells = []
+        for run in runs.values():
+            if run.fact_alive[f.id]:
+                cells.append("kept")
+            else:
+                turn, rule = run.evicted_at[f.message_id]
+                cells.append(f"left turn {turn}, {rule}")
+        print((f"{f.id:<6}{f.turn:>8}  " + "".join(f"{c:<37}" for c in cells)).rstrip())
+
+
+# ---------------------------------------------------------------- explorer
+_TIMELINE_TRACES: tuple[tuple[str, str, str], ...] = (
+    ("fifo", "fifo", "circle"),
+    ("importance", "importance", "circle"),
+    ("hybrid", "hybrid-below-threshold", "circle"),
+    ("hybrid", "hybrid-fifo-fallback", "diamond"),
+    ("recency", "recency", "circle"),
+)
+"""(policy, rule, marker symbol) of each eviction-timeline trace: one per rule."""
+
+
+class PruningExplorer(LessonExplorer):
+    """Four policies on one conversation: facts kept, eviction timeline, recency curves."""
+
+    def __init__(self, conv: SimulatedConversation, budget: int = 1500, threshold: float = 0.5,
+                 decay_rate: float = 0.1, half_life_minutes: float = 5.0,
+                 recent_from_turn: int = 401) -> None:
+        self.conv = conv
+        self.facts = list(conv.facts)
+        self.recent = [f for f in self.facts if f.turn >= recent_from_turn]
+        self.recent_from_turn = recent_from_turn
+        super().__init__(budget=budget, threshold=threshold, decay_rate=decay_rate,
+                         half_life_minutes=half_life_minutes)
+
+    def _make_sliders(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "budget": int_slider("budget (tokens)", params["budget"], 500, 4000, 250),
+            "threshold": float_slider("hybrid threshold", params["threshold"], 0.05, 1.0, 0.05),
+            "decay_rate": float_slider("decay rate", params["decay_rate"], 0.0, 1.0, 0.01),
+            "half_life_minutes": float_slider("half_life_minutes", params["half_life_minutes"],
+                                              1.0, 120.0, 1.0, ".0f"),
+        }
+
+    def _make_figure(self) -> Any:
+        from plotly.subplots import make_subplots
+
+        go = _go()
+        base = make_subplots(
+            rows=2, cols=2, column_widths=[0.62, 0.38], row_heights=[0.45, 0.55],
+            specs=[[{}, {}], [{"colspan": 2}, None]], vertical_spacing=0.14,
+            subplot_titles=("planted facts still in the window at the end",
+                            "recency weighting: effective importance",
+                            "eviction timeline: age of each victim when it left"))
+        fig = go.FigureWidget(base)
+        labels = [POLICY_LABELS[p] for p in POLICIES]
+        fig.add_scatter(name="fact kept", x=[], y=[], mode="markers",
+                        marker=dict(symbol="circle", size=8, color="#00cc96"), row=1, col=1)
+        fig.add_scatter(name="fact lost", x=[], y=[], mode="markers",
+                        marker=dict(symbol="x", size=7, color="#ef553b"), text=[], row=1, col=1)
+        for (label, _), color in zip(CURVE_IMPORTANCES, ("#ef553b", "#636efa", "#b6b6b6")):
+            fig.add_scatter(name=label, x=CURVE_MINUTES, y=np.zeros_like(CURVE_MINUTES),
+                            mode="lines", line=dict(color=color), row=1, col=2)
+        fig.add_scatter(name="weight = 0.5", x=[0, 0], y=[0, 1], mode="lines",
+                        line=dict(color="black", dash="dot", width=1), row=1, col=2)
+        for policy, rule, symbol in _TIMELINE_TRACES:
+            fig.add_scattergl(name=f"{POLICY_LABELS[policy]}: {rule}", x=[], y=[],
+                              mode="markers", marker=dict(size=4, color=POLICY_COLORS[policy],
+                                                          symbol=symbol, opacity=0.6),
+                              row=2, col=1)
+        fig.update_layout(height=760, margin=dict(l=60, r=20, t=60, b=40),
+                          legend=dict(orientation="h", y=-0.08))
+        fig.update_yaxes(categoryorder="array", categoryarray=labels[::-1], row=1, col=1)
+        fig.update_xaxes(title_text="turn the fact was planted", row=1, col=1)
+        fig.update_xaxes(title_text="age (minutes)", row=1, col=2)
+        fig.update_yaxes(range=[0, 1.02], row=1, col=2)
+        fig.update_xaxes(title_text="turn of the eviction", row=2, col=1)
+        fig.update_yaxes(title_text="1 + victim's age (turns)", type="log", row=2, col=1)
+        return fig
+
+    def _compute(self, budget: int, threshold: float, decay_rate: float,
+                 half_life_minutes: float) -> dict[str, Any]:
+        runs = {p: run_policy(self.conv, p, budget=budget, threshold=threshold,
+                              decay_rate=decay_rate, half_life_minutes=half_life_minutes)
+                for p in POLICIES}
+        return {"runs": runs, "curves": importance_curves(decay_rate, half_life_minutes),
+                "decay_rate": decay_rate, "half_life_minutes": half_life_minutes}
+
+    def _draw(self, result: dict[str, Any]) -> None:
+        data = self.fig.data
+        kx: list = []
+        ky: list = []
+        lx: list = []
+        ly: list = []
+        lt: list = []
+        for policy, run in result["runs"].items():
+            label = POLICY_LABELS[policy]
+            for f in self.facts:
+                if run.fact_alive[f.id]:
+                    kx.append(f.turn)
+                    ky.append(label)
+                else:
+                    lx.append(f.turn)
+                    ly.append(label)
+                    turn, rule = run.evicted_at[f.message_id]
+                    lt.append(f"{f.id} left at turn {turn} ({rule})")
+        data[0].x, data[0].y = kx, ky
+        data[1].x, data[1].y, data[1].text = lx, ly, lt
+        for trace, row in zip(data[2:5], result["curves"]):
+            trace.y = row
+        if result["decay_rate"] > 0:
+            t = min(true_half_life_minutes(result["decay_rate"], result["half_life_minutes"]),
+                    float(CURVE_MINUTES[-1]))
+        else:
+            t = float(CURVE_MINUTES[-1])
+        data[5].x = [t, t]
+        for trace, (policy, rule, _) in zip(data[6:], _TIMELINE_TRACES):
+            run = result["runs"][policy]
+            mask = run.rule_mask(rule)
+            trace.x = run.evict_turn[mask]
+            trace.y = np.maximum(run.evict_turn[mask] - run.victim_turn[mask], 0) + 1
+
+    def summary(self) -> dict[str, Any]:
+        runs = self.result["runs"]
+        d, h = self.result["decay_rate"], self.result["half_life_minutes"]
+        out: dict[str, Any] = {
+            "budget": self.params["budget"],
+            "threshold": round(self.params["threshold"], 2),
+            "decay_rate": round(d, 3),
+            "half_life_minutes": round(h, 1),
+            "weight_halves_after_minutes": round(true_half_life_minutes(d, h), 1) if d > 0
+            else "never",
+        }
+        for policy, run in runs.items():
+            recent = sum(run.fact_alive[f.id] for f in self.recent)
+            out[f"{policy}_facts_kept"] = f"{run.facts_alive}/{len(self.facts)} " \
+                f"(recent {recent}/{len(self.recent)})"
+        return out

@@ -1,0 +1,463 @@
+"""Lesson 12: parameter tuning: recall surfaces, Pareto fronts, per-category breakdowns.
+
+Pure computation (tested, benchmarked):
+
+* ``load_tuning_data(path=None)``: the data the lesson runs on, and a sentence
+  saying which. A local LoCoMo copy when ``path`` is given or the environment
+  variable ``MEMORYKIT_LOCOMO`` names one (checked against its published
+  sha256); otherwise the bundled LoCoMo-*schema* fixture
+  ``data/locomo_style/locomo_style.json`` (invented people and text, written by
+  ``data/locomo_style/generate.py``: LoCoMo itself is CC BY-NC and never
+  shipped); without the repository's data directory, simulated conversations.
+* ``precompute(dataset)``: every sweep the explorer shows, run once with
+  ``run_sweep`` (progress bars): the two tunable policies of ``KNOBS`` over
+  their two-parameter grids, and the toolkit's memories and the baselines
+  with their defaults (not the summary buffer: see ``summary_caveat``), each at every budget of ``BUDGETS``. The result,
+  ``TuningSweeps``, holds numpy arrays indexed (parameter 1, parameter 2,
+  budget), so moving a widget only re-slices them.
+* ``evaluate_configuration(config)``: recall of one configuration at one
+  budget (what the lesson's checker scores).
+
+Explorer: ``TuningExplorer`` (policy dropdown; sliders for its two parameters
+and the budget): the recall surface as a heatmap, the Pareto front of recall
+against tokens across every policy and budget, and recall per question
+category beside the default BM25 at the same budget.
+Taught in ``notebooks/12_parameter_tuning.ipynb``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memorykit._validate import require_int
+from memorykit.embeddings import LexicalHashingEmbedder
+from memorykit.evaluation import (
+    AttentionPolicy,
+    BM25Retrieval,
+    EvalDataset,
+    baseline_policies,
+    cheapest_reaching,
+    evaluate,
+    from_simulated,
+    grid,
+    load_locomo,
+    pareto_front,
+    run_sweep,
+    toolkit_policies,
+)
+from memorykit.lessons._app import LessonExplorer, _go, _widgets
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+FIXTURE = ROOT / "data" / "locomo_style" / "locomo_style.json"
+"""The bundled LoCoMo-schema fixture (invented text; see ``data/locomo_style/README.md``)."""
+LOCOMO_ENV = "MEMORYKIT_LOCOMO"
+"""Environment variable naming a local copy of LoCoMo's ``locomo10.json`` (file or directory)."""
+BUDGETS: tuple[int, ...] = (250, 500, 1000, 2000)
+"""Token budgets every configuration is evaluated at."""
+EXERCISE_BUDGET = 1000
+
+
+def make_attention(neighbours: int = 1, dimension: int = 512) -> AttentionPolicy:
+    """The attention window over a lexical hashing embedder of ``dimension`` (picklable factory)."""
+    return AttentionPolicy(LexicalHashingEmbedder(dimension), neighbours)
+
+
+@dataclass(frozen=True)
+class Knobs:
+    """A tunable policy: its factory and its two parameters with their grids and defaults."""
+
+    make: Any
+    names: tuple[str, str]
+    values: tuple[tuple[Any, ...], tuple[Any, ...]]
+    defaults: tuple[Any, Any]
+
+
+KNOBS: dict[str, Knobs] = {
+    "bm25": Knobs(BM25Retrieval, ("k1", "b"),
+                  ((0.3, 0.6, 0.9, 1.2, 1.5, 2.0), (0.0, 0.25, 0.5, 0.75, 1.0)), (1.5, 0.75)),
+    "attention": Knobs(make_attention, ("neighbours", "dimension"),
+                       ((0, 1, 2, 3), (64, 128, 256, 512)), (1, 512)),
+}
+"""The policies the explorer tunes (name -> factory and two parameter grids)."""
+
+_FIXED: dict[str, Any] = {n: p for n, p in {**toolkit_policies(), **baseline_policies()}.items()
+                          if n != "summary"}
+"""Fixed-setting policies on the Pareto plot. The summary buffer is left out: recall counts
+evidence covered through provenance, which credits a summary with every message it condensed
+whether or not the detail survived, so it would top every chart unchecked (``summary_caveat``)."""
+
+
+def fixed_policy(name: str) -> Any:
+    """A toolkit memory or baseline with its default settings, by name (picklable factory)."""
+    if name not in _FIXED:
+        raise ValueError(f"name must be one of {', '.join(_FIXED)}, got {name!r}")
+    return _FIXED[name]
+
+
+# ------------------------------------------------------------------- data
+def _locomo_path(path: Any) -> Path | None:
+    if path is not None:
+        return Path(path)
+    env = os.environ.get(LOCOMO_ENV)
+    return Path(env) if env else None
+
+
+def load_tuning_data(path: Any = None) -> tuple[EvalDataset, str]:
+    """The lesson's dataset and a sentence naming it (no absolute paths: it is printed)."""
+    local = _locomo_path(path)
+    if local is not None:
+        data = load_locomo(local)
+        return data, (f"LoCoMo (local copy, sha256 verified): {len(data)} conversations, "
+                      f"{data.n_messages:,} turns, {data.n_questions:,} questions")
+    if FIXTURE.is_file():
+        data = load_locomo(FIXTURE, verify=False)
+        return data, (f"bundled LoCoMo-style fixture data/locomo_style/locomo_style.json (invented "
+                      f"text, LoCoMo's schema): {len(data)} conversations, {data.n_messages:,} "
+                      f"turns, {data.n_questions:,} questions")
+    from memorykit.lessons.data import default_conversation
+
+    conv = from_simulated(default_conversation("short_60"))
+    data = EvalDataset("simulated", (conv,))
+    return data, (f"simulated conversation short_60 (the fixture file is missing): "
+                  f"{data.n_messages:,} messages, {data.n_questions:,} questions")
+
+
+# ------------------------------------------------------------------ sweeps
+@dataclass(frozen=True)
+class Surface:
+    """One tunable policy's sweep as arrays indexed (parameter 1, parameter 2, budget)."""
+
+    name: str
+    knobs: Knobs
+    recall: np.ndarray
+    tokens: np.ndarray
+    category_recall: np.ndarray
+    """(category, parameter 1, parameter 2, budget); NaN where a category has no question."""
+
+
+@dataclass(frozen=True)
+class TuningSweeps:
+    """Everything the explorer shows, computed once."""
+
+    description: str
+    budgets: tuple[int, ...]
+    categories: tuple[str, ...]
+    separate: tuple[str, ...]
+    surfaces: dict[str, Surface]
+    points: list[dict[str, Any]]
+    """Every (policy, configuration, budget): label, policy, budget, tokens, recall."""
+    front: list[dict[str, Any]]
+    n_evaluations: int
+
+
+def _label(name: str, params: dict[str, Any]) -> str:
+    return name + ("(" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")" if params else "")
+
+
+def precompute(dataset: EvalDataset | None = None, description: str | None = None, *,
+               budgets: tuple[int, ...] = BUDGETS, progress: bool = True,
+               executor: Any = None, workers: int = 0) -> TuningSweeps:
+    """Run every sweep of the lesson (see the module docstring); ``progress`` shows tqdm bars.
+
+    ``executor`` is any ``concurrent.futures.Executor`` (a Dask client's ``get_executor()``
+    too); ``workers=n`` (n >= 2) instead opens a ``ProcessPoolExecutor(n)`` for the call, its
+    workers started with ``spawn`` (forking a Jupyter kernel, which runs threads, is unsafe).
+    The rows are the same either way (``run_sweep`` keeps configuration order).
+    """
+    workers = require_int("workers", workers, minimum=0)
+    if workers >= 2 and executor is None:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            return precompute(dataset, description, budgets=budgets, progress=progress,
+                              executor=pool)
+    if dataset is None:
+        dataset, description = load_tuning_data()
+    categories = tuple(dataset.categories())
+    separate = tuple(c for c in ("adversarial",) if c in categories)
+    surfaces: dict[str, Surface] = {}
+    points: list[dict[str, Any]] = []
+    n_eval = 0
+    for name, k in KNOBS.items():
+        configs = grid({k.names[0]: list(k.values[0]), k.names[1]: list(k.values[1])})
+        sweep = run_sweep(k.make, configs, dataset, list(budgets), progress=progress,
+                          executor=executor, chunksize=1 if executor is None else len(budgets))
+        rows = sweep.to_records()
+        n_eval += len(rows)
+        shape = (len(k.values[0]), len(k.values[1]), len(budgets))
+        recall = np.array([r["recall"] for r in rows], dtype=float).reshape(shape)
+        tokens = np.array([r["tokens"] for r in rows], dtype=float).reshape(shape)
+        cats = np.array([[np.nan if r.get(f"recall:{c}") is None else r[f"recall:{c}"] for r in rows]
+                         for c in categories], dtype=float).reshape((len(categories), *shape))
+        surfaces[name] = Surface(name, k, recall, tokens, cats)
+        for r in rows:
+            params = {n: r[n] for n in k.names}
+            points.append({"label": _label(name, params), "policy": name, "budget": r["budget"],
+                           "tokens": r["tokens"], "recall": r["recall"]})
+    sweep = run_sweep(fixed_policy, [{"name": n} for n in _FIXED], dataset, list(budgets),
+                      progress=progress, executor=executor)
+    for r in sweep.to_records():
+        n_eval += 1
+        points.append({"label": r["name"], "policy": r["name"], "budget": r["budget"],
+                       "tokens": r["tokens"], "recall": r["recall"]})
+    front = pareto_front(points)
+    return TuningSweeps(description or dataset.name, tuple(budgets), categories, separate, surfaces,
+                        points, front, n_eval)
+
+
+def summary_caveat(dataset: EvalDataset, budget: int = EXERCISE_BUDGET) -> dict[str, Any]:
+    """The summary buffer's provenance-credited recall and tokens at ``budget`` (rounded)."""
+    row = evaluate(toolkit_policies()["summary"], dataset, budget).summary()
+    return {"policy": "summary", "budget": budget, "tokens": int(round(row["tokens"])),
+            "recall_through_provenance": round(row["recall"], 3)}
+
+
+def evaluate_configuration(config: Any, dataset: EvalDataset | None = None,
+                           budget: int = EXERCISE_BUDGET) -> dict[str, Any]:
+    """``{"policy": "attention", "neighbours": 2, ...}`` evaluated at ``budget``: its summary row.
+
+    ``policy`` is one of ``KNOBS`` (parameters left out keep their defaults). Raises
+    ValueError naming what is wrong.
+    """
+    if not isinstance(config, dict):
+        raise ValueError(f"config must be a dict like {{'policy': 'bm25', 'k1': 1.2}}, got {config!r}")
+    config = dict(config)
+    name = config.pop("policy", None)
+    if name not in KNOBS:
+        raise ValueError(f"config['policy'] must be one of {', '.join(KNOBS)}, got {name!r}")
+    k = KNOBS[name]
+    extra = set(config) - set(k.names) - {"budget"}
+    if extra:
+        raise ValueError(f"{name} takes parameters {', '.join(k.names)}, got {', '.join(sorted(extra))}")
+    asked = config.pop("budget", budget)
+    if asked != budget:
+        raise ValueError(f"the exercise is at budget {budget}, got budget={asked!r}")
+    data = dataset if dataset is not None else load_tuning_data()[0]
+    params = {n: config.get(n, d) for n, d in zip(k.names, k.defaults)}
+    row = evaluate(k.make(**params), data, budget).summary()
+    return {"policy": name, **params, "budget": budget, "recall": row["recall"],
+            "tokens": row["tokens"], "max_tokens": row["max_tokens"]}
+
+
+# ---------------------------------------------------------------- explorer
+@dataclass(frozen=True)
+class TuningView:
+    policy: str
+    i: int
+    j: int
+    k: int
+    budget: int
+    surface: np.ndarray
+    recall: float
+    tokens: float
+    categories: np.ndarray
+    bm25_categories: np.ndarray
+    bm25_recall: float
+
+
+_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+           "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31"]
+
+
+class TuningExplorer(LessonExplorer):
+    """Recall surface, Pareto front and per-category recall of one configuration."""
+
+    title = "Evidence recall at a token budget"
+
+    def __init__(self, sweeps: TuningSweeps, policy: str = "bm25", budget: int = 1000) -> None:
+        if policy not in sweeps.surfaces:
+            raise ValueError(f"policy must be one of {', '.join(sweeps.surfaces)}, got {policy!r}")
+        if budget not in sweeps.budgets:
+            raise ValueError(f"budget must be one of {sweeps.budgets}, got {budget!r}")
+        self.sweeps = sweeps
+        k = sweeps.surfaces[policy].knobs
+        super().__init__(policy=policy, p1=k.values[0].index(k.defaults[0]),
+                         p2=k.values[1].index(k.defaults[1]), budget=budget)
+
+    def _options(self, policy: str, axis: int) -> list[tuple[str, int]]:
+        return [(str(v), n) for n, v in enumerate(self.sweeps.surfaces[policy].knobs.values[axis])]
+
+    def _make_sliders(self, params: dict[str, Any]) -> dict[str, Any]:
+        w = _widgets()
+        policy = params["policy"]
+        names = self.sweeps.surfaces[policy].knobs.names
+        style = {"description_width": "initial"}
+        layout = w.Layout(width="420px")
+        return {
+            "policy": w.Dropdown(options=list(self.sweeps.surfaces), value=policy,
+                                 description="policy", style=style),
+            "p1": w.SelectionSlider(options=self._options(policy, 0), value=params["p1"],
+                                    description=names[0], continuous_update=False, style=style,
+                                    layout=layout),
+            "p2": w.SelectionSlider(options=self._options(policy, 1), value=params["p2"],
+                                    description=names[1], continuous_update=False, style=style,
+                                    layout=layout),
+            "budget": w.SelectionSlider(options=list(self.sweeps.budgets), value=params["budget"],
+                                        description="budget (tokens)", continuous_update=False,
+                                        style=style, layout=layout),
+        }
+
+    def update(self, **params: Any) -> Any:
+        """Like the base class, and a new policy resets the two parameter sliders to its defaults."""
+        unknown = set(params) - set(self.sliders)
+        if unknown:
+            raise TypeError(f"unknown parameter(s) {', '.join(sorted(unknown))}; "
+                            f"expected some of {', '.join(self.sliders)}")
+        merged = {**self.params, **params}
+        new_policy = merged["policy"] != self.params.get("policy", merged["policy"])
+        if merged["policy"] not in self.sweeps.surfaces:
+            raise ValueError(f"policy must be one of {', '.join(self.sweeps.surfaces)}, "
+                             f"got {merged['policy']!r}")
+        k = self.sweeps.surfaces[merged["policy"]].knobs
+        if new_policy and not {"p1", "p2"} & set(params):
+            merged["p1"] = k.values[0].index(k.defaults[0])
+            merged["p2"] = k.values[1].index(k.defaults[1])
+        for axis in (0, 1):
+            key = f"p{axis + 1}"
+            if not (isinstance(merged[key], int) and 0 <= merged[key] < len(k.values[axis])):
+                raise ValueError(f"{key} must be an index into {k.names[axis]} values "
+                                 f"{k.values[axis]}, got {merged[key]!r}")
+        self.result = self._compute(**merged)
+        self.params = merged
+        with self.fig.batch_update():
+            self._draw(self.result)
+        self.readout.value = self._readout_html()
+        self._syncing = True
+        try:
+            if new_policy:
+                for axis in (0, 1):
+                    s = self.sliders[f"p{axis + 1}"]
+                    s.options = self._options(merged["policy"], axis)
+                    s.description = k.names[axis]
+            for name, value in merged.items():
+                if self.sliders[name].value != value:
+                    self.sliders[name].value = value
+        finally:
+            self._syncing = False
+        return self.result
+
+    def _make_figure(self) -> Any:
+        from plotly.subplots import make_subplots
+
+        go = _go()
+        fig = go.FigureWidget(make_subplots(
+            rows=1, cols=3, column_widths=[0.3, 0.4, 0.3], horizontal_spacing=0.09,
+            subplot_titles=("recall surface", "Pareto front: recall vs tokens", "recall by category")))
+        fig.add_heatmap(z=[[0.0]], x=["."], y=["."], zmin=0, zmax=1, colorscale="Viridis",
+                        colorbar=dict(title="recall", x=0.255, len=0.9), row=1, col=1,
+                        hovertemplate="%{y}, %{x}: recall %{z:.3f}<extra></extra>")
+        fig.add_scatter(x=["."], y=["."], mode="markers", name="selected", showlegend=False,
+                        marker=dict(symbol="square-open", size=22, color="red", line=dict(width=3)),
+                        row=1, col=1, hoverinfo="skip")
+        pts = self.sweeps.points
+        names = list(dict.fromkeys(p["policy"] for p in pts))
+        for n, name in enumerate(names):
+            mine = [p for p in pts if p["policy"] == name]
+            fig.add_scatter(x=[p["tokens"] for p in mine], y=[p["recall"] for p in mine],
+                            mode="markers", name=name, marker=dict(size=6, color=_COLORS[n % 13],
+                                                                   opacity=0.6),
+                            text=[f"{p['label']} @ {p['budget']}" for p in mine],
+                            hovertemplate="%{text}<br>%{x:.0f} tokens, recall %{y:.3f}<extra></extra>",
+                            row=1, col=2)
+        front = self.sweeps.front
+        fig.add_scatter(x=[p["tokens"] for p in front], y=[p["recall"] for p in front],
+                        mode="lines", name="Pareto front", line=dict(color="black", dash="dot"),
+                        hoverinfo="skip", row=1, col=2)
+        fig.add_scatter(x=[0], y=[0], mode="markers", name="selected",
+                        marker=dict(symbol="star", size=16, color="red"), row=1, col=2)
+        fig.add_bar(x=list(self.sweeps.categories), y=[0] * len(self.sweeps.categories),
+                    name="selected", marker_color="red", row=1, col=3)
+        fig.add_bar(x=list(self.sweeps.categories), y=[0] * len(self.sweeps.categories),
+                    name="bm25 default", marker_color="gray", row=1, col=3)
+        fig.update_xaxes(type="log", title="mean context tokens (log)", row=1, col=2)
+        fig.update_yaxes(range=[-0.02, 1.05], title="recall", row=1, col=2)
+        fig.update_yaxes(range=[0, 1.05], row=1, col=3)
+        fig.update_layout(height=430, margin=dict(l=60, r=20, t=70, b=60), title=self.title,
+                          barmode="group", legend=dict(orientation="h", y=-0.25, font=dict(size=10)))
+        self._selected = len(fig.data) - 3
+        return fig
+
+    def _compute(self, **p: Any) -> TuningView:
+        s = self.sweeps.surfaces[p["policy"]]
+        k = self.sweeps.budgets.index(p["budget"])
+        i, j = p["p1"], p["p2"]
+        bm = self.sweeps.surfaces["bm25"]
+        bi = bm.knobs.values[0].index(bm.knobs.defaults[0])
+        bj = bm.knobs.values[1].index(bm.knobs.defaults[1])
+        return TuningView(p["policy"], i, j, k, p["budget"], s.recall[:, :, k],
+                          float(s.recall[i, j, k]), float(s.tokens[i, j, k]),
+                          s.category_recall[:, i, j, k], bm.category_recall[:, bi, bj, k],
+                          float(bm.recall[bi, bj, k]))
+
+    def _draw(self, v: TuningView) -> None:
+        k = self.sweeps.surfaces[v.policy].knobs
+        xs = [str(x) for x in k.values[1]]
+        ys = [str(y) for y in k.values[0]]
+        heat = self.fig.data[0]
+        heat.z, heat.x, heat.y = v.surface, xs, ys
+        self.fig.data[1].x, self.fig.data[1].y = [xs[v.j]], [ys[v.i]]
+        self.fig.layout.xaxis.title = k.names[1]
+        self.fig.layout.yaxis.title = k.names[0]
+        star = self.fig.data[self._selected]
+        star.x, star.y = [v.tokens], [v.recall]
+        self.fig.data[-2].y = np.nan_to_num(v.categories)
+        self.fig.data[-1].y = np.nan_to_num(v.bm25_categories)
+
+    def summary(self) -> dict[str, Any]:
+        v: TuningView = self.result
+        sw = self.sweeps
+        k = sw.surfaces[v.policy].knobs
+        config = f"{k.names[0]}={k.values[0][v.i]}, {k.names[1]}={k.values[1][v.j]}"
+        best = np.unravel_index(int(np.argmax(v.surface)), v.surface.shape)
+        cats = ", ".join(f"{c} {x:.3f}" for c, x in zip(sw.categories, v.categories) if not np.isnan(x))
+        target = 0.9
+        cheapest = cheapest_reaching(sw.points, target)
+        out: dict[str, Any] = {
+            "data": sw.description,
+            "selected": f"{v.policy}({config}) at {v.budget} tokens",
+            "recall": round(v.recall, 3),
+            "mean_tokens": int(round(v.tokens)),
+            "recall_by_category": cats,
+            "bm25_default_recall_at_this_budget": round(v.bm25_recall, 3),
+            "beats_bm25_default": v.recall > v.bm25_recall,
+            "surface_best": (f"{k.names[0]}={k.values[0][best[0]]}, {k.names[1]}={k.values[1][best[1]]}"
+                             f": recall {float(v.surface[best]):.3f}"),
+            "surface_worst_recall": round(float(v.surface.min()), 3),
+            "evaluations_precomputed": sw.n_evaluations,
+            "pareto_front": len(sw.front),
+            f"cheapest_reaching_{target:.0%}": (
+                "none" if cheapest is None else
+                f"{cheapest['label']} at {cheapest['budget']}: {cheapest['tokens']:.0f} tokens, "
+                f"recall {cheapest['recall']:.3f}"),
+        }
+        if sw.separate:
+            out["note"] = f"{', '.join(sw.separate)} questions are left out of recall (shown as a bar)"
+        return out
+
+
+def front_rows(sweeps: TuningSweeps) -> list[dict[str, Any]]:
+    """The Pareto front as printable rows (rounded)."""
+    return [{"configuration": p["label"], "budget": p["budget"], "tokens": int(round(p["tokens"])),
+             "recall": round(p["recall"], 3)} for p in sweeps.front]
+
+
+def policy_table(sweeps: TuningSweeps, budget: int = EXERCISE_BUDGET) -> list[dict[str, Any]]:
+    """Every fixed-setting policy and each tunable one at its defaults, at ``budget`` (rounded)."""
+    if budget not in sweeps.budgets:
+        raise ValueError(f"budget must be one of {sweeps.budgets}, got {budget!r}")
+    k = sweeps.budgets.index(budget)
+    rows = [{"policy": p["label"], "tokens": int(round(p["tokens"])), "recall": round(p["recall"], 3)}
+            for p in sweeps.points if p["budget"] == budget and p["policy"] not in sweeps.surfaces]
+    for name, s in sweeps.surfaces.items():
+        i = s.knobs.values[0].index(s.knobs.defaults[0])
+        j = s.knobs.values[1].index(s.knobs.defaults[1])
+        params = dict(zip(s.knobs.names, (s.knobs.defaults[0], s.knobs.defaults[1])))
+        rows.append({"policy": _label(name, params), "tokens": int(round(s.tokens[i, j, k])),
+                     "recall": round(float(s.recall[i, j, k]), 3)})
+    return sorted(rows, key=lambda r: (-r["recall"], r["tokens"]))

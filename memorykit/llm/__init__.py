@@ -1,0 +1,82 @@
+"""Language models in the loop: chat, summaries, critics and embeddings behind an API.
+
+Taught in ``notebooks/11_llm_in_the_loop.ipynb`` (a later notebook). Every
+earlier notebook runs offline, and the offline components stay the default
+everywhere: ``ExtractiveSummarizer``, ``LexicalHashingEmbedder`` and, here,
+``ScriptedChatModel`` and ``ScriptedCritic`` -- deterministic, no network, and
+named so that nobody mistakes them for a language model. The ``OpenAI*``
+classes fit the same protocols (``ChatModel``, ``Summarizer``, ``Critic``,
+``Embedder``) and talk to any OpenAI-compatible endpoint; ``configured()``
+tells a notebook whether one is available without building a client.
+
+``memorykit.llm.testing.FakeOpenAIServer`` is a loopback OpenAI-compatible
+server (127.0.0.1 only) that the tests, and notebooks without an API key, use
+to exercise the real ``openai`` client: timeouts, retries, HTTP errors and
+malformed replies included.
+
+The ``openai`` package is optional (``pip install 'memorykit[llm]'``); it is
+imported only when a client is built or a request is made.
+"""
+
+from memorykit.llm.chat import (
+    ChatModel,
+    OpenAIChatModel,
+    ScriptedChatModel,
+    ScriptRule,
+    Usage,
+)
+from memorykit.llm.client import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT,
+    LLMCallFailed,
+    LLMError,
+    LLMNotConfigured,
+    configured,
+    describe_backend,
+    make_client,
+    openai_available,
+)
+from memorykit.llm.critic import (
+    Critic,
+    CritiqueFailed,
+    OpenAICritic,
+    Rule,
+    ScriptedCritic,
+    parse_rules,
+)
+from memorykit.llm.embedder import EmbeddingFailed, OpenAIEmbedder
+from memorykit.llm.summarizer import (
+    DEFAULT_SUMMARY_PROMPT,
+    OpenAISummarizer,
+    SummarizationFailed,
+    render_transcript,
+)
+
+__all__ = [
+    "DEFAULT_MAX_RETRIES",
+    "DEFAULT_SUMMARY_PROMPT",
+    "DEFAULT_TIMEOUT",
+    "ChatModel",
+    "Critic",
+    "CritiqueFailed",
+    "EmbeddingFailed",
+    "LLMCallFailed",
+    "LLMError",
+    "LLMNotConfigured",
+    "OpenAIChatModel",
+    "OpenAICritic",
+    "OpenAIEmbedder",
+    "OpenAISummarizer",
+    "Rule",
+    "ScriptRule",
+    "ScriptedChatModel",
+    "ScriptedCritic",
+    "SummarizationFailed",
+    "Usage",
+    "configured",
+    "describe_backend",
+    "make_client",
+    "openai_available",
+    "parse_rules",
+    "render_transcript",
+]

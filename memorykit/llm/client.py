@@ -1,0 +1,247 @@
+"""Building an OpenAI client, and knowing whether one can be built at all.
+
+Notebooks run offline by default. Before they reach for a real model they ask
+``configured()``: True only when the ``openai`` package is installed and an
+API key is available (an argument or ``OPENAI_API_KEY``). It never constructs
+a client, so it never raises the "Missing credentials" error the ``openai``
+client raises at construction. ``make_client`` builds the client from explicit
+arguments, falling back to ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``, with the
+timeout and retry count as parameters; it raises ``LLMNotConfigured`` (not the
+client's own error) when no key is available.
+
+The API key is never printed: ``describe_backend()`` says only whether a key is
+set, and no error message in this package includes it.
+
+``openai`` is an optional dependency (the ``llm`` extra); it is imported only
+inside the functions that need it. Taught in
+``notebooks/11_llm_in_the_loop.ipynb``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from memorykit._validate import require_int, require_positive
+
+DEFAULT_TIMEOUT = 30.0
+"""Seconds per request attempt (connect, read, write and pool each)."""
+DEFAULT_MAX_RETRIES = 2
+"""Retries after the first attempt: up to 3 requests for one call."""
+
+ENV_BASE_URL = "OPENAI_BASE_URL"
+ENV_API_KEY = "OPENAI_API_KEY"
+
+
+class LLMError(RuntimeError):
+    """Base class of every error this package raises about language-model calls."""
+
+
+class LLMNotConfigured(LLMError):
+    """No API key is available (argument or OPENAI_API_KEY), so no client can be built."""
+
+
+class LLMCallFailed(LLMError):
+    """A request to the model failed; ``kind`` says how and ``cause`` holds the original error.
+
+    ``kind`` is one of "timeout", "connection", "http <status>", "malformed reply",
+    "empty reply", "error".
+    """
+
+    def __init__(self, message: str, *, kind: str, cause: BaseException | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.cause = cause
+
+
+def require_openai() -> Any:
+    """Import and return the ``openai`` module, or raise ImportError saying how to get it."""
+    try:
+        import openai
+    except ImportError as exc:  # pragma: no cover - openai is installed in the dev venv
+        raise ImportError(
+            "memorykit.llm needs the 'openai' package: install memorykit[llm] "
+            "(pip install 'memorykit[llm]')"
+        ) from exc
+    return openai
+
+
+def openai_available() -> bool:
+    """True when the ``openai`` package can be imported."""
+    try:
+        require_openai()
+    except ImportError:
+        return False
+    return True
+
+
+def _env(env: Mapping[str, str] | None) -> Mapping[str, str]:
+    return os.environ if env is None else env
+
+
+def _check_optional_str(name: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        # Never echo the value: it may be a secret.
+        raise TypeError(f"{name} must be a str or None, got a {type(value).__name__}")
+    return value
+
+
+def resolve_base_url(
+    base_url: str | None = None, env: Mapping[str, str] | None = None
+) -> str | None:
+    """The base URL a client would use: the argument, else OPENAI_BASE_URL, else None.
+
+    None means the ``openai`` default, https://api.openai.com/v1.
+    """
+    base_url = _check_optional_str("base_url", base_url)
+    if base_url:
+        return base_url
+    return _env(env).get(ENV_BASE_URL) or None
+
+
+def _resolve_key(api_key: str | None, env: Mapping[str, str] | None) -> str | None:
+    api_key = _check_optional_str("api_key", api_key)
+    if api_key and api_key.strip():
+        return api_key
+    value = _env(env).get(ENV_API_KEY)
+    return value if value and value.strip() else None
+
+
+def configured(
+    *, base_url: str | None = None, api_key: str | None = None, env: Mapping[str, str] | None = None
+) -> bool:
+    """True when a real backend can be used: ``openai`` is installed and an API key is available.
+
+    Constructs no client and contacts nothing. ``base_url`` only matters in that
+    it is checked for type; without one the client would use api.openai.com.
+    """
+    resolve_base_url(base_url, env)
+    return openai_available() and _resolve_key(api_key, env) is not None
+
+
+def describe_backend(
+    *, base_url: str | None = None, api_key: str | None = None, env: Mapping[str, str] | None = None
+) -> str:
+    """One line for a notebook: where requests would go and whether a key is set (never the key)."""
+    url = resolve_base_url(base_url, env) or "https://api.openai.com/v1 (default)"
+    key = "set" if _resolve_key(api_key, env) else "missing"
+    pkg = "installed" if openai_available() else "not installed (install memorykit[llm])"
+    return f"base_url={url}; api key {key}; openai package {pkg}"
+
+
+def make_client(
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    max_retries: int = DEFAULT_MAX_RETRIES,
+    env: Mapping[str, str] | None = None,
+    **client_kwargs: Any,
+) -> Any:
+    """An ``openai.OpenAI`` client from explicit arguments, else OPENAI_BASE_URL / OPENAI_API_KEY.
+
+    ``timeout`` is seconds per attempt; ``max_retries`` retries follow a failed
+    attempt (timeouts, connection errors, 408/409/429/5xx), so one call makes at
+    most ``max_retries + 1`` requests. Raises ``LLMNotConfigured`` when no key is
+    available, ImportError when ``openai`` is missing. Extra keyword arguments go
+    to ``openai.OpenAI`` unchanged.
+    """
+    timeout = require_positive("timeout", timeout)
+    max_retries = require_int("max_retries", max_retries, minimum=0)
+    url = resolve_base_url(base_url, env)
+    key = _resolve_key(api_key, env)
+    openai = require_openai()
+    if key is None:
+        raise LLMNotConfigured(
+            f"no API key: pass api_key=... or set {ENV_API_KEY} "
+            f"(and {ENV_BASE_URL} for a non-OpenAI endpoint); offline components "
+            "(ScriptedChatModel, ExtractiveSummarizer, LexicalHashingEmbedder) need neither"
+        )
+    kwargs: dict[str, Any] = dict(client_kwargs)
+    if url is not None:
+        kwargs["base_url"] = url
+    return openai.OpenAI(api_key=key, timeout=timeout, max_retries=max_retries, **kwargs)
+
+
+def resolve_client(
+    client: Any, *, timeout: float | None, max_retries: int | None, needs: str
+) -> Any:
+    """``client`` with ``timeout``/``max_retries`` applied (``with_options``), or a new one.
+
+    With ``client=None`` a client is built by ``make_client`` (from the
+    environment), the two settings defaulting to ``DEFAULT_TIMEOUT`` and
+    ``DEFAULT_MAX_RETRIES``. ``needs`` names the resource the caller uses
+    ("chat", "embeddings"), checked so a wrong object fails early.
+    """
+    options: dict[str, Any] = {}
+    if timeout is not None:
+        options["timeout"] = require_positive("timeout", timeout)
+    if max_retries is not None:
+        options["max_retries"] = require_int("max_retries", max_retries, minimum=0)
+    if client is None:
+        return make_client(**options)
+    if not hasattr(client, needs):
+        raise TypeError(f"client must be an openai.OpenAI client, got {type(client).__name__}")
+    return client.with_options(**options) if options else client
+
+
+def client_base_url(client: Any) -> str:
+    """The client's base URL as text (for names and reprs; never includes the key)."""
+    return str(getattr(client, "base_url", "?"))
+
+
+def classify_error(exc: BaseException) -> str:
+    """A short kind for an exception raised by an ``openai`` call (see ``LLMCallFailed.kind``)."""
+    try:
+        openai = require_openai()
+    except ImportError:  # pragma: no cover
+        return "error"
+    if isinstance(exc, openai.APITimeoutError):
+        return "timeout"
+    if isinstance(exc, openai.APIConnectionError):
+        return "connection"
+    if isinstance(exc, openai.APIStatusError):
+        return f"http {exc.status_code}"
+    if isinstance(exc, (openai.APIResponseValidationError, ValueError)):
+        return "malformed reply"
+    return "error"
+
+
+_KEYLIKE = re.compile(r"\b(?:sk|pk|key|api[-_]?key)[-_][A-Za-z0-9_*\-]{4,}", re.IGNORECASE)
+
+
+def redact(text: str) -> str:
+    """``text`` with anything shaped like an API key (``sk-...``, even masked) replaced."""
+    return _KEYLIKE.sub("<redacted key>", text)
+
+
+def describe_error(exc: BaseException) -> str:
+    """``"<Type>: <message>"``, key-like strings redacted, cut to 300 characters.
+
+    Used in every error message of this package: endpoints may echo (part of)
+    the key back, as OpenAI does in its 401 message.
+    """
+    text = redact(str(exc).strip().replace("\n", " "))
+    if len(text) > 300:
+        text = text[:297] + "..."
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+__all__ = [
+    "DEFAULT_MAX_RETRIES",
+    "DEFAULT_TIMEOUT",
+    "LLMCallFailed",
+    "LLMError",
+    "LLMNotConfigured",
+    "configured",
+    "describe_backend",
+    "make_client",
+    "resolve_client",
+    "openai_available",
+    "require_openai",
+    "resolve_base_url",
+]

@@ -1,0 +1,92 @@
+"""Long-term memory: seed 003's four architectures and seed 004's memory service.
+
+* ``episodic``: episodes consolidated from short-term overflow, scored by
+  keyword overlap and recency (architecture B); ``episode_scores`` is the formula.
+* ``semantic``: sentences embedded in a vector store, recalled by cosine (C).
+* ``reflection``: rules a critic draws from mistakes, injected as instructions (D).
+* ``architectures``: A-D (and the attention window) as ``ContextPolicy``s.
+* ``vectorstore``: exact numpy cosine search; the same protocol on Qdrant.
+* ``service``: working memory per session + a long-term store (seed 004).
+* ``protocol``: seed 003's benchmark (inject facts, distract, probe; adaptability).
+* ``sentence_embedder``: all-MiniLM-L6-v2 offline, when its optional package is installed.
+
+Every memory item keeps the ids of the messages it came from, so recall is
+scored against the evidence even when the item is a summary or a rule.
+
+Taught in ``notebooks/10_architectures.ipynb``.
+"""
+
+from memorykit.longterm.architectures import (
+    Architecture,
+    AttentionPolicy,
+    ContextWindowArchitecture,
+    EpisodicArchitecture,
+    ReflectionArchitecture,
+    SemanticArchitecture,
+    make_architectures,
+)
+from memorykit.longterm.episodic import (
+    Episode,
+    EpisodeScore,
+    EpisodicMemory,
+    EpisodicSettings,
+    episode_scores,
+    extract_keywords,
+    keyword_overlap,
+    query_terms,
+)
+from memorykit.longterm.events import Recall, RuleLearned, Stored, Trimmed
+from memorykit.longterm.reflection import RULE_PREFIX, ReflectionMemory, ReflectionSettings
+from memorykit.longterm.semantic import Recollection, SemanticMemory, SemanticSettings, split_units
+from memorykit.longterm.sentence_embedder import (
+    SentenceTransformerEmbedder,
+    sentence_transformers_available,
+)
+from memorykit.longterm.service import STORAGE_SCOPES, LongTermSettings, MemoryService, Session
+from memorykit.longterm.vectorstore import (
+    Hit,
+    NumpyVectorStore,
+    QdrantVectorStore,
+    VectorStore,
+    qdrant_available,
+)
+
+__all__ = [
+    "RULE_PREFIX",
+    "STORAGE_SCOPES",
+    "Architecture",
+    "AttentionPolicy",
+    "ContextWindowArchitecture",
+    "Episode",
+    "EpisodeScore",
+    "EpisodicArchitecture",
+    "EpisodicMemory",
+    "EpisodicSettings",
+    "Hit",
+    "LongTermSettings",
+    "MemoryService",
+    "NumpyVectorStore",
+    "QdrantVectorStore",
+    "Recall",
+    "Recollection",
+    "ReflectionArchitecture",
+    "ReflectionMemory",
+    "ReflectionSettings",
+    "RuleLearned",
+    "SemanticArchitecture",
+    "SemanticMemory",
+    "SemanticSettings",
+    "SentenceTransformerEmbedder",
+    "Session",
+    "Stored",
+    "Trimmed",
+    "VectorStore",
+    "episode_scores",
+    "extract_keywords",
+    "keyword_overlap",
+    "make_architectures",
+    "qdrant_available",
+    "query_terms",
+    "sentence_transformers_available",
+    "split_units",
+]

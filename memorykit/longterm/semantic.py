@@ -1,0 +1,223 @@
+"""Semantic memory (seed 003, architecture C): embed raw text, recall by cosine similarity.
+
+Every stored message is cut into **units** (its sentences, by default, or the
+whole message), each unit is embedded and kept in a ``VectorStore`` with the id
+of the message it came from. A query is embedded the same way and the units
+whose cosine similarity is **strictly above** ``threshold`` (0.65, seed 003's
+epsilon) are recalled, best first, at most ``recall_limit`` of them.
+
+Why sentences by default: a planted fact is one sentence inside a longer
+message, and similarity to a whole message is diluted by everything else it
+says. Sentence units keep "The locker code at the gym is 4721." close to "What
+is the locker code at the gym?" Each unit still cites its message, so recall
+is scored against the original evidence.
+
+The threshold belongs to the embedder. Seed 003 chose 0.65 for all-MiniLM-L6-v2;
+the offline default here, ``LexicalHashingEmbedder``, measures word overlap,
+not meaning, and its cosines are on another scale (a question and the fact
+that answers it typically share 60-85% of their weighted words). The benchmark
+reports what 0.65 does with each embedder rather than pretending one number
+fits all.
+
+Taught in ``notebooks/09_long_term_memory.ipynb`` (the threshold) and
+``notebooks/10_architectures.ipynb`` (architectures C and D).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from memorykit._validate import require_choice, require_int, require_real, require_str
+from memorykit.embeddings import Embedder, LexicalHashingEmbedder
+from memorykit.longterm.vectorstore import NumpyVectorStore, VectorStore
+from memorykit.messages import ROLES, Message
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
+UNITS = ("sentence", "message")
+
+
+@dataclass(frozen=True)
+class SemanticSettings:
+    """Every parameter of semantic memory (seed 003 defaults where it has them)."""
+
+    threshold: float = 0.65
+    """A unit is recalled when its cosine similarity to the query is strictly above this."""
+    recall_limit: int = 5
+    """At most this many units (the most similar) are recalled per query."""
+    unit: str = "sentence"
+    """What one vector stands for: each 'sentence' of a message, or the whole 'message'."""
+    roles: tuple[str, ...] = ("user", "assistant")
+    """Roles whose messages are embedded (tool payloads and instructions are not, by default)."""
+
+    def __post_init__(self) -> None:
+        require_real("threshold", self.threshold)
+        require_int("recall_limit", self.recall_limit, minimum=0)
+        require_choice("unit", self.unit, UNITS)
+        if isinstance(self.roles, str) or not isinstance(self.roles, tuple) or not self.roles:
+            raise TypeError(f"roles must be a non-empty tuple of roles, got {self.roles!r}")
+        for r in self.roles:
+            require_choice("roles[]", r, ROLES)
+
+
+@dataclass(frozen=True)
+class Recollection:
+    """A recalled unit of text."""
+
+    unit_id: str
+    message_id: str
+    role: str
+    text: str
+    score: float
+    """Cosine similarity to the query."""
+    sources: tuple[str, ...]
+    """Original messages the unit stands for (its message, or a summary's sources)."""
+    turn: int
+
+
+def split_units(text: str, unit: str = "sentence") -> list[str]:
+    """The units of a text: its non-empty sentences, or the whole (stripped) text."""
+    require_str("text", text)
+    require_choice("unit", unit, UNITS)
+    if unit == "message":
+        return [text.strip()] if text.strip() else []
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+
+
+class SemanticMemory:
+    """Units of text in a vector store, recalled by cosine similarity.
+
+    ``embedder`` defaults to the offline ``LexicalHashingEmbedder`` (word
+    overlap, not meaning); ``store`` to an exact ``NumpyVectorStore``.
+    ``add(messages, payload=...)`` embeds all new units in one call; the extra
+    payload (a session id, say) can be used as a ``where`` filter in ``recall``.
+    """
+
+    def __init__(
+        self,
+        settings: SemanticSettings | None = None,
+        *,
+        embedder: Embedder | None = None,
+        store: VectorStore | None = None,
+        key_prefix: str = "",
+    ) -> None:
+        self.key_prefix = require_str("key_prefix", key_prefix)
+        """Prepended to unit ids, so several memories can share one store (one per session)."""
+        self.settings = settings if settings is not None else SemanticSettings()
+        if not isinstance(self.settings, SemanticSettings):
+            raise TypeError(f"settings must be SemanticSettings, got {settings!r}")
+        self.embedder: Embedder = embedder if embedder is not None else LexicalHashingEmbedder()
+        if not callable(getattr(self.embedder, "embed", None)):
+            raise TypeError(f"embedder must have an embed(texts) method, got {embedder!r}")
+        self.store: VectorStore = (
+            store if store is not None else NumpyVectorStore(self.embedder.dimension)
+        )
+        if not callable(getattr(self.store, "search", None)):
+            raise TypeError(f"store must be a VectorStore, got {store!r}")
+        if self.store.dimension != self.embedder.dimension:
+            raise ValueError(
+                f"store.dimension must equal embedder.dimension ({self.embedder.dimension}), "
+                f"got {self.store.dimension}"
+            )
+        self.units_of: dict[str, int] = {}
+        """How many units each stored message produced (0: not embedded, e.g. a tool payload)."""
+        self.embedded_count = 0
+
+    def stores(self, message: Message) -> bool:
+        """Would ``add`` embed this message (is its role one of ``settings.roles``)?"""
+        return message.role in self.settings.roles
+
+    def add(
+        self, messages: Sequence[Message], payload: Mapping[str, Any] | None = None
+    ) -> list[str]:
+        """Embed and store the units of ``messages``; returns the new unit ids."""
+        if isinstance(messages, Message):
+            messages = [messages]
+        ids: list[str] = []
+        texts: list[str] = []
+        payloads: list[dict[str, Any]] = []
+        extra = dict(payload or {})
+        for m in messages:
+            if type(m) is not Message:
+                raise TypeError(f"messages must hold Message records, got {m!r}")
+            if m.id in self.units_of:
+                raise ValueError(f"message {m.id!r} is already stored")
+            units = split_units(m.content, self.settings.unit) if self.stores(m) else []
+            self.units_of[m.id] = len(units)
+            for k, text in enumerate(units):
+                ids.append(f"{self.key_prefix}{m.id}#{k}")
+                texts.append(text)
+                payloads.append({
+                    **extra, "message_id": m.id, "role": m.role, "text": text,
+                    "sources": list(m.covers), "turn": m.turn, "created_at": m.created_at,
+                })
+        if ids:
+            vectors = np.asarray(self.embedder.embed(texts), dtype=np.float32)
+            if vectors.shape != (len(texts), self.embedder.dimension):
+                raise ValueError(
+                    f"embedder returned shape {vectors.shape} for {len(texts)} texts, expected "
+                    f"({len(texts)}, {self.embedder.dimension})"
+                )
+            self.store.add(ids, vectors, payloads)
+            self.embedded_count += len(ids)
+        return ids
+
+    def embed_query(self, query: str) -> np.ndarray:
+        require_str("query", query)
+        return np.asarray(self.embedder.embed([query]), dtype=np.float32)[0]
+
+    def recall(
+        self,
+        query: str,
+        *,
+        limit: int | None = None,
+        threshold: float | None | str = "settings",
+        where: Mapping[str, Any] | None = None,
+        exclude: set[str] | frozenset[str] = frozenset(),
+        vector: np.ndarray | None = None,
+    ) -> list[Recollection]:
+        """Units most similar to ``query``, best first.
+
+        ``threshold`` defaults to ``settings.threshold``; ``None`` turns it off
+        (every unit is ranked). Units of messages in ``exclude`` (for example
+        those already in the short-term window) are skipped, not counted.
+        """
+        limit = self.settings.recall_limit if limit is None else require_int("limit", limit, minimum=0)
+        if threshold == "settings":
+            threshold = self.settings.threshold
+        q = self.embed_query(query) if vector is None else vector
+        if limit == 0 or len(self.store) == 0:
+            return []
+        skip = sum(self.units_of.get(i, 0) for i in exclude)
+        hits = self.store.search(q, limit + skip, threshold=threshold, where=where)  # type: ignore[arg-type]
+        out = []
+        for h in hits:
+            p = h.payload
+            if p["message_id"] in exclude:
+                continue
+            out.append(Recollection(h.id, p["message_id"], p["role"], p["text"], h.score,
+                                    tuple(p["sources"]), int(p["turn"])))
+            if len(out) == limit:
+                break
+        return out
+
+    def reset(self) -> None:
+        """Forget everything: clears the whole store (do not call on a shared store)."""
+        clear = getattr(self.store, "clear", None)
+        if clear is None:
+            raise TypeError(f"{self.store!r} cannot be cleared; give the memory a new store")
+        clear()
+        self.units_of.clear()
+
+    def __repr__(self) -> str:
+        return (
+            f"SemanticMemory(units={len(self.store)}, threshold={self.settings.threshold:g}, "
+            f"embedder={getattr(self.embedder, 'name', self.embedder)!r})"
+        )
+
+
+__all__ = ["Recollection", "SemanticMemory", "SemanticSettings", "UNITS", "split_units"]

@@ -1,0 +1,234 @@
+"""The message record every memory in the toolkit stores.
+
+A ``Message`` is immutable and carries its token counts, computed once when a
+``MessageFactory`` creates it. Tool calls and their results are linked by call
+id, so buffers can evict a call together with its results and never leave half
+of the pair behind. Summaries are messages too: ``sources`` names the original
+messages they stand for, so provenance survives summarization.
+Taught in ``notebooks/01_tokens_and_budgets.ipynb``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any, Literal, Mapping
+
+from memorykit._validate import require_int, require_str
+from memorykit.clock import Clock, StepClock
+from memorykit.tokens import ChatFormat, TokenCounter, Tokenizer, role_tokens
+
+Role = Literal["system", "user", "assistant", "tool"]
+ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
+_ROLE_SET = frozenset(ROLES)
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+def check_importance(value: Any, name: str = "importance") -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number in [0, 1], got {value!r}")
+    if math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"{name} must be in [0, 1], got {value!r}")
+    return float(value)
+
+
+@dataclass(slots=True)
+class Message:
+    """One chat message as a memory sees it.
+
+    Treat a message as a value: never assign to its fields. Buffers index messages
+    by importance and time, so a change must go through the buffer (for example
+    ``buffer.set_importance(id, value)``), which replaces the record. The class is
+    not frozen only because frozen dataclasses cost 2.5 us more per message, and
+    this record is created on every buffer's hot path.
+    """
+
+    id: str
+    """Unique within a conversation; evictions and provenance refer to it."""
+    role: Role
+    content: str
+    content_tokens: int
+    """Tokens of ``content`` alone."""
+    billed_tokens: int
+    """Tokens the chat API bills for this message: content plus framing."""
+    importance: float = 1.0
+    """In [0, 1]; importance-based policies evict the lowest first."""
+    created_at: float = 0.0
+    """Seconds on the memory's clock when the message was created."""
+    turn: int = 0
+    """The conversation turn (one user message opens a turn)."""
+    metadata: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    """Free annotations (topic, planted fact ids, ...); read-only."""
+    tool_calls: tuple[str, ...] = ()
+    """Call ids an assistant message issues; each needs a ``tool`` reply."""
+    tool_call_id: str | None = None
+    """For a ``tool`` message: the call id it answers."""
+    sources: tuple[str, ...] = ()
+    """For a summary: ids of the original messages it stands for."""
+    summary_depth: int = 0
+    """0 for an original message, 1 for a summary, 2 for a summary of summaries, ..."""
+
+    def __post_init__(self) -> None:
+        # Inline checks: this runs for every message on the hot path of every buffer.
+        # (Fields are read into locals once: slot reads are not free at this rate.)
+        mid, role, content_tokens, billed = self.id, self.role, self.content_tokens, self.billed_tokens
+        if type(mid) is not str or not mid:
+            raise ValueError(f"id must be a non-empty str, got {mid!r}")
+        if role not in _ROLE_SET:
+            raise ValueError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
+        if type(self.content) is not str:
+            raise TypeError(
+                f"content must be a str, got {self.content!r} ({type(self.content).__name__})"
+            )
+        if type(content_tokens) is not int or content_tokens < 0:
+            raise ValueError(f"content_tokens must be an int >= 0, got {content_tokens!r}")
+        if type(billed) is not int or billed < content_tokens:
+            raise ValueError(
+                f"billed_tokens must be an int >= content_tokens ({content_tokens}), "
+                f"got {billed!r}"
+            )
+        imp = self.importance
+        if type(imp) is not float or not 0.0 <= imp <= 1.0:
+            self.importance = check_importance(imp)
+        tool_call_id = self.tool_call_id
+        if role == "tool":
+            if not tool_call_id:
+                raise ValueError(f"a tool message needs tool_call_id, got {tool_call_id!r}")
+        elif tool_call_id is not None:
+            raise ValueError(f"only tool messages answer calls, got role {role!r}")
+        if self.tool_calls and role != "assistant":
+            raise ValueError(f"only assistant messages issue tool_calls, got role {role!r}")
+        if type(self.metadata) is not MappingProxyType:
+            self.metadata = MappingProxyType(dict(self.metadata))
+
+    @property
+    def is_summary(self) -> bool:
+        return self.summary_depth > 0
+
+    @property
+    def pinned(self) -> bool:
+        """System instructions are never evicted; summaries are, even with role system."""
+        return self.role == "system" and self.summary_depth == 0
+
+    @property
+    def covers(self) -> tuple[str, ...]:
+        """The original message ids this message stands for (itself, or a summary's sources)."""
+        return self.sources if self.summary_depth else (self.id,)
+
+    def with_importance(self, importance: float) -> Message:
+        return replace(self, importance=check_importance(importance))
+
+    def to_openai(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_call_id is not None:
+            out["tool_call_id"] = self.tool_call_id
+        return out
+
+
+class MessageFactory:
+    """Creates messages with ids, turns, times and token counts filled in.
+
+    Each content is tokenized exactly once, here; buffers only add the numbers.
+    The clock is read once per message.
+    """
+
+    def __init__(
+        self,
+        counter: TokenCounter | None = None,
+        *,
+        clock: Clock | None = None,
+        chat_format: ChatFormat = ChatFormat(),
+        id_prefix: str = "m",
+    ) -> None:
+        self.counter: TokenCounter = counter if counter is not None else Tokenizer()
+        self.clock: Clock = clock if clock is not None else StepClock()
+        self.chat_format = chat_format
+        self.id_prefix = require_str("id_prefix", id_prefix)
+        self._next = 0
+        self.turn = 0
+        # Framing cost depends only on the role: work it out once, not per message.
+        self._overhead = {
+            role: chat_format.message_overhead(role_tokens(self.counter, role)) for role in ROLES
+        }
+        # A plain Tokenizer is counted through its encoder directly (same number, one call
+        # less per message); any other counter, or a counter swapped in later, goes
+        # through counter.count.
+        self._fast_counter = self.counter if type(self.counter) is Tokenizer else None
+
+    def new_id(self) -> str:
+        self._next += 1
+        # Same text as f"{prefix}{n:06d}" (n > 0), at a third of the cost.
+        return self.id_prefix + str(self._next).zfill(6)
+
+    def message(
+        self,
+        role: str,
+        content: str,
+        *,
+        importance: float = 1.0,
+        metadata: Mapping[str, Any] | None = None,
+        tool_calls: tuple[str, ...] = (),
+        tool_call_id: str | None = None,
+        sources: tuple[str, ...] = (),
+        summary_depth: int = 0,
+        created_at: float | None = None,
+        turn: int | None = None,
+        id: str | None = None,
+    ) -> Message:
+        overhead = self._overhead.get(role)
+        if overhead is None:
+            raise ValueError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
+        if type(content) is not str:
+            raise TypeError(f"content must be a str, got {content!r} ({type(content).__name__})")
+        if turn is None:
+            if role == "user" and not summary_depth:
+                self.turn += 1
+            turn = self.turn
+        counter = self.counter
+        if counter is self._fast_counter:
+            content_tokens = len(counter._encode(content))  # type: ignore[union-attr]
+        else:
+            content_tokens = counter.count(content)
+        if id is None:
+            self._next = n = self._next + 1
+            id = self.id_prefix + str(n).zfill(6)
+        return Message(
+            id,
+            role,  # type: ignore[arg-type]
+            content,
+            content_tokens,
+            content_tokens + overhead,
+            importance,
+            self.clock.now() if created_at is None else created_at,
+            turn,
+            _EMPTY if metadata is None else metadata,
+            tool_calls if type(tool_calls) is tuple else tuple(tool_calls),
+            tool_call_id,
+            sources if type(sources) is tuple else tuple(sources),
+            summary_depth,
+        )
+
+    def system(self, content: str, **kw: Any) -> Message:
+        return self.message("system", content, **kw)
+
+    def user(self, content: str, **kw: Any) -> Message:
+        return self.message("user", content, **kw)
+
+    def assistant(self, content: str, **kw: Any) -> Message:
+        return self.message("assistant", content, **kw)
+
+    def tool(self, content: str, *, call_id: str, **kw: Any) -> Message:
+        return self.message("tool", content, tool_call_id=call_id, **kw)
+
+    def summary(self, content: str, covered: list[Message], **kw: Any) -> Message:
+        """A summary standing for ``covered`` (which may include earlier summaries)."""
+        if not covered:
+            raise ValueError("covered must name at least one message, got []")
+        sources: list[str] = []
+        for m in covered:
+            sources.extend(m.covers)
+        depth = 1 + max(m.summary_depth for m in covered)
+        kw.setdefault("turn", max(m.turn for m in covered))
+        return self.message("system", content, sources=tuple(sources), summary_depth=depth, **kw)

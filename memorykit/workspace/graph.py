@@ -1,0 +1,138 @@
+"""A small knowledge graph: the store the Objects column is drawn from.
+
+Nodes are ``WorkspaceObject`` records, edges are undirected and labelled
+("contact_of", "about", "governs"...). The one query the working memory needs
+is the k-hop neighbourhood of a set of entities (seed 002 uses 2 hops); the
+all-pairs hop matrix behind it is computed once per change of the graph, so
+salience over hundreds of turns is a few numpy operations. Sized for the tens
+to hundreds of objects a working memory holds, not for a graph database.
+Taught in ``notebooks/07_objects_salience.ipynb``.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Iterator
+
+import numpy as np
+
+from memorykit._validate import require_int, require_str
+from memorykit.workspace.objects import WorkspaceObject
+
+
+class KnowledgeGraph:
+    """Objects and labelled undirected edges, in insertion order."""
+
+    def __init__(self, objects: Iterable[WorkspaceObject] = ()) -> None:
+        self._objects: dict[str, WorkspaceObject] = {}
+        self._edges: dict[str, dict[str, str]] = {}
+        self._hops: np.ndarray | None = None
+        for obj in objects:
+            self.add(obj)
+
+    # ---------------------------------------------------------------- building
+    def add(self, obj: WorkspaceObject) -> WorkspaceObject:
+        if not isinstance(obj, WorkspaceObject):
+            raise TypeError(f"obj must be a WorkspaceObject, got {obj!r}")
+        if obj.id in self._objects:
+            raise ValueError(f"object id {obj.id!r} is already in the graph")
+        self._objects[obj.id] = obj
+        self._edges[obj.id] = {}
+        self._hops = None
+        return obj
+
+    def link(self, a: str, b: str, relation: str = "related") -> None:
+        """Connect two objects (both directions)."""
+        for name, oid in (("a", a), ("b", b)):
+            if oid not in self._objects:
+                raise KeyError(f"{name}={oid!r} is not an object in the graph")
+        if a == b:
+            raise ValueError(f"an object cannot be linked to itself, got {a!r}")
+        require_str("relation", relation, non_empty=True)
+        self._edges[a][b] = relation
+        self._edges[b][a] = relation
+        self._hops = None
+
+    # ----------------------------------------------------------------- reading
+    def __len__(self) -> int:
+        return len(self._objects)
+
+    def __contains__(self, oid: object) -> bool:
+        return oid in self._objects
+
+    def __iter__(self) -> Iterator[WorkspaceObject]:
+        return iter(self._objects.values())
+
+    def objects(self) -> tuple[WorkspaceObject, ...]:
+        return tuple(self._objects.values())
+
+    def ids(self) -> tuple[str, ...]:
+        return tuple(self._objects)
+
+    def get(self, oid: str) -> WorkspaceObject:
+        try:
+            return self._objects[oid]
+        except KeyError:
+            raise KeyError(f"{oid!r} is not an object in the graph") from None
+
+    def edges(self) -> list[tuple[str, str, str]]:
+        """Each edge once, as (a, b, relation) with a before b in insertion order."""
+        index = {oid: i for i, oid in enumerate(self._objects)}
+        return [
+            (a, b, rel)
+            for a, nbrs in self._edges.items()
+            for b, rel in nbrs.items()
+            if index[a] < index[b]
+        ]
+
+    def neighbours(self, oid: str) -> dict[str, str]:
+        """Direct neighbours and the relation to each."""
+        self.get(oid)
+        return dict(self._edges[oid])
+
+    def neighbourhood(self, seeds: Iterable[str], max_depth: int = 2) -> dict[str, int]:
+        """Every object within ``max_depth`` hops of any seed, with its distance.
+
+        Seeds the graph does not know (an invoice number) are ignored: they
+        have no neighbours to offer.
+        """
+        require_int("max_depth", max_depth, minimum=0)
+        dist: dict[str, int] = {}
+        queue: deque[str] = deque()
+        for s in seeds:
+            if s in self._objects and s not in dist:
+                dist[s] = 0
+                queue.append(s)
+        while queue:
+            cur = queue.popleft()
+            if dist[cur] == max_depth:
+                continue
+            for nxt in self._edges[cur]:
+                if nxt not in dist:
+                    dist[nxt] = dist[cur] + 1
+                    queue.append(nxt)
+        return dist
+
+    def hop_matrix(self) -> np.ndarray:
+        """(N, N) shortest-path lengths in hops, ``inf`` when unreachable; cached."""
+        if self._hops is None:
+            ids = list(self._objects)
+            index = {oid: i for i, oid in enumerate(ids)}
+            hops = np.full((len(ids), len(ids)), np.inf)
+            for i, oid in enumerate(ids):
+                for other, d in self.neighbourhood([oid], max_depth=len(ids)).items():
+                    hops[i, index[other]] = d
+            hops.setflags(write=False)
+            self._hops = hops
+        return self._hops
+
+    def hops_from(self, seeds: Iterable[str]) -> np.ndarray:
+        """(N,) hops from each object to the nearest seed (``inf`` if none is reachable)."""
+        index = {oid: i for i, oid in enumerate(self._objects)}
+        cols = [index[s] for s in seeds if s in index]
+        if not cols:
+            return np.full(len(index), np.inf)
+        return self.hop_matrix()[:, cols].min(axis=1)
+
+    def __repr__(self) -> str:
+        return f"KnowledgeGraph({len(self._objects)} objects, {len(self.edges())} edges)"

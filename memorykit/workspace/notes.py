@@ -1,0 +1,372 @@
+"""Column 2: notes, an acknowledged queue with time-to-live and escalation.
+
+A note is something the agent has acknowledged but is not working on: "review
+the Cheyenne variance report later". Seed 002 gives notes three behaviours:
+
+* a TTL by urgency: urgent 2-4 h, normal 24-48 h, low 7 days. ``NoteSettings``
+  defaults to the midpoints (3 h, 36 h, 168 h); a note may carry its own TTL.
+* escalation: effective priority = min(1, priority * factor), where factor is
+  2.0 when under 5% of the TTL remains, 1.5 when under 20%, else 1.0. Both
+  comparisons are strict, as in the seed's code: at exactly 20% remaining the
+  factor is still 1.0, at exactly 5% it is 1.5. The fraction is computed as
+  remaining time / TTL so round numbers stay exact at the boundaries.
+* expiry: a high-priority note (base priority >= ``high_priority_cutoff``,
+  0.5 by default; the seed gives no number) is escalated to the user with a
+  question; a low-priority one is archived silently.
+* proactive surfacing: a note surfaces when its effective priority is above
+  ``surfacing_threshold`` (strictly, 0.9) or when it shares an entity with the
+  current context. The seed is silent on repeats; here a surfaced note stays
+  quiet for ``surface_cooldown_hours`` (4 h) so one reminder is not repeated
+  every turn.
+
+``effective_priority`` is vectorized over notes x times for notebooks and
+sliders; ``NoteQueue`` applies the same function to its live notes.
+Taught in ``notebooks/06_notes_ttl.ipynb``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from memorykit._validate import (
+    require_choice,
+    require_fraction,
+    require_int,
+    require_non_negative,
+    require_positive,
+    require_real,
+    require_str,
+    require_unit_interval,
+)
+from memorykit.trace import Trace
+from memorykit.workspace.events import NoteEscalation, NoteExpiry, NoteSurfacing
+
+URGENCIES = ("urgent", "normal", "low")
+NOTE_SOURCES = ("user", "system", "inferred")
+HOUR = 3600.0
+
+
+def _default_ttl_hours() -> dict[str, float]:
+    return {"urgent": 3.0, "normal": 36.0, "low": 168.0}
+
+
+@dataclass(frozen=True)
+class NoteSettings:
+    """TTL, escalation, expiry and surfacing rules of the Notes column."""
+
+    ttl_hours: Mapping[str, float] = field(default_factory=_default_ttl_hours)
+    """TTL by urgency, in hours. Midpoints of seed 002's ranges: urgent 2-4, normal 24-48, low 7 days."""
+    warn_fraction: float = 0.2
+    """Escalate by ``warn_multiplier`` when strictly less than this share of the TTL remains."""
+    warn_multiplier: float = 1.5
+    """Escalation factor in the warning band."""
+    critical_fraction: float = 0.05
+    """Escalate by ``critical_multiplier`` when strictly less than this share remains."""
+    critical_multiplier: float = 2.0
+    """Escalation factor in the critical band."""
+    surfacing_threshold: float = 0.9
+    """Surface a note when its effective priority is strictly above this."""
+    high_priority_cutoff: float = 0.5
+    """On expiry, a note with base priority >= this is escalated to the user; below it, archived."""
+    surface_cooldown_hours: float = 4.0
+    """A surfaced note is not surfaced again for this long (the seed does not say)."""
+    min_shared_entities: int = 1
+    """Entities a note must share with the context to surface by overlap (seed: any overlap, 1)."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.ttl_hours, Mapping):
+            raise TypeError(f"ttl_hours must be a mapping of urgency to hours, got {self.ttl_hours!r}")
+        missing = [u for u in URGENCIES if u not in self.ttl_hours]
+        if missing:
+            raise ValueError(f"ttl_hours must give every urgency {URGENCIES}, missing {missing}")
+        for urgency, hours in self.ttl_hours.items():
+            require_choice("ttl_hours urgency", urgency, URGENCIES)
+            require_positive(f"ttl_hours[{urgency!r}]", hours)
+        object.__setattr__(self, "ttl_hours", dict(self.ttl_hours))
+        require_fraction("warn_fraction", self.warn_fraction)
+        require_fraction("critical_fraction", self.critical_fraction)
+        if self.critical_fraction >= self.warn_fraction:
+            raise ValueError(
+                f"critical_fraction must be < warn_fraction, got {self.critical_fraction} >= {self.warn_fraction}"
+            )
+        for name in ("warn_multiplier", "critical_multiplier"):
+            if require_real(name, getattr(self, name)) < 1:
+                raise ValueError(f"{name} must be >= 1 (escalation never lowers priority), got {getattr(self, name)!r}")
+        if self.critical_multiplier < self.warn_multiplier:
+            raise ValueError(
+                f"critical_multiplier must be >= warn_multiplier, got {self.critical_multiplier} < {self.warn_multiplier}"
+            )
+        require_unit_interval("surfacing_threshold", self.surfacing_threshold)
+        require_unit_interval("high_priority_cutoff", self.high_priority_cutoff)
+        require_non_negative("surface_cooldown_hours", self.surface_cooldown_hours)
+        require_int("min_shared_entities", self.min_shared_entities, minimum=1)
+
+    def ttl_seconds(self, urgency: str) -> float:
+        return float(self.ttl_hours[require_choice("urgency", urgency, URGENCIES)]) * HOUR
+
+
+def escalation_factor(remaining_fraction, settings: NoteSettings = NoteSettings()) -> np.ndarray:
+    """1.0, ``warn_multiplier`` or ``critical_multiplier`` for each remaining share of TTL (strict <)."""
+    r = np.asarray(remaining_fraction, dtype=float)
+    return np.where(
+        r < settings.critical_fraction,
+        settings.critical_multiplier,
+        np.where(r < settings.warn_fraction, settings.warn_multiplier, 1.0),
+    )
+
+
+def remaining_fraction(created, ttl, now) -> np.ndarray:
+    """Share of the TTL still left: (created + ttl - now) / ttl, broadcast like numpy."""
+    created = np.asarray(created, dtype=float)
+    ttl = np.asarray(ttl, dtype=float)
+    return (created + ttl - np.asarray(now, dtype=float)) / ttl
+
+
+def effective_priority(priority, created, ttl, now, settings: NoteSettings = NoteSettings()) -> np.ndarray:
+    """min(1, priority * escalation) for notes x times, in one numpy pass.
+
+    ``priority``, ``created`` and ``ttl`` (seconds) describe N notes; ``now`` is
+    one time or an array of T times. With an array ``now`` the result is (N, T)
+    (or (T,) for a scalar note). Cells where the note does not exist yet
+    (now < created) or has expired (now >= created + ttl) are NaN, so a
+    heatmap shows each note's lifetime.
+    """
+    p = np.asarray(priority, dtype=float)
+    c = np.asarray(created, dtype=float)
+    ttl = np.asarray(ttl, dtype=float)
+    if np.any((p < 0) | (p > 1)):
+        raise ValueError(f"priority must be in [0, 1], got {p[(p < 0) | (p > 1)].ravel()[:3].tolist()}")
+    if np.any(ttl <= 0):
+        raise ValueError(f"ttl must be > 0 seconds, got {ttl[ttl <= 0].ravel()[:3].tolist()}")
+    t = np.asarray(now, dtype=float)
+    if t.ndim == 1 and p.ndim == 1:
+        p, c, ttl, t = p[:, None], c[:, None], ttl[:, None], t[None, :]
+    r = remaining_fraction(c, ttl, t)
+    value = np.minimum(1.0, p * escalation_factor(r, settings))
+    alive = (t >= c) & (r > 0)
+    return np.where(alive, value, np.nan)
+
+
+@dataclass(slots=True)
+class Note:
+    """An acknowledged item waiting for attention."""
+
+    id: str
+    content: str
+    """Natural language; entities are found in it by the extractor."""
+    created_at: float
+    ttl: float
+    """Time to live, seconds."""
+    priority: float
+    """Base priority in [0, 1], before escalation."""
+    urgency: str = "normal"
+    source: str = "user"
+    """'user' (the user asked), 'system' (a demoted or deferred task) or 'inferred'."""
+    context: dict[str, Any] = field(default_factory=dict)
+    """Entity ids (as keys) relevant when the note was taken, as in the seed."""
+    task: Any = None
+    """The ``Task`` this note holds, when a task was demoted or not admitted."""
+
+    def __post_init__(self) -> None:
+        require_str("id", self.id, non_empty=True)
+        require_str("content", self.content, non_empty=True)
+        self.created_at = require_real("created_at", self.created_at)
+        self.ttl = require_positive("ttl", self.ttl)
+        self.priority = require_unit_interval("priority", self.priority)
+        require_choice("urgency", self.urgency, URGENCIES)
+        require_choice("source", self.source, NOTE_SOURCES)
+        if not isinstance(self.context, dict):
+            raise TypeError(f"context must be a dict, got {self.context!r}")
+
+    @property
+    def expires_at(self) -> float:
+        return self.created_at + self.ttl
+
+    def remaining_fraction(self, now: float) -> float:
+        return (self.created_at + self.ttl - now) / self.ttl
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0.0, seconds)
+    if seconds >= 2 * 86400:
+        return f"{seconds / 86400:.1f} days"
+    if seconds >= 2 * HOUR:
+        return f"{seconds / HOUR:.1f} h"
+    return f"{seconds / 60:.0f} min"
+
+
+def expiry_question(note: Note) -> str:
+    """What the agent asks the user when a high-priority note runs out of time."""
+    who = "You asked me to keep in mind" if note.source == "user" else "I had noted"
+    return f'{who}: "{note.content}". Its time window has run out. Should I prioritize this now, or drop it?'
+
+
+class NoteQueue:
+    """The live notes, with escalation, expiry and surfacing as explained events.
+
+    Methods take ``now`` explicitly; ``WorkingMemory`` reads its clock once per
+    operation and passes the same instant to every column.
+    """
+
+    def __init__(self, settings: NoteSettings = NoteSettings(), trace: Trace | None = None) -> None:
+        if not isinstance(settings, NoteSettings):
+            raise TypeError(f"settings must be NoteSettings, got {settings!r}")
+        self.settings = settings
+        self.trace = trace if trace is not None else Trace()
+        self._notes: dict[str, Note] = {}
+        self._entities: dict[str, frozenset[str]] = {}
+        self._band: dict[str, int] = {}
+        self._last_surfaced: dict[str, float] = {}
+        self.archived: list[Note] = []
+        """Notes that expired silently or were escalated, and notes resolved by the user."""
+
+    # ----------------------------------------------------------------- reading
+    def __len__(self) -> int:
+        return len(self._notes)
+
+    def __contains__(self, note_id: object) -> bool:
+        return note_id in self._notes
+
+    def __iter__(self):
+        return iter(self._notes.values())
+
+    def get(self, note_id: str) -> Note:
+        try:
+            return self._notes[note_id]
+        except KeyError:
+            raise KeyError(f"note_id {note_id!r} is not a live note") from None
+
+    def entities(self, note_id: str) -> frozenset[str]:
+        self.get(note_id)
+        return self._entities[note_id]
+
+    def all_entities(self) -> frozenset[str]:
+        return frozenset().union(*self._entities.values()) if self._entities else frozenset()
+
+    def effective_priorities(self, now: float) -> dict[str, float]:
+        """Effective priority of every live note at ``now`` (expired ones are NaN until ``tick``)."""
+        if not self._notes:
+            return {}
+        notes = list(self._notes.values())
+        values = effective_priority(
+            [n.priority for n in notes], [n.created_at for n in notes], [n.ttl for n in notes], now, self.settings
+        )
+        return {n.id: float(v) for n, v in zip(notes, np.atleast_1d(values))}
+
+    def ranked(self, now: float) -> list[tuple[Note, float]]:
+        """Live notes by effective priority (highest first; then the earlier deadline)."""
+        eff = self.effective_priorities(now)
+        notes = sorted(self._notes.values(), key=lambda n: (-np.nan_to_num(eff[n.id], nan=-1.0), n.expires_at, n.id))
+        return [(n, eff[n.id]) for n in notes]
+
+    # ----------------------------------------------------------------- writing
+    def add(self, note: Note, entities: Iterable[str] = ()) -> Note:
+        """Queue a note; ``entities`` are what the extractor found in it (context keys are added)."""
+        if not isinstance(note, Note):
+            raise TypeError(f"note must be a Note, got {note!r}")
+        if note.id in self._notes:
+            raise ValueError(f"note id {note.id!r} is already in the queue")
+        self._notes[note.id] = note
+        self._entities[note.id] = frozenset(entities) | frozenset(note.context)
+        self._band[note.id] = 0
+        return note
+
+    def resolve(self, note_id: str) -> Note:
+        """The user (or the agent) dealt with the note: it leaves the queue, no event."""
+        note = self._pop(note_id)
+        self.archived.append(note)
+        return note
+
+    def take(self, note_id: str) -> Note:
+        """Remove a note without archiving it (its task is being promoted)."""
+        return self._pop(note_id)
+
+    def _pop(self, note_id: str) -> Note:
+        note = self.get(note_id)
+        del self._notes[note_id], self._entities[note_id], self._band[note_id]
+        self._last_surfaced.pop(note_id, None)
+        return note
+
+    def tick(self, now: float) -> list[NoteEscalation | NoteExpiry]:
+        """Expire notes whose TTL ran out and record every escalation band crossed since last time."""
+        now = require_real("now", now)
+        s = self.settings
+        events: list[NoteEscalation | NoteExpiry] = []
+        for note in list(self._notes.values()):
+            r = note.remaining_fraction(now)
+            if r <= 0:
+                self._pop(note.id)
+                self.archived.append(note)
+                if note.priority >= s.high_priority_cutoff:
+                    event = NoteExpiry(
+                        note.id, "escalated_to_user", note.priority, expiry_question(note),
+                        f"TTL of {_duration(note.ttl)} ran out and base priority {note.priority:.2f} >= "
+                        f"high_priority_cutoff {s.high_priority_cutoff:.2f}: ask the user",
+                        now,
+                    )
+                else:
+                    event = NoteExpiry(
+                        note.id, "archived", note.priority, None,
+                        f"TTL of {_duration(note.ttl)} ran out and base priority {note.priority:.2f} < "
+                        f"high_priority_cutoff {s.high_priority_cutoff:.2f}: archived silently",
+                        now,
+                    )
+                events.append(event)
+                continue
+            band = 2 if r < s.critical_fraction else 1 if r < s.warn_fraction else 0
+            if band > self._band[note.id]:
+                self._band[note.id] = band
+                factor = s.critical_multiplier if band == 2 else s.warn_multiplier
+                limit = s.critical_fraction if band == 2 else s.warn_fraction
+                eff = min(1.0, note.priority * factor)
+                events.append(
+                    NoteEscalation(
+                        note.id, factor, r, eff,
+                        f"{r:.1%} of the TTL left (< {limit:.0%}): priority {note.priority:.2f} x {factor:g} "
+                        f"= {eff:.2f}" + (" (capped at 1)" if note.priority * factor > 1 else ""),
+                        now,
+                    )
+                )
+        for e in events:
+            self.trace.append(e)
+        return events
+
+    def surface(self, context_entities: Iterable[str], now: float, turn: int = -1) -> list[NoteSurfacing]:
+        """Notes worth bringing up now: effective priority above the threshold, or shared entities."""
+        now = require_real("now", now)
+        context = frozenset(context_entities)
+        s = self.settings
+        cooldown = s.surface_cooldown_hours * HOUR
+        events: list[NoteSurfacing] = []
+        for note, eff in self.ranked(now):
+            if np.isnan(eff):
+                continue  # expired but not yet ticked: tick() decides its fate
+            last = self._last_surfaced.get(note.id)
+            if last is not None and now - last < cooldown:
+                continue
+            shared = tuple(sorted(self._entities[note.id] & context))
+            if len(shared) < s.min_shared_entities:
+                shared = ()
+            urgent = eff > s.surfacing_threshold
+            if not (urgent or shared):
+                continue
+            trigger = "priority+overlap" if urgent and shared else "priority" if urgent else "overlap"
+            parts = []
+            if urgent:
+                parts.append(f"effective priority {eff:.2f} > {s.surfacing_threshold:.2f}")
+            if shared:
+                parts.append(f"shares {', '.join(shared)} with the current context")
+            if shared:
+                message = f'Earlier you mentioned: "{note.content}". Would you like me to pull that up now?'
+            else:
+                left = _duration(note.expires_at - now)
+                message = f'Reminder: "{note.content}" runs out in {left}. Should I take it up now?'
+            self._last_surfaced[note.id] = now
+            events.append(NoteSurfacing(note.id, trigger, eff, shared, turn, message, "; ".join(parts), now))
+        for e in events:
+            self.trace.append(e)
+        return events

@@ -1,0 +1,94 @@
+"""Rendering working memory for the LLM, and the undifferentiated baseline.
+
+``render_columns`` writes the three columns the way seed 002 shows them:
+the active tasks with their state, the top notes by effective priority, and
+the most salient objects grouped by category. As the seed insists, nothing in
+one column points at another (no "see note 3", no ids shared between
+columns): the task says "Acme Supplies" and the model connects it to the Acme
+Supplies object itself.
+
+``render_flat`` is the comparison the seed makes: an undifferentiated buffer
+holding the same items as one chronological list, each item written with
+exactly the same line as in the columns, so a token difference comes only
+from what is selected and how it is grouped, never from terser wording.
+Taught in ``notebooks/08_three_columns.ipynb``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from memorykit.workspace.notes import Note, _duration
+from memorykit.workspace.objects import OBJECT_KINDS, WorkspaceObject
+from memorykit.workspace.tasks import Task
+
+_KIND_TITLES = {
+    "person": "People",
+    "entity": "Entities",
+    "belief": "Beliefs",
+    "knowledge": "Knowledge",
+    "goal": "Goals",
+    "temporal": "Temporal",
+    "pattern": "Patterns",
+}
+
+
+def task_line(task: Task, now: float) -> str:
+    parts = [task.description, f"status: {task.status.replace('_', ' ')}"]
+    if task.blocking_reason:
+        parts.append(f"blocked because: {task.blocking_reason}")
+    if task.current_step:
+        parts.append(f"step: {task.current_step}")
+    parts.append(f"progress {task.progress:.0%}")
+    if task.dependencies:
+        parts.append("depends on: " + "; ".join(task.dependencies))
+    parts.append(f"priority {task.priority:.2f}")
+    return " | ".join(parts)
+
+
+def note_line(note: Note, effective: float, now: float) -> str:
+    return (
+        f"{note.content} (priority {effective:.2f}, "
+        f"{_duration(note.expires_at - now)} left, from {note.source})"
+    )
+
+
+def object_line(obj: WorkspaceObject) -> str:
+    if obj.kind == "person":
+        extra = [f"relationship value {obj.relationship_value:.2f}", *obj.relationship_beliefs]
+        return f"{obj.name} ({'; '.join(extra)})"
+    if obj.kind == "belief":
+        return f'"{obj.description}" (strength {obj.strength:.2f})'
+    if obj.kind == "temporal":
+        return f"{obj.name} (urgency multiplier {obj.urgency_multiplier:g}x)"
+    return f"{obj.name}: {obj.description}" if obj.description else obj.name
+
+
+def render_columns(
+    tasks: Sequence[Task],
+    notes: Sequence[tuple[Note, float]],
+    objects: Sequence[WorkspaceObject],
+    now: float,
+    *,
+    max_slots: int = 4,
+    top_notes: int = 8,
+) -> str:
+    """The three columns as prompt text. ``notes`` are (note, effective priority), best first."""
+    lines = [f"ACTIVE TASKS ({len(tasks)}/{max_slots} slots)"]
+    lines += [f"- {task_line(t, now)}" for t in tasks] or ["- (none)"]
+    shown = list(notes)[:top_notes]
+    lines.append(f"NOTES (top {len(shown)} of {len(notes)} by priority)")
+    lines += [f"- {note_line(n, e, now)}" for n, e in shown] or ["- (none)"]
+    lines.append("OBJECTS")
+    for kind in OBJECT_KINDS:
+        group = [o for o in objects if o.kind == kind]
+        if group:
+            lines.append(f"{_KIND_TITLES[kind]}:")
+            lines += [f"- {object_line(o)}" for o in group]
+    return "\n".join(lines)
+
+
+def render_flat(items: Iterable[tuple[float, str]]) -> str:
+    """An undifferentiated context buffer: every item's line, oldest first, no structure."""
+    ordered = sorted(items, key=lambda item: item[0])
+    return "CONTEXT\n" + "\n".join(f"- {line}" for _, line in ordered)

@@ -1,0 +1,325 @@
+"""Column 1: active task slots (3-4 items with rich state).
+
+A task has a status (planning, executing, blocked, awaiting_input, complete),
+a current step, a blocking reason, a progress estimate, dependencies written in
+natural language, and a history of what happened to it and when.
+
+``TaskSlots`` holds at most ``max_slots`` tasks and decides admission the way
+seed 002 does:
+
+* a free slot and priority > ``activation_threshold`` (0.5): activate;
+* all slots full: activate only if priority > ``preemption_ratio`` (1.3) x the
+  lowest active priority, demoting that task (the caller turns it into a
+  note). Both comparisons are strict, so exactly 1.3x does not preempt; a
+  product within 1e-9 (relative) of the bound counts as exactly on it, because
+  1.3 x 0.6 is not exactly 0.78 in floating point. The seed's sketch skips the
+  0.5 threshold when slots are full; since every active task already cleared
+  0.5, 1.3x the lowest is above 0.5 anyway, and the threshold is kept so a task
+  whose priority was lowered later cannot let a weak one in. Among equally low
+  tasks the most recently activated is demoted (it has the least sunk work).
+* otherwise the task is not activated: "noted" (a normal-urgency note), or
+  "deferred" (a low-urgency note) when its priority is below ``defer_below``
+  (0.3; the seed says "defer if priority is low" without a number).
+
+Completion frees the slot; blocking keeps it and records why. Status changes
+follow ``ALLOWED_TRANSITIONS``; anything else (completing a completed task)
+raises ValueError naming the task and both states.
+Taught in ``notebooks/05_task_slots.ipynb``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from memorykit._validate import (
+    require_choice,
+    require_int,
+    require_real,
+    require_str,
+    require_unit_interval,
+)
+from memorykit.trace import Trace
+from memorykit.workspace.events import TaskTransition
+
+TASK_STATUSES = ("planning", "executing", "blocked", "awaiting_input", "complete")
+
+ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
+    "planning": frozenset({"executing", "blocked", "awaiting_input", "complete"}),
+    "executing": frozenset({"planning", "blocked", "awaiting_input", "complete"}),
+    # A blocked or waiting task must resume before it can finish.
+    "blocked": frozenset({"planning", "executing", "awaiting_input"}),
+    "awaiting_input": frozenset({"planning", "executing", "blocked"}),
+    "complete": frozenset(),
+}
+"""Which status may follow which. 'complete' is terminal."""
+
+
+@dataclass(frozen=True)
+class SlotSettings:
+    """Seed 002's slot management rules."""
+
+    max_slots: int = 4
+    """How many tasks can be active at once (3-4: human working memory)."""
+    activation_threshold: float = 0.5
+    """A task is activated only if its priority is strictly above this."""
+    preemption_ratio: float = 1.3
+    """With slots full, a task preempts only if priority > ratio x the lowest active priority."""
+    defer_below: float = 0.3
+    """A task not activated with priority below this is deferred (low-urgency note) rather than noted."""
+    noted_urgency: str = "normal"
+    """Urgency of the note made for a task that was not activated (unless the caller gives one)."""
+    demoted_urgency: str = "normal"
+    """Urgency of the note made for a task pushed out of its slot (the seed does not say)."""
+    promote_on_free: bool = True
+    """When a slot frees, give it to the waiting task-note with the highest effective priority."""
+
+    def __post_init__(self) -> None:
+        require_int("max_slots", self.max_slots, minimum=1)
+        require_unit_interval("activation_threshold", self.activation_threshold)
+        if require_real("preemption_ratio", self.preemption_ratio) < 1:
+            raise ValueError(f"preemption_ratio must be >= 1, got {self.preemption_ratio!r}")
+        require_unit_interval("defer_below", self.defer_below)
+        require_choice("noted_urgency", self.noted_urgency, ("urgent", "normal", "low"))
+        require_choice("demoted_urgency", self.demoted_urgency, ("urgent", "normal", "low"))
+
+
+@dataclass(frozen=True, slots=True)
+class TaskHistoryEntry:
+    """One thing that happened to a task."""
+
+    at: float
+    what: str
+    """'created', 'activated', 'demoted', 'step', or 'status'."""
+    detail: str
+    from_status: str | None = None
+    to_status: str | None = None
+
+
+@dataclass(slots=True)
+class Task:
+    """A unit of work, with the state seed 002's TaskState holds."""
+
+    id: str
+    description: str
+    """Natural language; mentions its entities rather than pointing at them."""
+    priority: float
+    """Urgency in [0, 1]."""
+    status: str = "planning"
+    current_step: str | None = None
+    blocking_reason: str | None = None
+    progress: float = 0.0
+    """Completion estimate in [0, 1]."""
+    dependencies: tuple[str, ...] = ()
+    """What this task waits on, in words ("vendor master lookup for Acme Supplies")."""
+    created_at: float = 0.0
+    started_at: float | None = None
+    """When it first took a slot."""
+    history: list[TaskHistoryEntry] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    """Free for callers (the simulation keeps its ground-truth labels here)."""
+
+    def __post_init__(self) -> None:
+        require_str("id", self.id, non_empty=True)
+        require_str("description", self.description, non_empty=True)
+        self.priority = require_unit_interval("priority", self.priority)
+        require_choice("status", self.status, TASK_STATUSES)
+        self.progress = require_unit_interval("progress", self.progress)
+        self.created_at = require_real("created_at", self.created_at)
+        if not isinstance(self.dependencies, tuple):
+            self.dependencies = tuple(self.dependencies)
+        for dep in self.dependencies:
+            require_str("dependency", dep, non_empty=True)
+
+    def text(self) -> str:
+        """Everything the task says in words: what the extractor reads for links."""
+        parts = [self.description, self.current_step or "", self.blocking_reason or "", *self.dependencies]
+        return " ".join(p for p in parts if p)
+
+
+@dataclass(frozen=True, slots=True)
+class AdmissionDecision:
+    """What ``TaskSlots.admit`` did with a task, and why."""
+
+    outcome: str
+    """'activated', 'preempted', 'noted' or 'deferred'."""
+    task: Task
+    demoted: Task | None
+    """The task that lost its slot (outcome 'preempted')."""
+    reason: str
+
+    @property
+    def activated(self) -> bool:
+        return self.outcome in ("activated", "preempted")
+
+
+class TaskSlots:
+    """At most ``max_slots`` active tasks; admission, preemption and the status machine."""
+
+    def __init__(self, settings: SlotSettings = SlotSettings(), trace: Trace | None = None) -> None:
+        if not isinstance(settings, SlotSettings):
+            raise TypeError(f"settings must be SlotSettings, got {settings!r}")
+        self.settings = settings
+        self.trace = trace if trace is not None else Trace()
+        self._active: dict[str, Task] = {}
+        self._activated_seq: dict[str, int] = {}
+        self._seq = 0
+        self.completed: list[Task] = []
+
+    # ----------------------------------------------------------------- reading
+    def __len__(self) -> int:
+        return len(self._active)
+
+    def __contains__(self, task_id: object) -> bool:
+        return task_id in self._active
+
+    def __iter__(self):
+        return iter(self._active.values())
+
+    @property
+    def free(self) -> int:
+        return self.settings.max_slots - len(self._active)
+
+    def get(self, task_id: str) -> Task:
+        try:
+            return self._active[task_id]
+        except KeyError:
+            raise KeyError(f"task_id {task_id!r} is not an active task") from None
+
+    def lowest(self) -> Task | None:
+        """The task preemption would demote: lowest priority, most recently activated among equals."""
+        if not self._active:
+            return None
+        return min(self._active.values(), key=lambda t: (t.priority, -self._activated_seq[t.id]))
+
+    # --------------------------------------------------------------- admission
+    def admit(self, task: Task, now: float) -> AdmissionDecision:
+        """Activate ``task`` if the rules allow, possibly demoting the lowest active task."""
+        if not isinstance(task, Task):
+            raise TypeError(f"task must be a Task, got {task!r}")
+        now = require_real("now", now)
+        if task.id in self._active:
+            raise ValueError(f"task {task.id!r} is already active")
+        if task.status == "complete":
+            raise ValueError(f"task {task.id!r} is complete and cannot be admitted")
+        s = self.settings
+        p = task.priority
+        if p <= s.activation_threshold:
+            outcome = "deferred" if p < s.defer_below else "noted"
+            return AdmissionDecision(
+                outcome, task, None,
+                f"priority {p:.2f} <= activation_threshold {s.activation_threshold:.2f}"
+                + (f" and < defer_below {s.defer_below:.2f}" if outcome == "deferred" else ""),
+            )
+        if self.free > 0:
+            self._activate(task, now, f"slot free ({len(self._active)}/{s.max_slots} used)")
+            return AdmissionDecision(
+                "activated", task, None,
+                f"a slot was free ({len(self._active) - 1}/{s.max_slots} used) and priority {p:.2f} > "
+                f"{s.activation_threshold:.2f}",
+            )
+        lowest = self.lowest()
+        assert lowest is not None
+        bound = s.preemption_ratio * lowest.priority
+        if p > bound and not math.isclose(p, bound, rel_tol=1e-9):
+            del self._active[lowest.id]
+            del self._activated_seq[lowest.id]
+            lowest.history.append(TaskHistoryEntry(now, "demoted", f"preempted by {task.id} ({p:.2f} > {bound:.2f})"))
+            self._activate(task, now, f"preempted {lowest.id}")
+            return AdmissionDecision(
+                "preempted", task, lowest,
+                f"all {s.max_slots} slots full; priority {p:.2f} > {s.preemption_ratio:g} x lowest "
+                f"{lowest.priority:.2f} ({lowest.id}) = {bound:.2f}",
+            )
+        return AdmissionDecision(
+            "noted", task, None,
+            f"all {s.max_slots} slots full and priority {p:.2f} is not > {s.preemption_ratio:g} x lowest "
+            f"{lowest.priority:.2f} ({lowest.id}) = {bound:.2f}",
+        )
+
+    def _activate(self, task: Task, now: float, detail: str) -> None:
+        self._active[task.id] = task
+        self._seq += 1
+        self._activated_seq[task.id] = self._seq
+        if task.started_at is None:
+            task.started_at = now
+        task.history.append(TaskHistoryEntry(now, "activated", detail))
+
+    def activate(self, task: Task, now: float, detail: str = "promoted") -> None:
+        """Put a task into a free slot without the admission rules (promotion from Notes)."""
+        if self.free <= 0:
+            raise ValueError(f"no free slot for task {task.id!r}: all {self.settings.max_slots} are used")
+        if task.id in self._active:
+            raise ValueError(f"task {task.id!r} is already active")
+        self._activate(task, require_real("now", now), detail)
+
+    # ------------------------------------------------------------ state machine
+    def transition(self, task_id: str, to_status: str, now: float, reason: str = "") -> Task:
+        """Move a task to ``to_status`` if ``ALLOWED_TRANSITIONS`` permits; record it."""
+        task = self._find(task_id)
+        require_choice("to_status", to_status, TASK_STATUSES)
+        now = require_real("now", now)
+        frm = task.status
+        if to_status not in ALLOWED_TRANSITIONS[frm]:
+            allowed = ", ".join(sorted(ALLOWED_TRANSITIONS[frm])) or "nothing (terminal)"
+            raise ValueError(
+                f"task {task_id!r} cannot go from {frm!r} to {to_status!r}; from {frm!r} it may go to {allowed}"
+            )
+        task.status = to_status
+        if to_status != "blocked":
+            task.blocking_reason = None
+        task.history.append(TaskHistoryEntry(now, "status", reason, frm, to_status))
+        self.trace.append(TaskTransition(task_id, frm, to_status, reason or f"{frm} -> {to_status}", now))
+        return task
+
+    def _find(self, task_id: str) -> Task:
+        if task_id in self._active:
+            return self._active[task_id]
+        for t in self.completed:
+            if t.id == task_id:
+                return t
+        raise KeyError(f"task_id {task_id!r} is not an active or completed task")
+
+    def start(self, task_id: str, now: float, step: str | None = None) -> Task:
+        task = self.transition(task_id, "executing", now, f"started{': ' + step if step else ''}")
+        if step is not None:
+            self.set_step(task_id, step, now)
+        return task
+
+    def set_step(self, task_id: str, step: str, now: float, progress: float | None = None) -> Task:
+        """Record the current step (and optionally a new progress estimate)."""
+        task = self.get(task_id)
+        require_str("step", step, non_empty=True)
+        if progress is not None:
+            task.progress = require_unit_interval("progress", progress)
+        task.current_step = step
+        task.history.append(TaskHistoryEntry(require_real("now", now), "step", step))
+        return task
+
+    def block(self, task_id: str, reason: str, now: float) -> Task:
+        """The task keeps its slot, marked blocked with an explicit reason."""
+        require_str("reason", reason, non_empty=True)
+        task = self.transition(task_id, "blocked", now, f"blocked: {reason}")
+        task.blocking_reason = reason
+        return task
+
+    def unblock(self, task_id: str, now: float, reason: str = "unblocked") -> Task:
+        task = self.get(task_id)
+        if task.status != "blocked":
+            raise ValueError(f"task {task_id!r} cannot be unblocked: its status is {task.status!r}, not 'blocked'")
+        return self.transition(task_id, "executing", now, reason)
+
+    def await_input(self, task_id: str, question: str, now: float) -> Task:
+        require_str("question", question, non_empty=True)
+        return self.transition(task_id, "awaiting_input", now, f"awaiting input: {question}")
+
+    def complete(self, task_id: str, now: float, outcome: str = "done") -> Task:
+        """Finish a task: its slot is freed and it joins ``completed``."""
+        task = self.transition(task_id, "complete", now, f"complete: {outcome}")
+        task.progress = 1.0
+        if task_id in self._active:
+            del self._active[task_id]
+            del self._activated_seq[task_id]
+            self.completed.append(task)
+        return task

@@ -1,0 +1,72 @@
+"""Smoke test for ``python -m bench``: it runs and reports the right structure (no timings)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.buffers import Config, format_markdown, format_text, run_suite  # noqa: E402
+from bench.textgen import MAX_WORDS, MIN_WORDS, conversation  # noqa: E402
+
+
+def test_textgen_is_seeded_and_realistic():
+    a, b = conversation(300, seed=7), conversation(300, seed=7)
+    assert a == b
+    assert conversation(300, seed=8) != a
+    assert a[0].role == "system" and {t.role for t in a[1:]} == {"user", "assistant"}
+    assert all(MIN_WORDS <= t.words <= MAX_WORDS for t in a)
+    assert all(0.0 <= t.importance <= 1.0 for t in a)
+    assert conversation(100, seed=7) == a[:100]
+
+
+def test_quick_suite_structure():
+    report = run_suite(Config(sizes=(60, 120), budgets=(300, 5_000), repeat=1, time_limit=30,
+                              peer_max_n=60, quiet=True))
+    assert report["machine"]["tiktoken"] and report["machine"]["python"]
+    rows = report["results"]
+    keys = {r["key"] for r in rows}
+    assert {"floor", "memorykit-fifo", "memorykit-importance", "memorykit-hybrid",
+            "seed-fifo", "seed-importance", "seed-hybrid"} <= keys
+    assert {"langchain-trim_messages", "llamaindex-Memory"} <= keys
+    for r in rows:
+        assert r["n"] in (60, 120)
+        if r["status"] == "ok":
+            assert r["us_per_msg"] > 0 and r["ratio_to_floor"] > 0
+        else:
+            assert "skipped" in r["status"] or "capped" in r["status"] or "stopped" in r["status"]
+        if r["group"] == "memorykit":
+            assert r["status"] == "ok" and r["exact_billed_tokens"] is True
+            assert r["window_tokens"] <= r["budget"]
+        if r["group"] == "peer" and r["n"] == 120 and "skipped" not in r["status"]:
+            assert "capped" in r["status"]
+    floor = [r for r in rows if r["key"] == "floor"]
+    assert all(r["ratio_to_floor"] == pytest.approx(1.0) for r in floor)
+    assert any("billed" in t["target"] for t in report["targets"])
+    assert "floor" in format_text(report)
+    md = format_markdown(report)
+    assert md.count("\n| ") >= 8 and "Machine:" in md
+
+
+def test_cli_quick_writes_json(tmp_path):
+    out = tmp_path / "buffers.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "--sizes", "80", "--budgets", "400",
+         "--no-peers", "--quiet", "--markdown", "--output", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("Command: `python -m bench")
+    report = json.loads(out.read_text())
+    assert report["config"]["sizes"] == [80]
+    peers = [r for r in report["results"] if r["group"] == "peer"]
+    assert peers and all(r["status"].startswith("skipped") for r in peers)
+    again = subprocess.run([sys.executable, "-m", "bench", "--from", str(out)], cwd=ROOT,
+                           capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0 and "memorykit ImportanceBuffer" in again.stdout

@@ -1,0 +1,148 @@
+"""One contract, every policy: properties that must hold after every add."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memorykit.clock import StepClock
+from memorykit.messages import Message
+from memorykit.trace import Eviction, OverBudget, Summarization
+
+from buffer_policies import POLICIES
+
+# One step of a conversation: (kind, content tokens, importance, minutes elapsed before it).
+step = st.tuples(
+    st.sampled_from(["user", "assistant", "assistant", "system", "tool_call", "user"]),
+    st.integers(min_value=0, max_value=220),
+    st.floats(min_value=0.0, max_value=1.0, allow_nan=False),
+    st.floats(min_value=0.0, max_value=30.0, allow_nan=False),
+)
+
+
+def build_stream(steps: list[tuple[str, int, float, float]], clock: StepClock):
+    """Messages in arrival order; a tool call is followed by its result(s)."""
+    ids = itertools.count(1)
+    turn = 0
+    for kind, tokens, importance, gap in steps:
+        clock.advance_minutes(gap)
+        now = clock.now()
+        if kind == "user":
+            turn += 1
+        def make(role, n, **kw):
+            return Message(
+                f"m{next(ids)}", role, "x" * min(n, 5), n, n + 4, importance,
+                created_at=now, turn=turn, **kw,
+            )
+        if kind == "tool_call":
+            call_ids = (f"call{next(ids)}", f"call{next(ids)}")[: 1 + tokens % 2]
+            yield make("assistant", tokens // 3, tool_calls=call_ids)
+            for call_id in call_ids:
+                yield make("tool", tokens // 2, tool_call_id=call_id)
+        else:
+            yield make(kind, tokens)
+
+
+def check_invariants(buffer, added: list[Message], returned, trace_len_before: int) -> None:
+    kept = {m.id: m for m in buffer}
+    added_ids = {m.id for m in added}
+    events = list(buffer.trace)
+    new_events = events[trace_len_before:]
+    # add() returns exactly the decisions it appended to the trace (OverBudget is a warning).
+    assert [e for e in new_events if not isinstance(e, OverBudget)] == returned
+    evicted = [i for e in events if isinstance(e, Eviction) for i in e.message_ids]
+    summarized = [i for e in events if isinstance(e, Summarization) for i in e.message_ids]
+    summary_ids = {e.summary_id for e in events if isinstance(e, Summarization)}
+    # Each message leaves once, by one route, and is really gone.
+    assert len(evicted) == len(set(evicted)) and len(summarized) == len(set(summarized))
+    assert not set(evicted) & set(summarized)
+    assert not (set(evicted) | set(summarized)) & kept.keys()
+    # Nothing is lost: kept + evicted + summarized is everything added (plus summaries made).
+    assert (set(evicted) | set(summarized) | kept.keys()) - summary_ids == added_ids
+    assert kept.keys() - added_ids <= summary_ids
+    # Summaries stand for originals only, each original at most once among kept summaries.
+    covered = [c for m in kept.values() if m.is_summary for c in m.covers]
+    assert len(covered) == len(set(covered)) and set(covered) <= added_ids
+    # System instructions are never evicted or summarized.
+    assert all(m.id in kept for m in added if m.role == "system")
+    # Token accounting is exact (billed tokens plus the reply primer).
+    assert buffer.tokens == sum(m.billed_tokens for m in kept.values()) + 3
+    # The budget holds, unless the buffer said why it cannot.
+    over = (buffer.max_tokens is not None and buffer.tokens > buffer.max_tokens) or (
+        buffer.max_entries is not None and len(buffer) > buffer.max_entries
+    )
+    if over:
+        assert new_events and isinstance(new_events[-1], OverBudget)
+        assert new_events[-1].protected_ids == tuple(kept)
+    # Tool results never outlive their call, and answered calls keep their results.
+    calls = {c: m.id for m in kept.values() for c in m.tool_calls}
+    for m in kept.values():
+        if m.role == "tool":
+            assert m.tool_call_id in calls, f"{m.id} kept without its call"
+    added_results = {m.tool_call_id: m.id for m in added if m.role == "tool"}
+    for call_id in calls:
+        if call_id in added_results:
+            assert added_results[call_id] in kept, f"call {call_id} kept without its result"
+    # The window keeps originals oldest first.
+    order = {m.id: i for i, m in enumerate(added)}
+    positions = [order[i] for i in kept if i in order]
+    assert positions == sorted(positions)
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=st.lists(step, min_size=1, max_size=60), budget=st.integers(40, 900))
+def test_contract_holds_after_every_add(policy, steps, budget):
+    clock = StepClock()
+    buffer = POLICIES[policy](budget, clock)
+    added: list[Message] = []
+    for message in build_stream(steps, clock):
+        before = len(buffer.trace)
+        added.append(message)
+        returned = buffer.add(message)
+        check_invariants(buffer, added, returned, before)
+        assert message.id in buffer, "the message just added is never its own victim"
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+def test_message_larger_than_budget_is_kept_and_flagged(policy):
+    clock = StepClock()
+    buffer = POLICIES[policy](100, clock)
+    small = Message("a", "user", "hi", 10, 14, 0.5)
+    huge = Message("b", "user", "long", 500, 504, 0.5)
+    buffer.add(small)
+    events = buffer.add(huge)
+    assert "b" in buffer
+    if buffer.max_tokens is not None:
+        assert [m.id for m in buffer] == ["b"]
+        assert "a" in {i for e in events for i in e.message_ids}
+        assert isinstance(buffer.trace[-1], OverBudget)
+        assert buffer.trace[-1].protected_ids == ("b",)
+        assert buffer.over_budget
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+def test_duplicate_ids_and_orphan_results_are_refused(policy):
+    buffer = POLICIES[policy](500, StepClock())
+    buffer.add(Message("a", "user", "hi", 1, 5))
+    with pytest.raises(ValueError, match="'a' is already in the buffer"):
+        buffer.add(Message("a", "user", "again", 1, 5))
+    with pytest.raises(ValueError, match="'c9' matches no tool call"):
+        buffer.add(Message("t", "tool", "42", 1, 5, tool_call_id="c9"))
+    with pytest.raises(TypeError, match="message must be a Message"):
+        buffer.add({"role": "user", "content": "hi"})
+    assert [m.id for m in buffer] == ["a"]
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+def test_pending_tool_call_is_not_evicted(policy):
+    """A call still waiting for its result stays, so the result can never arrive orphaned."""
+    buffer = POLICIES[policy](60, StepClock())
+    buffer.add(Message("call", "assistant", "", 10, 14, 0.0, tool_calls=("c1",)))
+    buffer.add(Message("u", "user", "meanwhile", 50, 54, 1.0))
+    assert "call" in buffer
+    buffer.add(Message("r", "tool", "result", 10, 14, 1.0, tool_call_id="c1"))
+    assert "call" in buffer and "r" in buffer

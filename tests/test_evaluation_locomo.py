@@ -1,0 +1,192 @@
+"""LoCoMo loader on a small fixture with the real schema and its quirks; download helper offline."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from memorykit.evaluation import (
+    LOCOMO_SHA256,
+    LocomoIntegrityError,
+    download_locomo,
+    load_locomo,
+    normalize_evidence,
+    parse_locomo,
+    parse_session_datetime,
+)
+from memorykit.tokens import Tokenizer
+
+FIXTURE = Path(__file__).parent / "fixtures" / "locomo_mini.json"
+
+
+@pytest.fixture(scope="module")
+def data():
+    return load_locomo(FIXTURE, verify=False)
+
+
+def test_sessions_turns_and_messages(data):
+    a, b = data.conversations
+    assert (a.id, b.id) == ("conv-a", "conv-b")
+    # session_3 has a date but no turns: skipped; session_10 comes after session_2.
+    assert [s.number for s in a.sessions] == [1, 2, 10]
+    assert [(s.start, s.stop) for s in a.sessions] == [(0, 4), (4, 7), (7, 9)]
+    assert [m.id for m in a.messages] == [
+        "D1:1", "D1:2", "D1:3", "D1:4", "D2:1", "D2:2", "D2:3", "D10:1", "D10:2"]
+    assert [m.role for m in a.messages[:4]] == ["user", "assistant", "user", "assistant"]
+    assert a.messages[10 - 10].content == "Caroline: Hey Mel! I moved to Boston in 2022 and love it."
+    assert a.messages[2].content == (
+        "Caroline: Look at the lake I hiked to yesterday. "
+        "[image: a photo of a blue lake surrounded by pine trees]")
+    assert a.messages[2].metadata["image"] and a.messages[2].metadata["session"] == 1
+    counter = Tokenizer()
+    assert all(m.content_tokens == counter.count(m.content) for m in a.messages)
+    report = data.report
+    assert (report.conversations, report.sessions, report.turns, report.image_turns) == (2, 4, 11, 1)
+    assert report.session_dates_without_session == 1
+
+
+def test_session_dates_become_message_times(data):
+    a = data.conversations[0]
+    start = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc).timestamp()
+    assert [m.created_at for m in a.messages[:4]] == [start, start + 30, start + 60, start + 90]
+    assert a.messages[7].created_at == datetime(2023, 7, 20, 20, 56, tzinfo=timezone.utc).timestamp()
+    assert all(x.created_at < y.created_at for x, y in zip(a.messages, a.messages[1:]))
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("1:56 pm on 8 May, 2023", datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)),
+    ("10:37 am on 27 June, 2023", datetime(2023, 6, 27, 10, 37, tzinfo=timezone.utc)),
+    ("12:09 am on 1 Jan, 2024", datetime(2024, 1, 1, 0, 9, tzinfo=timezone.utc)),
+    ("8:56 pm on 20 July,2023", datetime(2023, 7, 20, 20, 56, tzinfo=timezone.utc)),
+])
+def test_parse_session_datetime(text, expected):
+    assert parse_session_datetime(text) == expected
+
+
+def test_bad_date_names_the_value():
+    with pytest.raises(ValueError, match="got 'yesterday'"):
+        parse_session_datetime("yesterday")
+
+
+def test_categories_answers_and_adversarial(data):
+    a = data.conversations[0]
+    by_id = {q.id: q for q in a.questions}
+    assert [q.category for q in a.questions] == [
+        "single-hop", "multi-hop", "temporal", "open-domain", "adversarial", "single-hop"]
+    assert by_id["conv-a:q4"].answer is None
+    assert by_id["conv-a:q4"].metadata["adversarial_answer"] == "pine trees"
+    assert by_id["conv-a:q6"].answer == "2022"  # an int in the file
+    assert data.report.questions_by_category == {
+        "single-hop": 3, "multi-hop": 1, "temporal": 1, "open-domain": 1, "adversarial": 1}
+
+
+def test_malformed_evidence_is_normalized_or_dropped_and_counted(data):
+    by_id = {q.id: q for q in data.conversations[0].questions}
+    assert by_id["conv-a:q1"].evidence_ids == ("D1:2", "D2:3")  # "D1:2; D2:3"
+    assert by_id["conv-a:q2"].evidence_ids == ("D2:1",)  # "D:2:1"
+    assert by_id["conv-a:q3"].evidence_ids == ("D10:2",)  # "D10:02" kept, "D9:9" dropped
+    assert by_id["conv-a:q6"].evidence_ids == ("D1:1",)  # repeated id kept once
+    assert "conv-a:q5" not in by_id and "conv-a:q7" not in by_id  # no evidence left
+    r = data.report
+    assert (r.evidence_normalized, r.evidence_dropped, r.questions_without_evidence) == (4, 2, 2)
+    assert r.dropped_examples == ["D9:9", "nonsense"]
+    assert (r.questions, r.evidence_ids) == (7, 8)
+
+
+def test_normalize_evidence_rules():
+    ids = {"D8:6", "D9:17", "D11:26", "D30:5"}
+    assert normalize_evidence("D8:6; D9:17", ids) == (["D8:6", "D9:17"], 2, [])
+    assert normalize_evidence("D:11:26", ids) == (["D11:26"], 1, [])
+    assert normalize_evidence("D30:05", ids) == (["D30:5"], 1, [])
+    assert normalize_evidence("D8:6", ids) == (["D8:6"], 0, [])
+    assert normalize_evidence("D8:6, D99:1", ids) == (["D8:6"], 1, ["D99:1"])
+    assert normalize_evidence(None, ids) == ([], 0, ["None"])
+
+
+def test_verify_rejects_a_file_that_is_not_the_published_one():
+    with pytest.raises(LocomoIntegrityError, match="not the published locomo10.json"):
+        load_locomo(FIXTURE)
+
+
+def test_missing_file_says_how_to_get_it(tmp_path):
+    with pytest.raises(FileNotFoundError, match="download_locomo"):
+        load_locomo(tmp_path)
+
+
+def test_bad_schema_names_the_problem():
+    with pytest.raises(TypeError, match="list of samples"):
+        parse_locomo({"conversation": {}})
+    sample = json.loads(FIXTURE.read_text())[1]
+    sample["qa"][0]["category"] = 9
+    with pytest.raises(ValueError, match="category 9"):
+        parse_locomo([sample])
+    sample = json.loads(FIXTURE.read_text())[1]
+    sample["conversation"]["session_1"][0]["speaker"] = "Zed"
+    with pytest.raises(ValueError, match="speaker 'Zed'"):
+        parse_locomo([sample])
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_download_verifies_the_hash_good(tmp_path):
+    url = FIXTURE.resolve().as_uri()  # file:// : no network
+    dest = tmp_path / "data"
+    dest.mkdir()
+    path = download_locomo(dest, url=url, expected_sha256=_sha(FIXTURE), timeout=5)
+    assert path == dest / "locomo10.json" and path.read_bytes() == FIXTURE.read_bytes()
+    assert [p.name for p in dest.iterdir()] == ["locomo10.json"]
+    # Already there with the right hash: not fetched again.
+    def refuse(*a, **k):
+        raise AssertionError("should not download")
+    assert download_locomo(dest, url=url, expected_sha256=_sha(FIXTURE), opener=refuse) == path
+
+
+def test_download_verifies_the_hash_bad(tmp_path):
+    url = FIXTURE.resolve().as_uri()
+    target = tmp_path / "locomo10.json"
+    with pytest.raises(LocomoIntegrityError, match="not the published locomo10.json"):
+        download_locomo(target, url=url)  # default: the published hash
+    assert list(tmp_path.iterdir()) == []  # nothing written, temp file removed
+    assert LOCOMO_SHA256 != _sha(FIXTURE)
+
+
+def test_download_uses_the_injected_opener_with_a_timeout(tmp_path):
+    calls = []
+
+    class Response:
+        def __init__(self):
+            self.chunks = [b"[]"]
+
+        def read(self, n):
+            return self.chunks.pop() if self.chunks else b""
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    def opener(url, timeout):
+        calls.append((url, timeout))
+        return Response()
+
+    digest = hashlib.sha256(b"[]").hexdigest()
+    path = download_locomo(tmp_path / "x.json", url="https://example.invalid/l.json",
+                           expected_sha256=digest, timeout=7, opener=opener)
+    assert path.read_bytes() == b"[]" and calls == [("https://example.invalid/l.json", 7)]
+
+
+@pytest.mark.parametrize("kwargs, error, text", [
+    ({"expected_sha256": "abc"}, ValueError, "64 lowercase hex"),
+    ({"timeout": 0}, ValueError, "timeout must be a positive"),
+    ({"url": ""}, ValueError, "url must be a non-empty"),
+])
+def test_download_bad_arguments(tmp_path, kwargs, error, text):
+    with pytest.raises(error, match=text):
+        download_locomo(tmp_path, **kwargs)

@@ -1,0 +1,127 @@
+"""Lesson 11's app: offline path, loopback path through the real openai client, no secret leaks."""
+
+from __future__ import annotations
+
+import pytest
+
+from memorykit.lessons import checks
+from memorykit.lessons import llm_app as L
+from memorykit.llm.testing import FakeOpenAIServer
+
+pytest.importorskip("openai")
+
+SECRET = "sk-test-DO-NOT-PRINT-0123456789abcdef"
+
+
+def test_offline_backend_is_chosen_without_key_or_url():
+    backend = L.choose_backend({})
+    assert backend.kind == "offline"
+    names = backend.components()
+    assert "not an LLM" in names["chat"] and "not an LLM" in names["critic"]
+    assert L.choose_backend({"OPENAI_API_KEY": "  "}).kind == "offline"
+
+
+def test_offline_loop_numbers_and_nothing_lost():
+    r = L.run_loop(L.offline_backend())
+    s = r.summary()
+    assert s["backend"] == "offline"
+    assert s["stored_long_term"] == s["messages_added"]  # every message stored long-term
+    assert s["summarizations"] > 0 and s["probes"] == 4 and s["chat_calls"] == 4
+    for p in r.probes:
+        assert p.tokens == p.recalled_tokens + p.working_tokens + p.current_tokens
+        assert len(p.recalled_ids) <= 3
+        assert p.answered <= p.fact_in_context  # the scripted reader only reads the context
+    # more recall, more tokens; zero recall, nothing recalled
+    none = L.run_loop(recall_limit=0)
+    assert all(p.recalled_tokens == 0 for p in none.probes)
+    assert L.run_loop(recall_limit=6).summary()["mean_tokens_per_call"] > s["mean_tokens_per_call"]
+
+
+def test_reflect_demo_offline_learns_a_cited_rule():
+    r = L.reflect_demo()
+    assert r.summary() == {"rules_learned": 1, "rules_cite_the_mistake": True,
+                           "next_reply_asks_first": True}
+
+
+def test_bad_parameters_name_the_value():
+    with pytest.raises(ValueError, match="budget"):
+        L.run_loop(budget=50)
+    with pytest.raises(ValueError, match="0.99"):
+        L.run_loop(threshold=0.99)
+    with pytest.raises(ValueError, match="recall_limit"):
+        L.run_loop(recall_limit=-1)
+    with pytest.raises(TypeError, match="backend"):
+        L.run_loop("openai")
+
+
+def test_env_selects_openai_backend_without_exposing_the_key():
+    backend = L.choose_backend({"OPENAI_API_KEY": SECRET, "OPENAI_MODEL": "m"})
+    assert backend.kind == "openai" and "api.openai.com" in backend.description
+    assert SECRET not in backend.description and SECRET not in repr(backend.components())
+    local = L.choose_backend({"OPENAI_BASE_URL": "http://user:pw@127.0.0.1:9/v1?k=" + SECRET})
+    assert local.kind == "openai"
+    assert SECRET not in local.description and "pw" not in local.description
+
+
+def test_loop_over_the_real_client_from_env_leaks_no_key(capsys):
+    with FakeOpenAIServer(chat=L.loopback_responder, api_key=SECRET) as server:
+        env = {"OPENAI_API_KEY": SECRET, "OPENAI_BASE_URL": server.base_url,
+               "OPENAI_MODEL": L.LOOPBACK_MODEL}
+        backend = L.choose_backend(env, timeout=5.0, max_retries=0)
+        assert backend.kind == "openai"
+        r = L.run_loop(backend)
+        d = L.reflect_demo(backend)
+        print(backend.description, backend.components(), r, r.summary(), r.rows(), d, d.summary())
+        assert all(req.auth_ok for req in server.requests)
+        # a wrong key: the 401 error the client raises must not carry either key
+        bad = L.choose_backend({**env, "OPENAI_API_KEY": "sk-wrong-" + SECRET[8:]},
+                               timeout=5.0, max_retries=0)
+        with pytest.raises(Exception) as info:
+            bad.chat.complete([{"role": "user", "content": "hi"}])
+        print(info.value)
+    out = capsys.readouterr()
+    assert r.summary()["backend"] == "openai" and r.summary()["chat_calls"] == 4
+    assert SECRET not in out.out + out.err
+    assert SECRET[8:] not in out.out + out.err
+    assert all(SECRET not in p.reply for p in r.probes)
+
+
+def test_loopback_demo_covers_the_wire_and_loses_nothing():
+    rep = L.loopback_demo()
+    assert rep.loop.backend == "openai"
+    assert rep.loop.summary()["stored_long_term"] == rep.loop.summary()["messages_added"]
+    assert rep.embeddings_match and rep.embedding_shape == (4, 64)
+    assert rep.streamed_pieces > 1 and rep.streamed_equals_complete
+    assert rep.reflect.summary()["rules_learned"] == 1
+    assert [f.behaviour for f in rep.failures] == ["timeout", "HTTP 500", "malformed reply"]
+    kinds = [f.error for f in rep.failures]
+    assert kinds == ["SummarizationFailed (timeout)", "SummarizationFailed (http 500)",
+                     "SummarizationFailed (malformed reply)"]
+    assert all(f.nothing_lost and f.added > 1 for f in rep.failures)
+    text = "\n".join(rep.lines())
+    assert "127.0.0.1:" not in text and "http://" not in text and "NOT a model" in text
+    # the offline and loopback loops see the same memory; only the summarizer differs
+    assert rep.loop.summary()["messages_added"] == L.run_loop().summary()["messages_added"]
+
+
+def test_explorer_sliders_change_the_figure():
+    pytest.importorskip("ipywidgets")
+    ex = L.LoopExplorer()
+    before = [list(t.y) for t in ex.fig.data]
+    ex.update(recall_limit=6)
+    assert [list(t.y) for t in ex.fig.data] != before
+    assert ex.summary()["recall_limit"] == 6
+    ex.sliders["budget"].value = 1000
+    assert ex.params["budget"] == 1000
+    with pytest.raises(TypeError, match="unknown"):
+        ex.update(nope=1)
+
+
+def test_checkers():
+    assert checks.check_recall_limit(4).passed
+    assert not checks.check_recall_limit(3).passed
+    assert "smallest" in checks.check_recall_limit(5).reason
+    assert not checks.check_recall_limit("4").passed
+    assert checks.check_loop_settings(700, 0.8, 3).passed
+    assert not checks.check_loop_settings(600, 0.8, 6).passed  # too many tokens
+    assert "multiple of 100" in checks.check_loop_settings(650, 0.8, 3).reason

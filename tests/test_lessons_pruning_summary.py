@@ -1,0 +1,337 @@
+"""Lessons 02 (pruning) and 03 (summary buffer): apps, explorers and exercise checkers.
+
+The apps' results are checked against the library run directly and against facts about
+the policies that hold by construction (FIFO evicts in arrival order, system messages stay,
+each summary round replaces the previous summary so depth grows by one per round).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from memorykit.buffers.policies import (
+    FIFOBuffer,
+    HybridBuffer,
+    ImportanceBuffer,
+    RecencyWeightedBuffer,
+    true_half_life_minutes,
+)
+from memorykit.buffers.summary_buffer import SummaryBuffer
+from memorykit.lessons import pruning_app as pa
+from memorykit.lessons import summary_app as sa
+from memorykit.lessons.checks import (
+    PRUNING_EXERCISE,
+    SUMMARY_EXERCISE,
+    check_pruning_choice,
+    check_summary_settings,
+)
+from memorykit.lessons.data import default_conversation
+
+pytest.importorskip("plotly")
+pytest.importorskip("ipywidgets")
+
+# Reference answers used by the notebooks.
+PRUNING_ANSWER = {"policy": "hybrid", "threshold": 0.75}
+SUMMARY_ANSWER = {"threshold": 0.9, "target": 0.4, "min_recent": 0}
+
+
+@pytest.fixture(scope="module")
+def conv():
+    return default_conversation()
+
+
+# ------------------------------------------------------------------ lesson 02
+@pytest.mark.parametrize("policy,buffer", [
+    ("fifo", lambda: FIFOBuffer(1500)),
+    ("importance", lambda: ImportanceBuffer(1500)),
+    ("hybrid", lambda: HybridBuffer(1500, importance_threshold=0.6)),
+    ("recency", lambda: RecencyWeightedBuffer(1500, decay_rate=0.2, half_life_minutes=10)),
+])
+def test_run_policy_matches_the_library(conv, policy, buffer):
+    run = pa.run_policy(conv, policy, budget=1500, threshold=0.6, decay_rate=0.2,
+                        half_life_minutes=10)
+    buf = buffer()
+    buf.extend(conv.messages)
+    assert run.fact_alive == conv.fact_survival(buf.messages())
+    assert run.final_messages == len(buf)
+    assert run.final_tokens == buf.tokens <= 1500
+    assert set(run.evicted_at) == set(buf.trace.evicted_ids())
+    assert run.evict_turn.size == len(run.evicted_at)
+
+
+def test_every_lost_fact_has_an_eviction_and_system_stays(conv):
+    system = next(m for m in conv.messages if m.role == "system")
+    for policy in pa.POLICIES:
+        run = pa.run_policy(conv, policy, budget=1000)
+        assert system.id not in run.evicted_at
+        for f in conv.facts:
+            if not run.fact_alive[f.id]:
+                turn, rule = run.evicted_at[f.message_id]
+                assert turn >= f.turn
+                assert rule.startswith(policy)
+
+
+def test_fifo_evicts_in_arrival_order(conv):
+    run = pa.run_policy(conv, "fifo", budget=1500)
+    assert np.all(np.diff(run.victim_turn) >= 0)
+    assert set(run.rules) == {"fifo"}
+
+
+def test_hybrid_rules_and_threshold_extremes(conv):
+    run = pa.run_policy(conv, "hybrid", budget=1500, threshold=0.5)
+    assert set(run.rules) <= {"hybrid-below-threshold", "hybrid-fifo-fallback"}
+    # Nothing is below importance 0: threshold 1e-9 means pure FIFO fallback.
+    tiny = pa.run_policy(conv, "hybrid", budget=1500, threshold=1e-9)
+    assert set(tiny.rules) == {"hybrid-fifo-fallback"}
+    assert tiny.fact_alive == pa.run_policy(conv, "fifo", budget=1500).fact_alive
+
+
+def test_importance_keeps_more_facts_than_fifo(conv):
+    # Planted facts have importance >= 0.8, chitchat <= 0.3: importance pruning hoards facts.
+    fifo = pa.run_policy(conv, "fifo", budget=1500)
+    imp = pa.run_policy(conv, "importance", budget=1500)
+    assert imp.facts_alive > fifo.facts_alive
+    assert np.all(imp.victim_importance <= 1.0)
+
+
+def test_run_policy_is_memoized_and_ignores_unused_params(conv):
+    a = pa.run_policy(conv, "fifo", budget=1750, threshold=0.3)
+    b = pa.run_policy(conv, "fifo", budget=1750, threshold=0.9, decay_rate=0.5)
+    assert a is b
+    c = pa.run_policy(conv, "hybrid", budget=1750, threshold=0.3)
+    d = pa.run_policy(conv, "hybrid", budget=1750, threshold=0.9)
+    assert c is not d
+
+
+@pytest.mark.parametrize("kwargs,word", [
+    ({"policy": "lifo"}, "'lifo'"),
+    ({"policy": "fifo", "budget": 0}, "budget"),
+    ({"policy": "hybrid", "threshold": 1.5}, "1.5"),
+    ({"policy": "recency", "decay_rate": -0.1}, "-0.1"),
+    ({"policy": "recency", "half_life_minutes": 0}, "half_life_minutes"),
+])
+def test_run_policy_bad_input(conv, kwargs, word):
+    with pytest.raises(ValueError, match=word):
+        pa.run_policy(conv, **kwargs)
+
+
+def test_curves_and_overtake():
+    curves = pa.importance_curves(0.1, 5.0, importances=[0.9, 0.5], minutes=np.array(
+        [0.0, true_half_life_minutes(0.1, 5.0)]))
+    assert curves[:, 0] == pytest.approx([0.9, 0.5])
+    assert curves[:, 1] == pytest.approx([0.45, 0.25])
+    t = pa.overtake_minutes(0.9, 0.15, 0.1, 5.0)
+    assert t == pytest.approx(5.0 * math.log(6) / 0.1)
+    assert 0.9 * math.exp(-0.1 * t / 5.0) == pytest.approx(0.15)
+    assert pa.overtake_minutes(0.9, 0.15, 0.0, 5.0) == math.inf
+    assert pa.overtake_minutes(0.1, 0.5) == 0.0
+    with pytest.raises(ValueError, match="half_life_minutes"):
+        pa.overtake_minutes(0.9, 0.1, 0.1, 0.0)
+
+
+def test_rule_mask_and_fact_fates(conv, capsys):
+    run = pa.run_policy(conv, "hybrid", budget=1500, threshold=0.5)
+    below = run.rule_mask("hybrid-below-threshold")
+    fallback = run.rule_mask("hybrid-fifo-fallback")
+    assert below.sum() + fallback.sum() == run.evict_turn.size
+    # A victim at or above the threshold only leaves with a tool call/result it belongs to.
+    by_id = {m.id: m for m in conv.messages}
+    for mid, (_, rule) in run.evicted_at.items():
+        m = by_id[mid]
+        if rule == "hybrid-below-threshold" and m.importance >= 0.5:
+            assert m.role == "tool" or m.tool_calls
+    runs = {p: pa.run_policy(conv, p, budget=1500) for p in pa.POLICIES}
+    pa.print_fact_fates(runs, conv.facts[-3:])
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 4 and lines[1].startswith(conv.facts[-3].id)
+
+
+def test_compare_policies(conv):
+    table = pa.compare_policies(conv, budget=1500)
+    assert list(table) == list(pa.POLICIES)
+    n_recent = sum(1 for f in conv.facts if f.turn >= 401)
+    for row in table.values():
+        assert 0 <= row["recent_facts_alive"] <= min(n_recent, row["facts_alive"])
+
+
+def _data(fig):
+    return [(None if t.x is None else list(t.x), None if t.y is None else list(t.y))
+            for t in fig.data]
+
+
+@pytest.mark.parametrize("param,value,changed", [
+    ("budget", 2500, [0, 6, 7, 8, 9, 10]),
+    ("threshold", 0.75, [8, 9]),
+    ("decay_rate", 0.3, [2, 3, 4, 10]),
+    ("half_life_minutes", 20.0, [2, 3, 4, 5, 10]),
+])
+def test_pruning_explorer_updates_figure(conv, param, value, changed):
+    ex = pa.PruningExplorer(conv)
+    before = _data(ex.fig)
+    ex.update(**{param: value})
+    after = _data(ex.fig)
+    for i in changed:
+        assert before[i] != after[i], (param, i)
+    assert ex.sliders[param].value == pytest.approx(value)
+    summary = ex.summary()
+    assert summary[param if param != "half_life_minutes" else "half_life_minutes"] == \
+        pytest.approx(value)
+
+
+def test_pruning_explorer_slider_drives_update(conv):
+    ex = pa.PruningExplorer(conv)
+    ex.sliders["threshold"].value = 0.7000000000000001
+    assert ex.params["threshold"] == 0.7
+    assert ex.result["runs"]["hybrid"].params["threshold"] == 0.7
+
+
+def test_check_pruning_choice(conv):
+    ok = check_pruning_choice(PRUNING_ANSWER["policy"], threshold=PRUNING_ANSWER["threshold"])
+    assert ok.passed, ok
+    fifo = check_pruning_choice("fifo")
+    assert not fifo.passed
+    assert "FIFO evicts by age" in fifo.reason
+    assert any("left at turn" in d for d in fifo.details)
+    low = check_pruning_choice("hybrid", threshold=0.5)
+    assert not low.passed and "loses" in low.reason
+    assert not check_pruning_choice("random").passed
+    wrong_budget = check_pruning_choice("hybrid", threshold=0.75, budget=3000)
+    assert not wrong_budget.passed and "1500" in wrong_budget.reason
+    assert PRUNING_EXERCISE["budget"] == 1500
+
+
+# ------------------------------------------------------------------ lesson 03
+@pytest.mark.parametrize("budget,threshold,target,min_recent", [
+    (2000, 0.85, 0.5, 2), (1000, 0.95, 0.1, 0), (3500, 0.6, 0.55, 9),
+])
+def test_fast_summarizer_is_identical(conv, budget, threshold, target, min_recent):
+    slow = SummaryBuffer(budget, threshold, target, min_recent)
+    for m in conv.messages:
+        slow.add(m)
+    run = sa.run_summary_buffer(conv, budget=budget, threshold=threshold, target=target,
+                                min_recent=min_recent)
+    events = slow.trace.summarizations()
+    assert [e.depth for e in events] == [r.depth for r in run.rounds]
+    assert [len(e.message_ids) for e in events] == [r.taken for r in run.rounds]
+    assert [s.content for s in slow.summaries()] == [run.final_summary]
+    assert conv.fact_survival(slow.messages()) == run.fact_alive
+    assert [s.after for s in slow.token_history] == list(run.after)
+
+
+def test_fast_scores_equal_library(conv):
+    from memorykit.summary import ExtractiveSummarizer
+
+    segment = conv.messages[3:60]
+    fast = sa.FastExtractiveSummarizer()
+    assert fast.score_sentences(segment) == ExtractiveSummarizer().score_sentences(segment)
+    assert fast.summarize(segment, 120) == ExtractiveSummarizer().summarize(segment, 120)
+    assert fast.summarize(segment, 0) == "" and fast.summarize([], 50) == ""
+
+
+def test_sawtooth_facts(conv):
+    run = sa.run_summary_buffer(conv)  # seed 004's defaults
+    assert (run.budget, run.threshold, run.target, run.min_recent) == (2000, 0.8, 0.6, 3)
+    assert run.after.max() <= run.budget
+    assert len(run.turns) == len(conv.messages)
+    for r in run.rounds:
+        assert r.tokens_before > run.threshold * run.budget or r.rule == "summary-overflow"
+        assert r.tokens_after < r.tokens_before
+    # The summary sits at the front and is re-summarized each round: depth +1 per round.
+    assert [r.depth for r in run.rounds] == list(range(1, run.n_summarizations + 1))
+    assert run.max_depth == run.n_summarizations
+    assert np.all(np.diff(run.depth) >= 0)
+    assert run.facts_alive == sum(run.fact_alive.values())
+    for f in conv.facts:
+        lost = run.fact_lost_turn[f.id]
+        assert (lost is None) == run.fact_alive[f.id]
+        if lost is not None:
+            assert lost >= f.turn
+
+
+def test_wider_gap_means_fewer_rounds(conv):
+    narrow = sa.run_summary_buffer(conv, threshold=0.8, target=0.6)
+    wide = sa.run_summary_buffer(conv, threshold=0.9, target=0.3)
+    assert wide.n_summarizations < narrow.n_summarizations
+
+
+def test_run_summary_buffer_memoized(conv):
+    a = sa.run_summary_buffer(conv, budget=2000, threshold=0.9, target=0.4, min_recent=0)
+    assert sa.run_summary_buffer(conv, budget=2000, threshold=0.9, target=0.4,
+                                 min_recent=0) is a
+
+
+@pytest.mark.parametrize("kwargs,word", [
+    ({"target": 0.8}, "0.8"),
+    ({"threshold": 1.2}, "1.2"),
+    ({"budget": -5}, "budget"),
+    ({"min_recent": -1}, "min_recent"),
+])
+def test_run_summary_buffer_bad_input(conv, kwargs, word):
+    with pytest.raises(ValueError, match=word):
+        sa.run_summary_buffer(conv, **kwargs)
+
+
+def test_compression_demo(conv):
+    res = sa.compression_demo(conv)
+    assert res.rounds > 0
+    assert all(rule.startswith("compression:") for rule in res.steps)
+    assert res.final_tokens <= res.max_tokens
+    assert res.facts_alive == sum(res.fact_alive.values())
+    with pytest.raises(ValueError, match="max_tokens"):
+        sa.compression_demo(conv, max_tokens=0)
+
+
+@pytest.mark.parametrize("param,value,changed", [
+    ("budget", 3000, [0, 1, 2, 3, 4]),
+    ("threshold", 0.9, [0, 2, 4]),
+    ("target", 0.3, [0, 3, 4]),
+    ("min_recent", 8, [0, 4]),
+])
+def test_summary_explorer_updates_figure(conv, param, value, changed):
+    ex = sa.SummaryExplorer(conv)
+    before = _data(ex.fig)
+    ex.update(**{param: value})
+    after = _data(ex.fig)
+    for i in changed:
+        assert before[i] != after[i], (param, i)
+    assert ex.summary()[param] == pytest.approx(value)
+
+
+def test_summary_explorer_keeps_target_below_threshold(conv):
+    ex = sa.SummaryExplorer(conv)
+    ex.update(threshold=0.6)
+    assert ex.params["target"] == pytest.approx(0.55)
+    assert ex.sliders["target"].value == pytest.approx(0.55)
+
+
+def test_check_summary_settings(conv):
+    ok = check_summary_settings(**SUMMARY_ANSWER)
+    assert ok.passed, ok
+    default = check_summary_settings(0.8, 0.6, 3)
+    assert not default.passed
+    assert "more than 60" in default.reason and SUMMARY_EXERCISE["fact"] in default.reason
+    # Few rounds, but the fact is squeezed out: the reason names only that.
+    lost = check_summary_settings(0.9, 0.4, 3)
+    assert not lost.passed
+    assert "squeezed out" in lost.reason and "more than" not in lost.reason
+    bad = check_summary_settings(0.5, 0.7, 3)
+    assert not bad.passed and "not valid" in bad.reason
+    assert not check_summary_settings(0.9, 0.4, 0, budget=2500).passed
+
+
+# ---------------------------------------------------------------- benchmark
+def test_bench_sliders_time_moves_smoke(conv):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from bench.sliders import time_moves
+
+    ex = pa.PruningExplorer(conv)
+    report = time_moves(ex, 4, seed=1, cache_size=lambda: len(pa._RUNS))
+    assert report["all"]["n"] == 4 and report["all"]["p95_ms"] >= report["all"]["p50_ms"] > 0
+    assert sum(s["n"] for s in report["per_slider"].values()) == 4
+    assert 0 <= report["fresh_replays"]["n"] <= 4

@@ -1,0 +1,228 @@
+"""Lessons 09 (recall) and 10 (architectures): pure computations, explorers, checkers, bench."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from memorykit.lessons import architectures_app as aa
+from memorykit.lessons import checks
+from memorykit.lessons import recall_app as ra
+from memorykit.longterm.episodic import HOUR, episode_scores
+
+# ---------------------------------------------------------------- lesson 09: episodic
+
+
+def test_surface_is_the_library_formula():
+    z = ra.score_surface(0.5, 0.3, 12.0)
+    assert z.shape == (ra.OVERLAPS.size, ra.AGES_H.size)
+    i, j = 37, 55
+    want = 0.5 * ra.OVERLAPS[i] + 0.3 * math.exp(-ra.AGES_H[j] / 12.0)
+    assert z[i, j] == pytest.approx(want)
+
+
+@pytest.mark.parametrize("alpha,beta,tau,thr", [(0.6, 0.4, 24.0, 0.7), (0.3, 0.7, 10.0, 0.5),
+                                                (0.8, 0.2, 48.0, 0.9)])
+def test_threshold_line_is_the_contour(alpha, beta, tau, thr):
+    line = ra.threshold_line(alpha, beta, tau, thr)
+    ok = ~np.isnan(line)
+    assert ok.any()
+    s = episode_scores(line[ok], ra.AGES_H[ok] * HOUR, alpha=alpha, beta=beta, tau_seconds=tau * HOUR)
+    assert np.allclose(s, thr)
+
+
+def test_oldest_full_match_matches_the_scores():
+    h = ra.oldest_full_match_hours(0.6, 0.4, 24.0, 0.7)
+    assert h == pytest.approx(-24 * math.log(0.25))
+    assert episode_scores(1.0, (h - 0.01) * HOUR) > 0.7 > episode_scores(1.0, (h + 0.01) * HOUR)
+    assert ra.oldest_full_match_hours(0.8, 0.2, 24.0, 0.7) == math.inf
+    assert ra.oldest_full_match_hours(0.7, 0.2, 24.0, 0.7) == math.inf  # alpha == threshold
+    assert ra.oldest_full_match_hours(0.6, 0.1, 24.0, 0.7) is None
+
+
+def test_surface_facts_and_probe_episodes():
+    f = ra.surface_facts()
+    assert f["overlap_needed_at_0h"] == "> 0.500"
+    assert f["overlap_needed_at_72h"] == "none suffices"
+    eps = ra.probe_episodes()
+    assert len(eps) == 4 and all(0 <= e.overlap <= 1 and e.age_hours > 0 for e in eps)
+    v = ra.episode_verdicts(0.6, 0.4, 24.0, 0.7)
+    assert v == [e.overlap * 0.6 + 0.4 * math.exp(-e.age_hours / 24) > 0.7 for e in eps]
+    assert all(ra.episode_verdicts(0.6, 0.4, 24.0, -1.0))
+
+
+@pytest.mark.parametrize("kw,name", [({"alpha": -0.1}, "alpha"), ({"tau_hours": 0}, "tau_hours"),
+                                     ({"beta": float("nan")}, "beta")])
+def test_bad_episodic_parameters_are_named(kw, name):
+    with pytest.raises(ValueError, match=name):
+        ra.EpisodicSurfaceExplorer(**kw)
+
+
+def test_episodic_explorer_slider_changes_the_figure_and_summary():
+    ex = ra.EpisodicSurfaceExplorer()
+    before = np.array(ex.fig.data[0].z, dtype=float).copy()
+    s0 = ex.summary()
+    ex.update(tau_hours=72.0)
+    assert not np.allclose(before, np.array(ex.fig.data[0].z, dtype=float))
+    assert ex.summary()["full_match_recalled_up_to"] != s0["full_match_recalled_up_to"]
+    ex.update(threshold=0.2)
+    assert ex.summary()["probe_episodes_above_threshold"] == "4/4"
+
+
+# ---------------------------------------------------------------- lesson 09: semantic
+
+
+def test_semantic_matrix_uses_the_lexical_embedder_and_recall_is_monotone():
+    m = ra.semantic_matrix()
+    assert m.cosine.shape == (8, 8) and "lexical" in m.embedder
+    owns = [ra.semantic_recall(t / 20)["own"] for t in range(21)]
+    assert owns == sorted(owns, reverse=True)
+    r = ra.semantic_recall(0.65)
+    assert r["own"] == int(sum(m.cosine[i, i] > 0.65 for i in range(8)))
+    with pytest.raises(ValueError, match="threshold"):
+        ra.semantic_recall(float("inf"))
+
+
+def test_semantic_explorer_draws_recalled_markers():
+    ex = ra.SemanticThresholdExplorer(0.65)
+    n = len(ex.fig.data[1].x)
+    ex.update(threshold=0.1)
+    assert len(ex.fig.data[1].x) > n and len(ex.fig.data[2].x) > 0
+    assert ex.summary()["questions_recalling_their_fact"] == "8/8"
+
+
+def test_service_demo_recalls_for_the_last_user_message_and_isolates_sessions():
+    d = ra.service_demo()
+    assert d["alice"]["recall_query"] == d["question"] == d["bob"]["recall_query"]
+    assert not d["alice"]["code_verbatim_in_working_memory"]
+    assert d["alice"]["code_in_context"] and d["alice"]["recalled"]
+    assert d["alice"]["context_kinds"][0] == "recalled"
+    assert not d["bob"]["code_in_context"]
+    assert d["alice"]["recalled_ids_all_from_this_session"]
+    assert "'alice'" in d["unfiltered_best_match"]
+
+
+# ---------------------------------------------------------------- lesson 10
+
+
+def test_probe_conversations_are_prefixes_of_the_longest():
+    run = aa.probe_run()
+    assert list(run.cuts) == sorted(run.cuts) and run.cuts[-1] == len(run.messages)
+
+
+@pytest.mark.parametrize("letter,window,factor,e,s", [
+    ("A", 12, 1.5, 0.7, 0.65), ("B", 20, 1.5, 0.7, 0.65), ("B", 8, 2.5, 0.45, 0.65),
+    ("C", 20, 1.5, 0.7, 0.65), ("C", 16, 1.5, 0.7, 0.25), ("D", 20, 1.5, 0.7, 0.3),
+])
+def test_fast_curves_equal_fresh_build_context(letter, window, factor, e, s):
+    """The explorer's captured fast path returns the contexts build_context returns."""
+    assert aa.curve(letter, window, factor, e, s) == aa.reference_curve(letter, window, factor, e, s)
+
+
+def test_curves_shape_and_expected_order():
+    c = aa.curves()
+    assert set(c) == set(aa.LETTERS)
+    for k in aa.LETTERS:
+        assert len(c[k].recall) == len(aa.DISTRACTORS) == len(c[k].tokens)
+        assert c[k].recall[0] == 1.0  # with no distractors every fact is in the window
+    assert c["A"].recall[-1] == 0.0
+    assert c["D"].recall == c["C"].recall
+
+
+@pytest.mark.parametrize("kw,name", [({"window": 0}, "window"),
+                                     ({"consolidation_factor": 0.5}, "consolidation_factor"),
+                                     ({"semantic_threshold": "x"}, "semantic_threshold")])
+def test_bad_architecture_parameters_are_named(kw, name):
+    with pytest.raises((ValueError, TypeError), match=name):
+        aa.ArchitecturesExplorer(**kw)
+
+
+def test_architectures_explorer_slider_changes_the_figure():
+    ex = aa.ArchitecturesExplorer()
+    before = list(ex.fig.data[2].y)
+    ex.update(semantic_threshold=0.3)
+    assert list(ex.fig.data[2].y) != before
+    assert ex.summary()["semantic_threshold"] == 0.3
+
+
+def test_recall_table_comparison_and_reasons():
+    rows = aa.recall_table()
+    assert [r["arch"][0] for r in rows] == list(aa.LETTERS)
+    assert rows[0]["mean"] == "0%" and rows[0]["differs"] == "no"
+    lines = aa.seed_comparison()
+    assert lines[0].endswith("same")
+    why = aa.why_missed(50)
+    missed_b = [w for w in why if w["arch"] == "B" and not w["recalled"]]
+    assert missed_b and all("<=" in w["why"] or "dropped" in w["why"] for w in missed_b)
+    assert f"{len(missed_b)} of 4 probes missed" in lines[1]
+
+
+def test_learned_rules_cite_the_mistake_and_only_d_adapts():
+    r = aa.learned_rules(10)
+    assert r["rules"] and all(x["cites_the_mistake"] for x in r["rules"])
+    assert {k: v["asks_first"] for k, v in r["replies"].items()} == {
+        "A": False, "B": False, "C": False, "D": True}
+
+
+# ---------------------------------------------------------------- library hooks used by lesson 10
+
+
+def test_episodic_select_with_a_threshold_matches_recall():
+    from memorykit.longterm.episodic import EpisodicMemory, EpisodicSettings
+    from memorykit.longterm.protocol import probe_conversation
+
+    conv = probe_conversation(50)
+    low = EpisodicMemory(EpisodicSettings(threshold=0.3))
+    default = EpisodicMemory()
+    for m in conv.messages:
+        low.add(m)
+        default.add(m)
+    now = conv.messages[-1].created_at
+    q = conv.facts[0].question
+    picked = [(s.episode.id, s.score) for s in default.select(default.score(q, now), 0.3)]
+    assert picked and picked == [(s.episode.id, s.score) for s in low.recall(q, now)]
+    with pytest.raises(ValueError, match="threshold"):
+        default.select([], float("nan"))
+
+
+# ---------------------------------------------------------------- checkers
+
+
+def test_checkers_pass_reference_answers():
+    assert checks.check_episodic_tau(35)
+    assert checks.check_semantic_threshold(checks.semantic_threshold_answer())
+    assert checks.check_window_size(28)
+    assert checks.check_semantic_best(checks.semantic_best())
+
+
+@pytest.mark.parametrize("checker,answer,reason", [
+    (checks.check_episodic_tau, 24, "not above the threshold"),
+    (checks.check_episodic_tau, 40, "find the smallest"),
+    (checks.check_episodic_tau, 35.5, "whole number"),
+    (checks.check_semantic_threshold, {"threshold": 0.65, "wrong_recalls": 0}, "too high"),
+    (checks.check_semantic_threshold, {"threshold": 0.1, "wrong_recalls": 14}, "find the highest"),
+    (checks.check_semantic_threshold, {"threshold": 0.19, "wrong_recalls": 3}, "wrong facts"),
+    (checks.check_semantic_threshold, 0.19, "dict"),
+    (checks.check_window_size, 20, "widen it"),
+    (checks.check_window_size, 30, "find the smallest"),
+    (checks.check_window_size, "28", "whole number"),
+    (checks.check_semantic_best, {"threshold": 0.65, "recall": 0.25}, "lower the threshold"),
+    (checks.check_semantic_best, {"threshold": 0.1, "recall": 0.75}, "find the highest"),
+    (checks.check_semantic_best, {"threshold": 0.3, "recall": 1.0}, "not 100%"),
+])
+def test_wrong_answers_fail_with_a_reason(checker, answer, reason):
+    v = checker(answer)
+    assert not v and reason in v.reason, str(v)
+
+
+# ---------------------------------------------------------------- bench
+
+
+def test_bench_recall_lessons_runs(capsys):
+    from bench.recall_lessons import main
+
+    assert main(["--moves", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "lesson 09 EpisodicSurfaceExplorer" in out and "lesson 10 ArchitecturesExplorer" in out

@@ -1,0 +1,138 @@
+"""Lesson 12 (notebooks/12_parameter_tuning.ipynb): data choice, sweeps as arrays, explorer, checker."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memorykit.evaluation import AttentionPolicy, HarnessSettings, evaluate, load_locomo
+from memorykit.lessons.checks import check_beats_bm25
+from memorykit.lessons.tuning_app import (
+    FIXTURE,
+    KNOBS,
+    LOCOMO_ENV,
+    TuningExplorer,
+    evaluate_configuration,
+    front_rows,
+    load_tuning_data,
+    policy_table,
+    precompute,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def small():
+    data = load_locomo(FIXTURE, verify=False).select(max_questions=4)
+    return data, precompute(data, "small", budgets=(500, 1000), progress=False)
+
+
+def test_fixture_is_generated_and_reproduces_the_quirks(monkeypatch):
+    out = subprocess.run([sys.executable, str(ROOT / "data/locomo_style/generate.py"), "--check"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    monkeypatch.delenv(LOCOMO_ENV, raising=False)
+    data, description = load_tuning_data()
+    assert description.startswith("bundled LoCoMo-style fixture") and "/work" not in description
+    r = data.report
+    assert r.evidence_normalized > 0 and r.evidence_dropped > 0 and r.image_turns > 0
+    assert r.session_dates_without_session == len(data)
+    assert set(data.categories()) == {"single-hop", "multi-hop", "temporal", "open-domain", "adversarial"}
+
+
+def test_local_locomo_path_is_used_and_verified(monkeypatch, tmp_path):
+    fake = tmp_path / "locomo10.json"
+    fake.write_bytes(FIXTURE.read_bytes())
+    monkeypatch.setenv(LOCOMO_ENV, str(fake))
+    with pytest.raises(Exception, match="not the published locomo10.json"):
+        load_tuning_data()
+
+
+def test_sweeps_are_arrays_over_the_grid(small):
+    data, sw = small
+    s = sw.surfaces["bm25"]
+    k = KNOBS["bm25"]
+    assert s.recall.shape == (len(k.values[0]), len(k.values[1]), 2)
+    assert s.category_recall.shape[0] == len(sw.categories)
+    # one cell, recomputed directly, equals the array
+    i, j = k.values[0].index(0.9), k.values[1].index(0.5)
+    direct = evaluate(k.make(k1=0.9, b=0.5), data, 1000).summary()
+    assert s.recall[i, j, 1] == direct["recall"] and s.tokens[i, j, 1] == direct["tokens"]
+    assert sw.front and all(p in sw.points for p in sw.front)
+    assert front_rows(sw)[0]["tokens"] <= front_rows(sw)[-1]["tokens"]
+    assert {r["policy"] for r in policy_table(sw, 1000)} >= {"last-tokens", "full-context", "bm25(k1=1.5, b=0.75)"}
+    with pytest.raises(ValueError, match="budget must be one of .* got 750"):
+        policy_table(sw, 750)
+
+
+def test_explorer_reslices_and_switches_policy(small):
+    _, sw = small
+    e = TuningExplorer(sw, "bm25", 1000)
+    before = np.array(e.fig.data[0].z, dtype=float).copy()
+    e.update(budget=500)
+    assert e.summary()["selected"] == "bm25(k1=1.5, b=0.75) at 500 tokens"
+    e.update(policy="attention")
+    assert e.sliders["p1"].description == "neighbours" and e.params["p1"] == 1
+    assert e.summary()["selected"] == "attention(neighbours=1, dimension=512) at 500 tokens"
+    assert np.array(e.fig.data[0].z).shape == (4, 4) and before.shape == (6, 5)
+    e.sliders["p1"].value = 0  # a slider move recomputes
+    assert e.params["p1"] == 0 and "neighbours=0" in e.summary()["selected"]
+    with pytest.raises(ValueError, match="policy must be one of .* got 'lru'"):
+        e.update(policy="lru")
+    with pytest.raises(ValueError, match="p2 must be an index .* got 9"):
+        e.update(p2=9)
+    with pytest.raises(ValueError, match="budget must be one of"):
+        TuningExplorer(sw, "bm25", 3000)
+
+
+def test_attention_fast_path_equals_plain_path():
+    data = load_locomo(FIXTURE, verify=False).select(max_questions=3)
+    for policy in (AttentionPolicy(neighbours=0), AttentionPolicy(neighbours=2)):
+        fast = evaluate(policy, data, 600)
+        slow = evaluate(policy, data, 600, settings=HarnessSettings(use_prepare=False))
+        assert [(q.recall, q.tokens) for q in fast.questions] == [(q.recall, q.tokens) for q in slow.questions]
+
+
+def test_evaluate_configuration_names_bad_input():
+    with pytest.raises(ValueError, match="config\\['policy'\\] must be one of bm25, attention, got 'lru'"):
+        evaluate_configuration({"policy": "lru"})
+    with pytest.raises(ValueError, match="bm25 takes parameters k1, b, got neighbours"):
+        evaluate_configuration({"policy": "bm25", "neighbours": 1})
+    with pytest.raises(ValueError, match="config must be a dict"):
+        evaluate_configuration("bm25")
+
+
+def test_checker_fails_a_wrong_answer_with_a_reason_and_passes_the_reference():
+    wrong = check_beats_bm25({"policy": "bm25", "k1": 0.9, "b": 0.5})
+    assert not wrong and "does not beat BM25" in wrong.reason
+    bad = check_beats_bm25({"policy": "bm25", "budget": 2000})
+    assert not bad and "budget 1000, got budget=2000" in bad.reason
+    assert check_beats_bm25({"policy": "attention", "neighbours": 1, "dimension": 512})
+
+
+def test_process_pool_gives_the_serial_sweeps():
+    data = load_locomo(FIXTURE, verify=False).select(max_questions=2)
+    serial = precompute(data, "x", budgets=(500,), progress=False)
+    pooled = precompute(data, "x", budgets=(500,), progress=False, workers=2)
+    assert pooled.points == serial.points and pooled.front == serial.front
+    with pytest.raises(ValueError, match="workers must be .*-1"):
+        precompute(data, "x", workers=-1)
+
+
+def test_attention_fast_path_equals_plain_path_at_every_position():
+    from memorykit.evaluation import from_simulated
+    from memorykit.simulate import load_conversation
+
+    conv = from_simulated(load_conversation(ROOT / "data/conversations/short_60.jsonl"), delay=5)
+    assert len({conv.position(q) for q in conv.questions}) > 5
+    policy = AttentionPolicy(neighbours=1)
+    fast = evaluate(policy, conv, 300)
+    slow = evaluate(policy, conv, 300, settings=HarnessSettings(use_prepare=False))
+    assert [(q.recall, q.tokens) for q in fast.questions] == [(q.recall, q.tokens) for q in slow.questions]
+    with pytest.raises(ValueError, match="position must be in \\[0, 131\\], got 500"):
+        policy.prepare(conv).build_context(500, "x", 100)

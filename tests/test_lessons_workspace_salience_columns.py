@@ -1,0 +1,254 @@
+"""Lesson apps 07 (salience) and 08 (three columns): pure computations, explorers, checkers.
+
+The columns app re-implements no rendering: its replay must give exactly ``run_workflow``'s token
+counts, its rendered prompt exactly ``WorkingMemory.render()``, and its per-line token tables exactly
+the count of the whole rendered text, for any limits.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from memorykit.lessons.checks import check_column_limits, check_salience_weights
+from memorykit.lessons.columns_app import (
+    ColumnsExplorer,
+    LineCounter,
+    build_tables,
+    default_replay,
+    default_tables,
+    limits_grid,
+    render_prompt,
+    replay_columns,
+    saving_breakdown,
+    token_comparison,
+)
+from memorykit.lessons.salience_app import (
+    SalienceExplorer,
+    context_hops,
+    default_workflow,
+    object_rank,
+    salience_lesson_data,
+    salience_view,
+    salience_weights,
+    shown_by_kind,
+    spring_layout,
+    top_objects,
+    typed_array,
+)
+from memorykit.scenarios.workflow import generate_workflow_scenario, run_workflow
+from memorykit.tokens import Tokenizer
+from memorykit.workspace import SalienceWeights, salience_matrix
+
+
+@pytest.fixture(scope="module")
+def small():
+    """A 4-day scenario: fast enough to compare with run_workflow turn by turn."""
+    return generate_workflow_scenario(seed=5, days=4, name="small")
+
+
+@pytest.fixture(scope="module")
+def small_replay(small):
+    return replay_columns(small, keep_renders=True)
+
+
+# ---------------------------------------------------------------- layout
+def test_spring_layout_is_seeded_scaled_and_separates_nodes():
+    edges = np.array([[0, 1], [1, 2], [2, 3], [3, 0], [3, 4], [4, 5]])
+    a = spring_layout(6, edges, seed=3)
+    b = spring_layout(6, edges, seed=3)
+    assert np.array_equal(a, b)
+    assert a.shape == (6, 2)
+    assert np.abs(a).max() == pytest.approx(1.0)
+    d = np.sqrt(((a[:, None] - a[None]) ** 2).sum(-1)) + np.eye(6)
+    assert d.min() > 0.1
+    # linked nodes end up closer than the average pair
+    assert d[0, 1] < d[np.triu_indices(6, 1)].mean()
+    real = salience_lesson_data().layout
+    d = np.sqrt(((real[:, None] - real[None]) ** 2).sum(-1)) + 10 * np.eye(len(real))
+    assert d.min() > 0.08
+
+
+def test_spring_layout_validates():
+    assert spring_layout(1, np.zeros((0, 2))).shape == (1, 2)
+    with pytest.raises(ValueError, match="edges"):
+        spring_layout(3, np.array([[0, 3]]))
+    with pytest.raises(ValueError, match="n"):
+        spring_layout(0, np.zeros((0, 2)))
+
+
+def test_typed_array_round_trips_with_nan():
+    import base64
+
+    a = np.array([[1.0, np.nan], [0.25, 3.0]])
+    spec = typed_array(a)
+    assert spec["dtype"] == "f4" and spec["shape"] == "2,2"
+    back = np.frombuffer(base64.b64decode(spec["bdata"]), dtype="<f4").reshape(2, 2)
+    assert np.array_equal(back, a.astype("f4"), equal_nan=True)
+
+
+# -------------------------------------------------------------- salience
+def test_salience_weights_validates_and_defaults_to_the_seed():
+    assert salience_weights() == SalienceWeights()
+    with pytest.raises(ValueError, match="recent_mention"):
+        salience_weights(recent_mention=-0.1)
+
+
+def test_context_hops_by_hand():
+    data = salience_lesson_data()
+    inp = data.inputs
+    t = 509
+    hops = context_hops(inp, t, 5)
+    recent = inp.turns_since_mention[:, t] < 5
+    assert np.all(hops[recent] == 0)
+    assert np.all(hops[inp.task_hops[:, t] == 0] == 0)
+    # the matrix's candidates are the 2-hop neighbourhood plus pinned temporal objects
+    m = salience_matrix(inp, SalienceWeights())
+    assert np.array_equal(m.candidate[:, t], (hops <= 2) | inp.temporal_current[:, t])
+
+
+def test_top_objects_add_up_and_follow_the_ranking():
+    data = salience_lesson_data()
+    m = salience_matrix(data.inputs, SalienceWeights())
+    rows = top_objects(m, data, 510)
+    assert len(rows) == int(m.selected[:, 509].sum()) == 20
+    assert [r.rank for r in rows] == list(range(20))
+    assert rows[0].id == "t_monthend" and rows[0].pinned
+    for r in rows:
+        assert sum(r.components.values()) == pytest.approx(r.total, abs=1e-3)
+    totals = [r.total for r in rows if not r.pinned]
+    assert totals == sorted(totals, reverse=True)
+    with pytest.raises(ValueError, match="turn"):
+        top_objects(m, data, 601)
+
+
+def test_shown_by_kind_sums_to_all():
+    data = salience_lesson_data()
+    m = salience_matrix(data.inputs, SalienceWeights())
+    kinds = shown_by_kind(m, data)
+    assert sum(v for k, v in kinds.items() if k != "all") == pytest.approx(kinds["all"], abs=0.05)
+    assert kinds["all"] == pytest.approx(19.37, abs=0.01)
+
+
+def test_salience_explorer_updates_and_caches():
+    ex = SalienceExplorer(turn=510)
+    s = ex.summary()
+    assert s["turn"] == 510 and s["shown"] == 20 and s["top_1"].startswith("Month-end close")
+    before = ex.result.matrix
+    ex.update(turn=100)
+    assert ex.result.matrix is before  # turn alone does not recompute the matrix
+    ex.update(max_objects=5)
+    assert ex.summary()["shown"] == 5
+    ex.update(belief_strength=0.30000000000000004)
+    assert ex.params["belief_strength"] == 0.3
+    bars = ex.fig.data[3]
+    assert len(bars.x) == 5
+    with pytest.raises(TypeError, match="unknown"):
+        ex.update(nope=1)
+
+
+def test_salience_exercise_checker():
+    assert not check_salience_weights({}, show=False)  # seed weights: belief ranks 19th
+    assert not check_salience_weights({"belief_strength": 1.0}, show=False)  # Maya Chen drops out
+    good = dict(recent_mention=0.0, active_task_link=0.4, note_link=0.2, relationship=0.2, belief_strength=0.7)
+    v = check_salience_weights(good, show=False)
+    assert v.passed, v
+    assert not check_salience_weights({"belief_strength": 2.0}, show=False)
+    assert not check_salience_weights({"gamma": 1}, show=False)
+    assert not check_salience_weights([0.3], show=False)
+    view = salience_view(salience_lesson_data(), 551, salience_weights(**good))
+    assert object_rank(view, "b_acme_gl") == 4 and object_rank(view, "maya") == 5
+
+
+# --------------------------------------------------------------- columns
+def test_line_counter_sum_is_exact():
+    c = LineCounter()
+    tok = Tokenizer("cl100k_base")
+    lines = ["ACTIVE TASKS (1/4 slots)", "- Pay $1,299.99 (priority 0.50)", "NOTES (top 0 of 0 by priority)",
+             "- (none)", "OBJECTS", "People:", "- Maya Chen (relationship value 0.95)", "- 100%"]
+    assert c.text_tokens(lines) == tok.count("\n".join(lines))
+    assert c.text_tokens([]) == 0
+    assert len(c) == len(lines) - 1
+
+
+def test_replay_matches_run_workflow_tokens_and_renders(small, small_replay):
+    run = run_workflow(small)
+    tables = build_tables(small_replay)
+    cmp = token_comparison(tables, 8, 20)
+    assert np.array_equal(cmp.columns, run.tokens_columns)
+    assert np.array_equal(tables.flat, run.tokens_flat)
+    assert np.array_equal(tables.history, run.tokens_flat_history)
+    for tl in small_replay.turns:
+        assert render_prompt(small_replay, tl.turn) == tl.rendered
+    # the replay's salience inputs are the run's
+    assert np.array_equal(small_replay.inputs.task_hops, run.inputs.task_hops)
+    assert np.array_equal(small_replay.inputs.turns_since_mention, run.inputs.turns_since_mention)
+
+
+def test_tables_equal_whole_text_counts_for_any_limits(small_replay):
+    tables = build_tables(small_replay)
+    tok = Tokenizer("cl100k_base")
+    rng = random.Random(0)
+    for _ in range(150):
+        turn = rng.randint(1, small_replay.n_turns)
+        k = rng.randint(0, tables.max_notes + 2)
+        m = rng.randint(1, tables.max_objects)
+        assert tables.columns(k, m)[turn - 1] == tok.count(render_prompt(small_replay, turn, k, m)), (turn, k, m)
+
+
+def test_linked_needed_is_the_smallest_limit_keeping_task_links(small_replay):
+    tables = build_tables(small_replay)
+    for t, tl in enumerate(small_replay.turns):
+        need = int(tables.linked_needed[t])
+        assert set(tl.task_linked) <= set(tl.objects[:max(need, 0)]) if tl.task_linked else need == 0
+        if need > 0:
+            assert not set(tl.task_linked) <= set(tl.objects[:need - 1])
+
+
+def test_default_numbers_match_benchmarks_md():
+    cmp = token_comparison(default_tables(), 8, 20)
+    s = cmp.summary()
+    assert s["columns_mean"] == 600.8 and s["flat_same_state_mean"] == 935.1
+    assert s["reduction_vs_same_state_pct"] == 35.8 and s["reduction_vs_never_forgetting_pct"] == 75.9
+    b = saving_breakdown(default_tables())
+    assert b["flat_same_state"] - b["neighbourhood"] - b["both_cuts"] == pytest.approx(b["columns"], abs=0.2)
+    grid = limits_grid(default_tables())
+    assert grid["reduction"][8, 19] == pytest.approx(cmp.reduction)
+    assert grid["dropping"][8, 19] == cmp.turns_dropping_linked.size
+
+
+def test_render_prompt_validates():
+    replay = default_replay()
+    with pytest.raises(ValueError, match="turn"):
+        render_prompt(replay, 0)
+    with pytest.raises(ValueError, match="max_objects"):
+        render_prompt(replay, 1, 8, 0)
+
+
+def test_columns_explorer_moves_the_blue_line_only_for_limits():
+    ex = ColumnsExplorer(turn=551)
+    s = ex.summary()
+    assert s["tokens_at_turn_columns"] == 642 and s["live_notes"] == 14
+    y0 = np.array(ex.fig.data[2].y)
+    ex.update(turn=552)
+    assert np.array_equal(np.array(ex.fig.data[2].y), y0)
+    ex.update(top_notes=2, max_objects=27)
+    assert ex.summary()["reduction_vs_same_state_pct"] == 40.4
+    assert not np.array_equal(np.array(ex.fig.data[2].y), y0)
+    assert "ACTIVE TASKS" in ex.prompt.value
+
+
+def test_columns_exercise_checker():
+    assert not check_column_limits(8, 20, show=False)
+    assert not check_column_limits(8, 12, show=False)  # 47.7% but drops task-linked objects
+    assert not check_column_limits(1, 30, show=False)  # too few notes
+    assert check_column_limits(2, 27, show=False)
+    assert not check_column_limits(2.0, 27, show=False)
+    assert not check_column_limits(2, 0, show=False)
+
+
+def test_default_workflow_is_the_committed_file():
+    sc = default_workflow()
+    assert sc.seed == 2 and sc.days == 30 and len(sc.turns()) == 600

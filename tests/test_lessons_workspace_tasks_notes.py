@@ -1,0 +1,187 @@
+"""Lesson apps 05 (task slots) and 06 (notes with TTL): pure computations and checkers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memorykit.lessons import notes_app, tasks_app
+from memorykit.lessons.checks import check_escalation, check_min_shared_entities, check_preemption_ratio
+from memorykit.scenarios.workflow import run_workflow
+from memorykit.workspace import NoteSettings, SlotSettings, effective_priority
+from memorykit.workspace.notes import HOUR
+
+
+@pytest.fixture(scope="module")
+def scenario():
+    return tasks_app.default_workflow()
+
+
+# ------------------------------------------------------------------ tasks_app
+@pytest.mark.parametrize("settings", [
+    SlotSettings(),
+    SlotSettings(max_slots=2, preemption_ratio=1.0),
+    SlotSettings(max_slots=6, activation_threshold=0.7, preemption_ratio=1.8),
+])
+def test_slot_replay_matches_the_full_workflow_replay(scenario, settings):
+    """Leaving out user notes, extraction and surfacing does not change a single task decision."""
+    full = run_workflow(scenario, slots=settings, count_tokens=False, counter=notes_app._NoCounting())
+    wm, times, active, arrived = tasks_app._task_replay(scenario, settings, NoteSettings())
+    assert tasks_app.task_events(wm.trace) == tasks_app.task_events(full.memory.trace)
+    assert np.array_equal(times, full.times)
+    assert [len(a) for a in active] == full.active_counts.tolist()
+    assert arrived == full.arrived_tasks
+
+
+def test_default_timeline_counts(scenario):
+    tl = tasks_app.replay_slots(scenario)
+    s = tl.summary()
+    assert s["tasks_arrived"] == 53
+    assert s["preemptions"] == s["demotions"] == 8
+    assert s["admitted_on_arrival"] + s["noted_on_arrival"] + s["deferred_on_arrival"] == 53
+    assert s["completed"] == 16
+    assert s["mean_active_tasks"] == 3.1
+    # every turn's occupants are exactly the memory's active tasks, each in one slot
+    occ = tl.occupant
+    assert occ.shape == (4, 600)
+    for t in range(occ.shape[1]):
+        used = occ[:, t][occ[:, t] >= 0]
+        assert len(set(used.tolist())) == used.size
+
+
+def test_slot_positions_are_stable_while_a_task_stays(scenario):
+    tl = tasks_app.replay_slots(scenario)
+    for i in range(len(tl.task_ids)):
+        rows, cols = np.nonzero(tl.occupant == i)
+        for t in range(1, tl.n_turns):
+            here = np.flatnonzero(tl.occupant[:, t] == i)
+            before = np.flatnonzero(tl.occupant[:, t - 1] == i)
+            if here.size and before.size:
+                assert here[0] == before[0]
+
+
+def test_preemption_hover_text_carries_the_arithmetic(scenario):
+    tl = tasks_app.replay_slots(scenario)
+    first = tl.preemptions()[0]
+    assert first.task_id == "T024" and first.other_id == "T022"
+    assert "0.69 > 1.3 x 0.53 = 0.689" in first.text
+    demoted = [e for e in tl.events if e.kind == "demoted"]
+    assert {(e.task_id, e.other_id) for e in demoted} == {(e.other_id, e.task_id) for e in tl.preemptions()}
+    assert all(e.slot is not None for e in tl.preemptions())
+
+
+def test_near_misses_find_the_hair_thin_decisions(scenario):
+    tl = tasks_app.replay_slots(scenario)
+    margins = {e.task_id: m for e, m in tasks_app.near_misses(tl, within=0.01)}
+    assert margins["T024"] == pytest.approx(0.001, abs=1e-6)  # 0.69 - 1.3 x 0.53
+    assert margins["T037"] == pytest.approx(-0.001, abs=1e-6)  # 0.74 vs 1.3 x 0.57 = 0.741
+
+
+def test_ratio_two_stops_every_preemption_and_ratio_one_maximizes_them():
+    assert tasks_app.slot_timeline(4, 0.5, 2.0).summary()["preemptions"] == 0
+    assert tasks_app.slot_timeline(4, 0.5, 1.0).summary()["preemptions"] == 16
+
+
+def test_slot_explorer_round_trip():
+    ex = tasks_app.SlotExplorer()
+    assert ex.summary()["preemptions"] == 8
+    ex.update(max_slots=2)
+    assert len(ex.fig.data[0].y) == 2 and ex.summary()["max_slots"] == 2
+    ex.update(preemption_ratio=1.3000000000000003, max_slots=4)
+    assert ex.params["preemption_ratio"] == 1.3
+    names = [t.name for t in ex.fig.data[1:]]
+    star = ex.fig.data[1 + names.index("preempted")]
+    assert len(star.x) == 8 and "1.3 x" in star.hovertext[0]
+
+
+def test_replay_rejects_bad_settings(scenario):
+    with pytest.raises(TypeError, match="settings"):
+        tasks_app.replay_slots(scenario, {"max_slots": 4})
+
+
+# ------------------------------------------------------------------ notes_app
+def test_band_facts_seed_defaults():
+    f = notes_app.band_facts(0.6, 3.0)
+    assert f.warn_at == pytest.approx(2.4) and f.critical_at == pytest.approx(2.85)
+    assert f.warn_value == pytest.approx(0.9) and f.critical_value == 1.0
+    # 0.6 x 1.5 = 0.9 is not > 0.9: the note surfaces on priority only in the critical band
+    assert f.first_surfacing_at == pytest.approx(2.85) and f.surfacing_lead == pytest.approx(0.15)
+    assert f.expiry == "escalated_to_user"
+    assert notes_app.band_facts(0.4, 36.0).expiry == "archived"
+    assert notes_app.band_facts(0.4, 36.0).first_surfacing_at is None
+
+
+def test_curves_agree_with_the_library_and_show_both_steps():
+    c = notes_app.escalation_curves(0.6)
+    for u in ("urgent", "normal", "low"):
+        h, v = c.hours[u], c.values[u]
+        assert np.all(np.diff(h) >= 0) and h[-1] < c.settings.ttl_hours[u]
+        assert set(np.round(np.unique(v), 6)) == {0.6, 0.9, 1.0}
+        ttl = c.settings.ttl_hours[u] * HOUR
+        assert np.allclose(v, effective_priority([0.6], [0.0], [ttl], h * HOUR)[0])
+
+
+def test_priority_surfacers_on_a_small_table():
+    table = {"priority": np.array([0.3, 0.44, 0.46, 0.7])}
+    out = notes_app.priority_surfacers(table, NoteSettings())
+    assert out == {"notes": 4, "can_surface_on_priority": 2, "already_in_warning_band": 1,
+                   "escalated_to_user_at_expiry": 1}
+
+
+def test_surfacing_report_numbers():
+    r = notes_app.surfacing_report(1)
+    assert (r["surfacings"], r["relevant"]) == (305, 169)
+    assert r["precision"] == 0.554 and r["recall"] == 0.978
+    assert r["false_positives"] == (r["fp_stale_note_its_own_matter"] + r["fp_stale_note_other_matter"]
+                                    + r["fp_wanted_note_other_matter"])
+    assert r["expired_escalated_to_user"] + r["expired_archived"] == 59
+    r2 = notes_app.surfacing_report(2)
+    assert r2["precision"] > 0.9 and r2["recall"] == 0.6
+
+
+def test_escalation_explorer_clamps_and_summarizes():
+    ex = notes_app.EscalationExplorer()
+    s = ex.summary()
+    assert s["urgent_surfaces_on_priority"] == "yes, 0.15 h before expiry"
+    assert s["scenario_notes_that_can_surface_on_priority"] == "59/114"
+    ex.update(warn_fraction=0.1, critical_fraction=0.3)  # critical must stay below warn
+    assert ex.result.settings.critical_fraction == 0.09 and "clamped" in ex.summary()
+    ex.update(base_priority=0.3)
+    assert ex.summary()["expiry_outcome"] == "archived silently"
+    assert len(ex.fig.data[0].x) == len(ex.fig.data[0].y) > 400
+
+
+# ------------------------------------------------------------------- checkers
+@pytest.mark.parametrize(("ratio", "passed", "why"), [
+    (1.3, False, "still preempts T022"),
+    (1.31, True, "keeps its slot"),
+    (1.38, True, "keeps its slot"),
+    (1.39, False, "only 13 tasks complete"),
+    ("1.4", False, "must be a number"),
+])
+def test_check_preemption_ratio(ratio, passed, why):
+    v = check_preemption_ratio(ratio)
+    assert v.passed is passed and why in v.reason
+
+
+@pytest.mark.parametrize(("args", "passed", "why"), [
+    ((0.2, 1.5, 0.05, 2.0), False, "only 8 min before expiry"),
+    ((0.4, 1.5, 0.3, 2.0), True, "last 50 min"),
+    ((0.3, 1.8, 0.05, 2.0), True, "last 50 min"),
+    ((0.3, 1.6, 0.28, 2.5), False, "U016 would surface"),
+    ((0.6, 1.5, 0.3, 2.0), False, "more than half"),
+    ((0.2, 1.5, 0.3, 2.0), False, "not valid"),
+    ((0.4, 1.2, 0.3, 1.5), False, "never reaches 1.0"),
+])
+def test_check_escalation(args, passed, why):
+    v = check_escalation(*args)
+    assert v.passed is passed and why in v.reason
+
+
+@pytest.mark.parametrize(("k", "passed", "why"), [
+    (1, False, "precision 55.4%"), (2, True, "precision 91.3%"), (3, False, "recall 12.2%"),
+    (0, False, "integer from 1 to 6"),
+])
+def test_check_min_shared_entities(k, passed, why):
+    v = check_min_shared_entities(k)
+    assert v.passed is passed and why in v.reason

@@ -1,0 +1,139 @@
+"""Client construction, env configuration, secrecy of the key, the optional import."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from llm_support import *  # noqa: F403 - fixtures
+from memorykit.llm import (
+    LLMCallFailed,
+    LLMNotConfigured,
+    OpenAIChatModel,
+    OpenAIEmbedder,
+    OpenAISummarizer,
+    SummarizationFailed,
+    configured,
+    describe_backend,
+    make_client,
+)
+from memorykit.llm.client import require_openai
+from memorykit.llm.testing import FakeOpenAIServer
+from memorykit.messages import MessageFactory
+
+SECRET = "sk-test-SECRET-0123456789abcdef"
+
+
+def test_not_configured_without_key():
+    assert configured() is False
+    assert "api key missing" in describe_backend()
+    with pytest.raises(LLMNotConfigured, match="OPENAI_API_KEY"):
+        make_client()
+    with pytest.raises(LLMNotConfigured):
+        OpenAIChatModel("gpt-4o-mini")  # builds its client from the (empty) environment
+
+
+def test_base_url_alone_is_not_enough(monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    assert configured() is False
+    with pytest.raises(LLMNotConfigured):
+        make_client()
+
+
+def test_blank_key_is_no_key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "   ")
+    assert configured() is False
+
+
+def test_configured_from_env_or_argument(monkeypatch):
+    assert configured(api_key=SECRET) is True
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    assert configured() is True
+    assert configured(env={}) is False  # an explicit mapping replaces os.environ
+
+
+def test_env_vars_configure_a_working_client(monkeypatch):
+    with FakeOpenAIServer(api_key=SECRET) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+        assert configured()
+        model = OpenAIChatModel("memorykit-fake-chat", timeout=2, max_retries=0)
+        assert model.complete([{"role": "user", "content": "ping"}]) == "Scripted reply to: ping"
+        (req,) = srv.requests
+        assert req.auth_ok and req.path == "/v1/chat/completions"
+        assert str(model.client.base_url).startswith(srv.base_url)
+
+
+def test_explicit_arguments_beat_env(monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens there
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
+    with FakeOpenAIServer(api_key=SECRET) as srv:
+        client = make_client(base_url=srv.base_url, api_key=SECRET, timeout=2, max_retries=0)
+        assert client.timeout == 2 and client.max_retries == 0
+        reply = OpenAIChatModel("m", client).complete([{"role": "user", "content": "hi"}])
+        assert reply == "Scripted reply to: hi"
+        assert srv.requests[0].auth_ok
+
+
+def test_bad_arguments_name_the_parameter_but_not_the_value():
+    with pytest.raises(TypeError, match="api_key") as info:
+        make_client(api_key=12345678, base_url="http://127.0.0.1:9/v1")
+    assert "12345678" not in str(info.value)
+    with pytest.raises(ValueError, match="timeout"):
+        make_client(api_key=SECRET, timeout=0)
+    with pytest.raises(ValueError, match="max_retries"):
+        make_client(api_key=SECRET, max_retries=-1)
+
+
+def test_key_never_appears_in_repr_str_or_errors(monkeypatch):
+    with FakeOpenAIServer(api_key="sk-the-server-expects-another-key") as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+        client = make_client(timeout=2, max_retries=0)
+        chat = OpenAIChatModel("memorykit-fake-chat", client)
+        embedder = OpenAIEmbedder("memorykit-fake-embedding", client, dimension=64)
+        summarizer = OpenAISummarizer(chat)
+        texts = [repr(client), str(client), repr(chat), str(chat), repr(embedder),
+                 repr(summarizer), summarizer.name, chat.name, embedder.name, describe_backend()]
+        with pytest.raises(LLMCallFailed) as info:  # 401: wrong key
+            chat.complete([{"role": "user", "content": "hi"}])
+        assert info.value.kind == "http 401"
+        # Like OpenAI, the server echoes a masked key (first 3 + last 4 characters) ...
+        masked = SECRET[:3] + "*" * (len(SECRET) - 7) + SECRET[-4:]
+        assert masked in str(info.value.cause)
+        # ... and our message redacts even that.
+        assert masked not in str(info.value) and "<redacted key>" in str(info.value)
+        with pytest.raises(SummarizationFailed) as failed:
+            summarizer.summarize([MessageFactory().user("hello")], 20)
+        assert masked not in str(failed.value)
+        texts += [str(info.value), repr(info.value), str(info.value.cause), str(failed.value)]
+        texts += [repr(r) for r in srv.requests]
+        for text in texts:
+            assert SECRET not in text, text
+        assert "api key set" in describe_backend()
+
+
+def test_missing_openai_package_gives_install_hint(monkeypatch):
+    monkeypatch.setitem(sys.modules, "openai", None)  # makes `import openai` fail
+    with pytest.raises(ImportError, match=r"memorykit\[llm\]"):
+        require_openai()
+    assert configured(api_key=SECRET) is False
+    with pytest.raises(ImportError, match=r"memorykit\[llm\]"):
+        make_client(api_key=SECRET)
+
+
+def test_package_import_does_not_import_openai():
+    import subprocess
+
+    code = "import sys, memorykit.llm; print('openai' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_redact_hides_key_shapes():
+    from memorykit.llm.client import redact
+
+    text = redact("Incorrect API key provided: sk-proj-abc*****wxyz. Also key-12345678 and sk_live_99999")
+    assert "abc" not in text and "wxyz" not in text and "12345678" not in text and "99999" not in text
+    assert redact("a skipped step-by-step task") == "a skipped step-by-step task"

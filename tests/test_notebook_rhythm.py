@@ -1,0 +1,245 @@
+"""Every lesson notebook keeps the same rhythm and the facts CI depends on.
+
+One test per (rule, notebook), so a failure names both. With no notebooks yet, the tests skip.
+
+Lesson notebooks (``NN_name.ipynb``, NN != 00) have markdown headings in this order:
+``# NN · Title``, ``## Objectives``, ``## Background``, ``## Exercises``, ``## Summary``,
+``## Next``, and at least one code cell between Exercises and Summary calls a checker
+(``check_...(``). ``00_index.ipynb`` is the tour: ``# 00 · Title``, ``## Objectives``,
+``## Summary``, ``## Next``, and it names every other notebook file.
+
+For all notebooks: no ``def``, ``class`` or ``lambda`` in code cells (library logic belongs in
+``memorykit/``; see docs/LESSON_FORMAT.md), every code cell executed and stored with its execution count (strict nbval
+compares only executed cells), no saved widget state, under 2 MB, and every cell whose output
+nbval ignores is followed by a compared code cell that prints a text summary.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import tokenize
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NB_DIR = Path(os.environ.get("MEMORYKIT_RHYTHM_NOTEBOOKS", ROOT / "notebooks"))
+NOTEBOOKS = sorted(NB_DIR.glob("*.ipynb"))
+INDEX = NB_DIR / "00_index.ipynb"
+MAX_BYTES = 2_000_000
+
+LESSON_HEADINGS = ["Objectives", "Background", "Exercises", "Summary", "Next"]
+INDEX_HEADINGS = ["Objectives", "Summary", "Next"]
+TITLE = re.compile(r"^(\d{2})\s*[·:\-–—]\s*\S")
+DEFINITION = re.compile(r"\s*(?:async\s+def|def|class)\s")
+CHECKER_CALL = re.compile(r"\bcheck_\w*\s*\(")
+IGNORE_MARK = "# NBVAL_IGNORE_OUTPUT"
+RICH_ONLY = ("application/vnd.jupyter.widget-view+json", "application/vnd.plotly.v1+json")
+
+
+def _load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _source(cell: dict) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else src
+
+
+def _headings(nb: dict) -> list[tuple[int, int, str]]:
+    """(cell index, level, text) of every markdown heading outside code fences."""
+    out = []
+    for i, cell in enumerate(nb["cells"]):
+        if cell["cell_type"] != "markdown":
+            continue
+        fenced = False
+        for line in _source(cell).splitlines():
+            if line.lstrip().startswith(("```", "~~~")):
+                fenced = not fenced
+                continue
+            m = re.match(r"^(#{1,6})\s+(.*?)\s*#*\s*$", line)
+            if m and not fenced:
+                out.append((i, len(m.group(1)), m.group(2)))
+    return out
+
+
+def _is_index(path: Path) -> bool:
+    return path.name.startswith("00")
+
+
+def _ignores_output(cell: dict) -> bool:
+    tags = cell.get("metadata", {}).get("tags", [])
+    return "nbval-ignore-output" in tags or IGNORE_MARK in _source(cell)
+
+
+def _has_text_output(cell: dict) -> bool:
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "stream" and out.get("name") == "stdout" and _source(
+                {"source": out.get("text", "")}).strip():
+            return True
+        if out.get("output_type") in ("execute_result", "display_data"):
+            data = out.get("data", {})
+            if "text/plain" in data and not any(k in data for k in RICH_ONLY):
+                return True
+    return False
+
+
+# --- rules: each returns a list of problems --------------------------------------------------
+
+def rule_headings(path: Path, nb: dict) -> list[str]:
+    heads = _headings(nb)
+    if not heads:
+        return ["no markdown headings"]
+    problems = []
+    _, level, title = heads[0]
+    m = TITLE.match(title)
+    if level != 1 or not m:
+        problems.append(f"the first heading must be the title '# NN · ...', found {'#' * level} {title!r}")
+    else:
+        prefix = path.name[:2]
+        if prefix.isdigit() and m.group(1) != prefix:
+            problems.append(f"title number {m.group(1)} does not match the file name {path.name}")
+    wanted = INDEX_HEADINGS if _is_index(path) else LESSON_HEADINGS
+    last = -1
+    h2 = [(k, text) for k, (_, lvl, text) in enumerate(heads) if lvl == 2]
+    for name in wanted:
+        at = next((k for k, text in h2 if k > last and text.lower().startswith(name.lower())), None)
+        if at is None:
+            anywhere = any(text.lower().startswith(name.lower()) for _, text in h2)
+            problems.append(f"'## {name}' " + ("is out of order" if anywhere else "is missing")
+                            + f" (wanted, in order: {', '.join('## ' + w for w in wanted)})")
+        else:
+            last = at
+    return problems
+
+
+def _lambda_lines(source: str) -> set[int]:
+    """Line numbers (0-based) with a ``lambda`` keyword outside strings and comments."""
+    code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line
+                     for line in source.splitlines())
+    try:
+        return {tok.start[0] - 1 for tok in tokenize.generate_tokens(io.StringIO(code).readline)
+                if tok.type == tokenize.NAME and tok.string == "lambda"}
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return {n for n, line in enumerate(source.splitlines()) if re.search(r"\blambda\b", line)}
+
+
+def rule_no_definitions(path: Path, nb: dict) -> list[str]:
+    problems = []
+    for i, cell in enumerate(nb["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        source = _source(cell)
+        lambdas = _lambda_lines(source)
+        for n, line in enumerate(source.splitlines()):
+            if DEFINITION.match(line) or n in lambdas:
+                problems.append(f"cell {i} defines a function/class: {line.strip()[:60]!r} "
+                                "(no def/class/lambda in notebooks: library logic belongs in "
+                                "memorykit/)")
+    return problems
+
+
+def rule_checker_exercise(path: Path, nb: dict) -> list[str]:
+    if _is_index(path):
+        return []
+    heads = _headings(nb)
+    start = next((i for i, lvl, t in heads if lvl == 2 and t.lower().startswith("exercises")), None)
+    end = next((i for i, lvl, t in heads if lvl == 2 and t.lower().startswith("summary")
+                and (start is None or i > start)), len(nb["cells"]))
+    if start is None:
+        return ["no '## Exercises' section"]
+    for cell in nb["cells"][start:end]:
+        if cell["cell_type"] == "code" and CHECKER_CALL.search(_source(cell)):
+            return []
+    return ["no code cell between '## Exercises' and '## Summary' calls a checker (check_...())"]
+
+
+def rule_executed(path: Path, nb: dict) -> list[str]:
+    return [f"code cell {i} has no execution count (run `./run notebooks {path.name}`): nbval "
+            "never compares unexecuted cells"
+            for i, cell in enumerate(nb["cells"])
+            if cell["cell_type"] == "code" and _source(cell).strip()
+            and cell.get("execution_count") is None]
+
+
+def rule_no_widget_state(path: Path, nb: dict) -> list[str]:
+    if "widgets" in nb.get("metadata", {}):
+        return ["metadata.widgets (saved widget state) is present: `./run notebooks` strips it"]
+    return []
+
+
+def rule_size(path: Path, nb: dict) -> list[str]:
+    size = path.stat().st_size
+    return [f"{size / 1e6:.1f} MB >= 2 MB"] if size >= MAX_BYTES else []
+
+
+def rule_ignored_output_followed_by_summary(path: Path, nb: dict) -> list[str]:
+    problems = []
+    code = [(i, c) for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"]
+    for k, (i, cell) in enumerate(code):
+        if not _ignores_output(cell):
+            continue
+        nxt = code[k + 1] if k + 1 < len(code) else None
+        if nxt is None or _ignores_output(nxt[1]) or not _has_text_output(nxt[1]):
+            problems.append(
+                f"cell {i} ignores its output (nbval-ignore-output) but the next code cell "
+                + ("does not exist" if nxt is None else f"({nxt[0]}) "
+                   + ("ignores its output too" if _ignores_output(nxt[1]) else
+                      "has no text output"))
+                + ": print a short summary there so nbval checks something")
+    return problems
+
+
+def rule_listed_in_index(path: Path, nb: dict) -> list[str]:
+    if not INDEX.exists():
+        return []
+    if path == INDEX:
+        text = "\n".join(_source(c) for c in nb["cells"])
+        missing = [p.name for p in NOTEBOOKS if p != INDEX and p.name not in text]
+        return [f"the index does not list {', '.join(missing)}"] if missing else []
+    text = "\n".join(_source(c) for c in _load(INDEX)["cells"])
+    return [] if path.name in text else [f"{path.name} is not listed in 00_index.ipynb"]
+
+
+RULES = [rule_headings, rule_no_definitions, rule_checker_exercise, rule_executed,
+         rule_no_widget_state, rule_size, rule_ignored_output_followed_by_summary,
+         rule_listed_in_index]
+
+
+def _cases():
+    if not NOTEBOOKS:
+        return [pytest.param(None, None, id="no-notebooks",
+                             marks=pytest.mark.skip(reason=f"no notebooks in {NB_DIR} yet"))]
+    return [pytest.param(rule, path, id=f"{rule.__name__[5:]}-{path.name}")
+            for path in NOTEBOOKS for rule in RULES]
+
+
+@pytest.mark.parametrize(("rule", "path"), _cases())
+def test_notebook_rhythm(rule, path: Path):
+    problems = rule(path, _load(path))
+    assert not problems, f"{path.name}: " + "; ".join(problems)
+
+
+def test_readme_lessons_map_is_current():
+    from memorykit.lessons.catalog import NOTEBOOKS_DIR, sync_readme
+
+    assert sync_readme(NOTEBOOKS_DIR.parent / "README.md", write=False), (
+        "README.md's lessons map differs from memorykit/lessons/catalog.py: "
+        "run `python -m memorykit.lessons.catalog --readme`")
+
+
+def test_readme_lessons_map_detects_and_repairs_staleness(tmp_path):
+    from memorykit.lessons.catalog import README_END, README_START, readme_block, sync_readme
+
+    stale = tmp_path / "README.md"
+    stale.write_text(f"intro\n{README_START}\n| old | map |\n{README_END}\noutro\n", encoding="utf-8")
+    assert not sync_readme(stale, write=False)
+    assert not sync_readme(stale, write=True)
+    assert stale.read_text(encoding="utf-8") == f"intro\n{readme_block()}\noutro\n"
+    assert sync_readme(stale, write=False)
+    (tmp_path / "bare.md").write_text("no markers\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="no lessons map markers"):
+        sync_readme(tmp_path / "bare.md", write=False)

@@ -1,0 +1,303 @@
+"""SummaryBuffer: hand-computed rounds, fallback, validation, and a property test.
+
+Hand-computed cases count tokens in words (a TokenCounter whose count is the
+number of whitespace-separated words), so every number can be checked on paper:
+a message costs words + 4 (3 framing + 1 role token), the window adds a
+3-token reply primer.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memorykit.buffers import SummaryBuffer
+from memorykit.clock import StepClock
+from memorykit.messages import Message, MessageFactory
+from memorykit.summary import ExtractiveSummarizer
+from memorykit.tokens import ChatFormat
+from memorykit.trace import Eviction, OverBudget, Summarization
+
+
+class WordCounter:
+    encoding = "words"
+
+    def count(self, text: str) -> int:
+        return len(text.split())
+
+
+_serial = itertools.count()
+
+
+def sixteen_words() -> str:
+    """Two distinct 8-word sentences (each 9 words once labelled "user: ")."""
+    n = next(_serial)
+    a = " ".join(f"alpha{n}w{i}" for i in range(7)) + f" end{n}a."
+    b = " ".join(f"beta{n}w{i}" for i in range(7)) + f" end{n}b."
+    return f"{a} {b}"
+
+
+def make(budget=100, threshold=0.8, target=0.6, min_recent=2, cap=10):
+    factory = MessageFactory(WordCounter())
+    buf = SummaryBuffer(
+        budget, threshold, target, min_recent,
+        summary_max_tokens=cap,
+        factory=MessageFactory(WordCounter(), id_prefix="s"),
+    )
+    return factory, buf
+
+
+def test_first_round_fires_above_threshold_and_lands_under_target():
+    f, buf = make()
+    msgs = [f.user(sixteen_words()) for _ in range(3)]
+    for m in msgs:
+        assert buf.add(m) == []
+    assert buf.tokens == 3 + 3 * 20 == 63
+    m4 = f.user(sixteen_words())
+    events = buf.add(m4)
+    # 83 > 0.8 x 100: take m1 (83-20+14 = 77 > 60), then m2 (83-40+14 = 57 <= 60).
+    [e] = events
+    assert isinstance(e, Summarization)
+    assert e.message_ids == (msgs[0].id, msgs[1].id)
+    assert e.covered_ids == (msgs[0].id, msgs[1].id)
+    assert e.depth == 1 and e.rule == "summary-buffer"
+    summary = buf.get(e.summary_id)
+    assert summary.content_tokens == 9  # one labelled sentence fits the 10-word cap
+    assert e.tokens_before == 83 and e.tokens_after == 83 - 40 + 13 == buf.tokens == 56
+    assert buf.tokens <= buf.target_tokens
+    assert [m.id for m in buf] == [summary.id, msgs[2].id, m4.id]
+    assert buf.token_history[-1].before == 83 and buf.token_history[-1].after == 56
+    assert "83 tokens > threshold 0.8 x 100" in e.reason
+
+
+def test_summary_of_summaries_chains_covered_ids():
+    f, buf = make()
+    ms = [f.user(sixteen_words()) for _ in range(6)]
+    events = [e for m in ms for e in buf.add(m)]
+    first, second = events
+    # After m6: [S1 13, m3, m4, m5, m6] = 96 tokens; take S1, m3, m4 (96-53+14 = 57).
+    assert second.message_ids == (first.summary_id, ms[2].id, ms[3].id)
+    assert second.covered_ids == tuple(m.id for m in ms[:4])
+    assert second.depth == 2 and buf.summary_depth() == 2
+    assert second.tokens_before == 96 and second.tokens_after == 56
+    assert first.summary_id not in buf
+    # min_recent = 2: the last two messages are kept as they were.
+    assert [m.id for m in buf][-2:] == [ms[4].id, ms[5].id]
+    # Kept plus summarized covers everything added.
+    assert buf.covered_ids() == tuple(m.id for m in ms)
+    assert [s.id for s in buf.summaries()] == [second.summary_id]
+
+
+def test_sawtooth_history_has_one_sample_per_add():
+    f, buf = make()
+    ms = [f.user(sixteen_words()) for _ in range(10)]
+    for m in ms:
+        buf.add(m)
+    hist = buf.token_history
+    assert [h.message_id for h in hist] == [m.id for m in ms]
+    assert all(h.after <= h.before for h in hist)
+    drops = [h for h in hist if h.after < h.before]
+    assert len(drops) == len(buf.trace.summarizations())
+    assert hist[-1].after == buf.tokens
+
+
+def test_pinned_system_first_then_summary_then_rest():
+    f, buf = make()
+    sys = f.system("be brief")
+    buf.add(sys)
+    ms = [f.user(sixteen_words()) for _ in range(4)]
+    for m in ms:
+        buf.add(m)
+    # 6 + 3 + 60 = 69 after three, 89 after four: summarize m1 (89-20+14 = 83), m2 (63)
+    # m3 is protected (min_recent 2), so the round stops at m2.
+    [e] = buf.trace.summarizations()
+    roles = [d["role"] for d in buf.to_openai()]
+    assert roles == ["system", "system", "user", "user"]
+    assert [m.id for m in buf][:2] == [sys.id, e.summary_id]
+    assert buf.get(sys.id).pinned and not buf.get(e.summary_id).pinned
+
+
+def test_tool_group_is_never_split():
+    f, buf = make()
+    u1 = f.user(sixteen_words())
+    call = f.assistant(sixteen_words(), tool_calls=("c1",))
+    r1 = f.tool(sixteen_words(), call_id="c1")
+    u2 = f.user(sixteen_words())
+    for m in (u1, call, r1, u2):
+        buf.add(m)
+    # 83 > 80. r1 is protected (last two), so its call is too: only u1 is summarized.
+    [e] = buf.trace.summarizations()
+    assert e.message_ids == (u1.id,)
+    assert call.id in buf and r1.id in buf
+    assert buf.tokens == 83 - 20 + 13 == 76  # above target, under budget: no OverBudget
+    assert not any(isinstance(ev, OverBudget) for ev in buf.trace)
+    # Once both leave the protected tail the group is summarized whole.
+    for _ in range(2):
+        buf.add(f.user(sixteen_words()))
+    ids = [i for ev in buf.trace.summarizations() for i in ev.message_ids]
+    assert (call.id in ids) == (r1.id in ids)
+
+
+def test_huge_recent_message_triggers_overflow_then_fifo_fallback():
+    f, buf = make(min_recent=3)
+    u1 = f.user(sixteen_words())
+    big = f.user(" ".join(f"big{i}" for i in range(90)))  # 94 billed tokens
+    buf.add(u1)
+    events = buf.add(big)
+    # 117 > 100; min_recent protects u1, so u1 is summarized under rule summary-overflow
+    # (117-20+13 = 110), still over the hard budget, so the summary is evicted: 97.
+    summ, ev = events
+    assert isinstance(summ, Summarization) and summ.rule == "summary-overflow"
+    assert summ.message_ids == (u1.id,)
+    assert "min_recent=3 overridden" in summ.reason
+    assert isinstance(ev, Eviction) and ev.message_ids == (summ.summary_id,)
+    assert ev.rule == "summary-fallback-fifo"
+    assert buf.tokens == 97 and [m.id for m in buf] == [big.id]
+
+
+def test_single_message_over_budget_is_kept_and_flagged():
+    f, buf = make()
+    huge = f.user(" ".join(f"w{i}" for i in range(120)))
+    assert buf.add(huge) == []
+    assert huge.id in buf and isinstance(buf.trace[-1], OverBudget)
+
+
+def test_default_summarizer_and_cap():
+    buf = SummaryBuffer()
+    assert buf.max_tokens == 2000 and buf.threshold_tokens == 1600 and buf.target_tokens == 1200
+    assert buf.summary_max_tokens == 500 and buf.min_recent == 3
+    assert isinstance(buf.summarizer, ExtractiveSummarizer)
+    assert buf.stats()["summarizer_is_llm"] is False
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, message",
+    [
+        ({"target": 0.9}, ValueError, r"target must be < threshold \(0.8\), got 0.9"),
+        ({"target": 0.8}, ValueError, r"target must be < threshold \(0.8\), got 0.8"),
+        ({"threshold": 0.0}, ValueError, r"threshold must be in \(0, 1\], got 0.0"),
+        ({"threshold": 1.5}, ValueError, r"threshold must be in \(0, 1\], got 1.5"),
+        ({"target": 0.0}, ValueError, r"target must be in \(0, 1\), got 0.0"),
+        ({"budget": 0}, ValueError, r"budget must be >= 1, got 0"),
+        ({"min_recent": -1}, ValueError, r"min_recent must be >= 0, got -1"),
+        ({"min_recent": 1.5}, TypeError, r"min_recent must be an integer, got 1.5"),
+        ({"summary_max_tokens": 0}, ValueError, r"summary_max_tokens must be >= 1, got 0"),
+        ({"factory": "f"}, TypeError, r"factory must be a MessageFactory, got 'f'"),
+        ({"summarizer": 3}, TypeError, r"summarizer must have a summarize"),
+    ],
+)
+def test_validation_names_the_value(kwargs, exc, message):
+    with pytest.raises(exc, match=message):
+        SummaryBuffer(**kwargs)
+
+
+def test_factory_chat_format_must_match():
+    with pytest.raises(ValueError, match="factory.chat_format must equal"):
+        SummaryBuffer(factory=MessageFactory(chat_format=ChatFormat(tokens_per_message=4)))
+
+
+def test_summary_id_collision_is_refused():
+    f = MessageFactory(WordCounter())
+    buf = SummaryBuffer(100, min_recent=1, summary_max_tokens=10, factory=f)
+    # The summary factory is the conversation's own: ids stay unique, no collision.
+    for _ in range(6):
+        buf.add(f.user(sixteen_words()))
+    assert buf.trace.summarizations()
+    g = MessageFactory(WordCounter())  # a second factory restarting at m000001
+    buf2 = SummaryBuffer(100, min_recent=1, summary_max_tokens=10, factory=g)
+    h = MessageFactory(WordCounter())
+    with pytest.raises(ValueError, match="already in the buffer"):
+        for _ in range(6):
+            buf2.add(h.user(sixteen_words()))
+
+
+# --------------------------------------------------------------- property test
+VOCAB = (
+    "Alice Bob Paris Rome 2400 euros hotel flight train museum budget Tuesday "
+    "booked dinner 7pm table window seat invoice 42 refund ticket cancelled"
+).split()
+
+step = st.tuples(
+    st.sampled_from(["user", "assistant", "user", "assistant", "system", "tool_call"]),
+    st.lists(st.lists(st.sampled_from(VOCAB), min_size=1, max_size=14), min_size=1, max_size=4),
+    st.floats(0.0, 1.0, allow_nan=False),
+    st.integers(1, 2),
+)
+
+
+def stream(steps, factory):
+    calls = itertools.count(1)
+    for kind, sentences, importance, n_results in steps:
+        text = " ".join(" ".join(s) + "." for s in sentences)
+        if kind == "tool_call":
+            ids = tuple(f"call{next(calls)}" for _ in range(n_results))
+            yield factory.assistant(text, tool_calls=ids, importance=importance)
+            for cid in ids:
+                yield factory.tool(text, call_id=cid, importance=importance)
+        else:
+            yield factory.message(kind, text, importance=importance)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    steps=st.lists(step, min_size=1, max_size=45),
+    budget=st.integers(40, 500),
+    min_recent=st.integers(0, 4),
+    thresholds=st.sampled_from([(0.8, 0.6), (0.5, 0.2), (1.0, 0.9), (0.9, 0.3)]),
+)
+def test_every_message_is_kept_summarized_or_evicted_exactly_once(
+    steps, budget, min_recent, thresholds
+):
+    threshold, target = thresholds
+    factory = MessageFactory(clock=StepClock())
+    buf = SummaryBuffer(budget, threshold, target, min_recent,
+                        factory=MessageFactory(id_prefix="s"))
+    added: list[Message] = []
+    for message in stream(steps, factory):
+        before_events = len(buf.trace)
+        added.append(message)
+        buf.add(message)
+        new_events = list(buf.trace)[before_events:]
+        kept = {m.id: m for m in buf}
+        summarized = buf.trace.summarized_ids()
+        evicted = buf.trace.evicted_ids()
+        # Exactly one fate per added message (and per summary created).
+        created = [e.summary_id for e in buf.trace.summarizations()]
+        for mid in [m.id for m in added] + created:
+            fates = (mid in kept) + summarized.count(mid) + evicted.count(mid)
+            assert fates == 1, (mid, fates)
+        # What the window stands for, plus what was evicted, is everything added.
+        covered_by = {e.summary_id: e.covered_ids for e in buf.trace.summarizations()}
+        lost = {i for mid in evicted for i in covered_by.get(mid, (mid,))}
+        assert set(buf.covered_ids()) | lost == {m.id for m in added}
+        assert not set(buf.covered_ids()) & lost
+        # Accounting is exact.
+        assert buf.tokens == sum(m.billed_tokens for m in kept.values()) + 3
+        # The budget holds unless the buffer said why it cannot.
+        if buf.tokens > budget:
+            assert new_events and isinstance(new_events[-1], OverBudget)
+        # The message just added and every system instruction are kept.
+        assert message.id in kept
+        assert all(m.id in kept for m in added if m.role == "system")
+        # At most one summary, and it precedes every non-pinned original.
+        summaries = buf.summaries()
+        assert len(summaries) <= 1
+        if summaries:
+            order = list(kept)
+            pos = order.index(summaries[0].id)
+            assert all(order.index(m.id) > pos for m in kept.values()
+                       if not m.pinned and not m.is_summary)
+        # Tool results never outlive their call; answered calls keep their results.
+        calls = {c for m in kept.values() for c in m.tool_calls}
+        assert all(m.tool_call_id in calls for m in kept.values() if m.role == "tool")
+        results = {m.tool_call_id: m.id for m in added if m.role == "tool"}
+        assert all(results[c] in kept for c in calls if c in results)
+        # Originals stay in arrival order.
+        arrival = {m.id: i for i, m in enumerate(added)}
+        seq = [arrival[i] for i in kept if i in arrival]
+        assert seq == sorted(seq)
+        assert buf.token_history[-1].after == buf.tokens
+    assert len(buf.token_history) == len(added)

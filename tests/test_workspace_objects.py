@@ -1,0 +1,162 @@
+"""Objects: the graph's 2-hop query, the extractor, and salience at hand-computed points."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from memorykit.clock import StepClock
+from memorykit.workspace import (
+    FixedExtractor,
+    KnowledgeGraph,
+    SalienceWeights,
+    Task,
+    VocabularyExtractor,
+    WorkingMemory,
+    belief,
+    entity,
+    knowledge,
+    person,
+    salience_inputs,
+    salience_matrix,
+    temporal,
+)
+
+
+def small_graph():
+    g = KnowledgeGraph([
+        person("priya", "Priya Nair", 0.8, beliefs=("requires a PO number on every invoice",)),
+        entity("acme", "Acme Supplies", "office supplies vendor", aliases=("Acme",)),
+        belief("gl5100", "Acme Supplies invoices use GL code 5100", 0.9),
+        entity("cheyenne", "Cheyenne", "project"),
+        knowledge("capex", "Capex policy", "Spend over $10K needs controller approval"),
+        entity("far", "Laramie", "project"),
+        temporal("monthend", "Month-end close", 1.5, active_from=100.0, active_until=200.0),
+    ])
+    g.link("priya", "acme", "contact_of")
+    g.link("gl5100", "acme", "about")
+    g.link("capex", "cheyenne", "governs")
+    g.link("far", "capex", "governs")
+    return g
+
+
+def test_two_hop_neighbourhood():
+    g = small_graph()
+    assert g.neighbourhood(["cheyenne"], 2) == {"cheyenne": 0, "capex": 1, "far": 2}
+    assert g.neighbourhood(["priya"], 1) == {"priya": 0, "acme": 1}
+    assert g.neighbourhood(["priya", "INV-1042"], 2) == {"priya": 0, "acme": 1, "gl5100": 2}
+    hops = g.hop_matrix()
+    assert hops[0, 2] == 2 and np.isinf(hops[0, 3])
+
+
+def test_graph_rejects_bad_input():
+    g = small_graph()
+    with pytest.raises(ValueError, match="already in the graph"):
+        g.add(entity("acme", "Acme"))
+    with pytest.raises(KeyError, match="'nobody'"):
+        g.link("acme", "nobody")
+    with pytest.raises(ValueError, match="relationship_value must be in"):
+        person("x", "X", 1.5)
+    with pytest.raises(ValueError, match="strength is for beliefs"):
+        entity("x", "X").__class__("x", "entity", "X", strength=0.5)
+
+
+def test_vocabulary_extractor_prefers_longest_names_and_finds_invoices():
+    ex = VocabularyExtractor.from_graph(small_graph())
+    assert ex.extract("Acme Supplies sent INV-1042 and INV-77 for Cheyenne") == {"acme", "INV-1042", "cheyenne"}
+    assert ex.extract("Acme again") == {"acme"}
+    assert ex.extract("cheyenne in lower case, Acmeish, the Wyoming site") == frozenset()
+    with pytest.raises(TypeError, match="text must be a str"):
+        ex.extract(None)
+
+
+def test_salience_at_hand_computed_points():
+    g = small_graph()
+    inputs = salience_inputs(
+        g,
+        mentions=[{"priya"}],
+        task_entities=[{"acme", "INV-1042"}],  # "Process INV-1042 from Acme Supplies"
+        note_entities=[{"cheyenne"}],  # "Review the Cheyenne variance report"
+        times=[0.0],
+    )
+    m = salience_matrix(inputs)
+    got = dict(zip(m.ids, m.total[:, 0].round(6)))
+    assert got == {
+        "priya": pytest.approx(0.3 + 0.4 + 0.3 * 0.8),  # recent, 1 hop from Acme, relationship
+        "acme": pytest.approx(0.4),  # named by the task
+        "gl5100": pytest.approx(0.4 + 0.3 * 0.9),  # 1 hop from Acme, belief strength
+        "cheyenne": pytest.approx(0.2),  # named by the note
+        "capex": pytest.approx(0.2),  # 1 hop from Cheyenne
+        "far": 0.0,  # 2 hops from the note: a candidate, but no salience
+        "monthend": 0.0,
+    }
+    parts = {k: v[:, 0] for k, v in m.components.items()}
+    np.testing.assert_allclose(sum(parts.values()), m.total[:, 0])
+    assert m.candidate[:, 0].tolist() == [True, True, True, True, True, True, False]
+    assert [m.ids[i] for i in np.argsort(m.rank[:, 0]) if m.selected[i, 0]] == [
+        "priya", "gl5100", "acme", "cheyenne", "capex"]
+
+
+def test_recency_window_is_the_last_five_turns():
+    g = small_graph()
+    empty = [set()] * 6
+    inputs = salience_inputs(g, [{"cheyenne"}] + [set()] * 5, empty, empty, [0.0] * 6)
+    m = salience_matrix(inputs)
+    i = m.ids.index("cheyenne")
+    assert m.components["recent_mention"][i].tolist() == [0.3] * 5 + [0.0]
+    m3 = salience_matrix(inputs, SalienceWeights(recency_turns=3))
+    assert m3.components["recent_mention"][i].tolist() == [0.3] * 3 + [0.0] * 3
+
+
+def test_weights_and_link_hops_are_parameters():
+    g = small_graph()
+    inputs = salience_inputs(g, [set()], [{"acme"}], [set()], [0.0])
+    w = SalienceWeights(active_task_link=1.0, link_hops=0, relationship=0.0, belief_strength=0.0)
+    m = salience_matrix(inputs, w)
+    got = dict(zip(m.ids, m.total[:, 0]))
+    assert got["acme"] == 1.0 and got["priya"] == 0.0 and got["gl5100"] == 0.0
+
+
+def test_current_temporal_context_is_always_shown_and_max_objects_holds():
+    g = small_graph()
+    inputs = salience_inputs(g, [set(), set()], [{"acme"}] * 2, [set()] * 2, [50.0, 150.0])
+    m = salience_matrix(inputs, SalienceWeights(max_objects=2))
+    i = m.ids.index("monthend")
+    assert m.selected[i].tolist() == [False, True]
+    assert m.selected.sum(axis=0).tolist() == [2, 2]
+    assert m.rank[i, 1] == 0
+
+
+def test_working_memory_objects_agree_with_the_matrix():
+    g = small_graph()
+    clock = StepClock(150.0)
+    wm = WorkingMemory(g, clock=clock, extractor=VocabularyExtractor.from_graph(g))
+    wm.add_task(Task("T1", "Process INV-1042 from Acme Supplies", 0.8))
+    wm.add_note("Review the Cheyenne variance report", 0.6)
+    wm.observe("Priya Nair called")
+    shown = [(o.id, round(s, 6)) for o, s in wm.objects()]
+    assert shown == [("monthend", 0.0), ("priya", 0.94), ("gl5100", 0.67), ("acme", 0.4),
+                     ("cheyenne", 0.2), ("capex", 0.2)]
+    assert wm.urgency_multiplier() == 1.5
+
+
+def test_pluggable_extractor():
+    g = small_graph()
+    wm = WorkingMemory(g, clock=StepClock(), extractor=FixedExtractor({"hello": ["far"]}))
+    assert wm.observe("hello").entities == {"far"}
+
+
+def test_salience_matrix_is_fast_enough_for_a_slider():
+    rng = np.random.default_rng(1)
+    g = KnowledgeGraph([entity(f"e{i}", f"E{i}") for i in range(60)])
+    for i in range(1, 60):  # a random tree
+        g.link(f"e{i}", f"e{int(rng.integers(0, i))}")
+    turns = 400
+    pick = lambda: {f"e{int(k)}" for k in rng.integers(0, 60, 3)}
+    inputs = salience_inputs(g, [pick() for _ in range(turns)], [pick() for _ in range(turns)],
+                             [pick() for _ in range(turns)], [0.0] * turns)
+    start = time.perf_counter()
+    salience_matrix(inputs, SalienceWeights(recent_mention=0.5))
+    assert time.perf_counter() - start < 0.5  # bench/workspace.py measures it properly

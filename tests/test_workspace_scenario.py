@@ -1,0 +1,114 @@
+"""The workflow scenario: regenerable data, labels, and the measured comparisons."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memorykit.scenarios.workflow import (
+    IMMINENT_FRACTION,
+    generate_workflow_scenario,
+    load_workflow,
+    run_workflow,
+)
+from memorykit.workspace import NoteSettings, SalienceWeights, effective_priority, salience_matrix
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "data" / "workflow" / "workflow_30d.jsonl"
+
+
+@pytest.fixture(scope="module")
+def small():
+    return generate_workflow_scenario(seed=5, days=6, name="small")
+
+
+@pytest.fixture(scope="module")
+def small_run(small):
+    return run_workflow(small)
+
+
+def test_committed_file_is_what_the_generator_writes(tmp_path):
+    spec = importlib.util.spec_from_file_location("wf_generate", ROOT / "data" / "workflow" / "generate.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    assert gen.main(["--out", str(tmp_path)]) == 0
+    assert (tmp_path / "workflow_30d.jsonl").read_bytes() == DATA.read_bytes()
+    assert gen.main(["--check"]) == 0
+
+
+def test_generation_is_seeded_and_round_trips(small):
+    again = generate_workflow_scenario(seed=5, days=6, name="small")
+    assert again.to_jsonl() == small.to_jsonl()
+    assert generate_workflow_scenario(seed=6, days=6).to_jsonl() != small.to_jsonl()
+    loaded = type(small).from_jsonl(small.to_jsonl())
+    assert loaded.to_jsonl() == small.to_jsonl()
+    assert [o.id for o in loaded.graph()] == [o.id for o in small.graph()]
+
+
+def test_scenario_covers_the_workflow(small):
+    kinds = {o["kind"] for o in small.objects}
+    assert kinds == {"person", "entity", "belief", "knowledge", "goal", "temporal", "pattern"}
+    assert len(small.objects) == 45
+    notes = [e for e in small.events if e["type"] == "note"]
+    assert {n["urgency"] for n in notes} == {"urgent", "normal", "low"}
+    for n in notes:
+        lo, hi = {"urgent": (2, 4), "normal": (24, 48), "low": (168, 168)}[n["urgency"]]
+        assert lo <= n["ttl_hours"] <= hi
+    assert any(t["relevant_notes"] for t in small.turns())
+    times = [e["at"] for e in small.events]
+    assert times == sorted(times)
+
+
+def test_labels_follow_the_documented_rule(small):
+    notes = {e["id"]: e for e in small.events if e["type"] == "note"}
+    for turn in small.turns():
+        for nid in turn["relevant_notes"]:
+            n = notes[nid]
+            left = (n["at"] + n["ttl_hours"] * 3600 - turn["at"]) / (n["ttl_hours"] * 3600)
+            assert n["still_wanted"] and 0 < left <= 1
+            assert n["matter"] == turn["matter"] or left < IMMINENT_FRACTION
+
+
+def test_run_measures_precision_recall_and_tokens(small_run):
+    s = small_run.summary()
+    assert s["surfacings"] == len(small_run.surfacings) > 0
+    assert 0 <= s["precision"] <= 1 and 0 <= s["recall"] <= 1
+    assert s["relevant_surfacings"] == round(s["precision"] * s["surfacings"])
+    # the columns select from the same state, so they are never longer than its flat rendering by much,
+    # and the never-forgetting log only grows
+    assert s["tokens_columns_mean"] < s["tokens_flat_mean"] < s["tokens_flat_history_mean"]
+    assert np.all(np.diff(small_run.tokens_flat_history) > -200)
+    surfaced = sum(1 for e in small_run.memory.trace if e.kind == "note_surfacing")
+    assert surfaced == s["surfacings"]
+
+
+def test_stricter_overlap_trades_recall_for_precision(small):
+    loose = run_workflow(small, count_tokens=False)
+    strict = run_workflow(small, notes=NoteSettings(min_shared_entities=2), count_tokens=False)
+    assert len(strict.surfacings) < len(loose.surfacings)
+    assert strict.precision >= loose.precision
+
+
+def test_vectorized_matrices_agree_with_the_live_memory(small_run):
+    run = small_run
+    wm = run.memory
+    # the final column of the salience matrix is the memory's own salience now
+    m = salience_matrix(run.inputs, wm.salience_weights)
+    live = wm.salience()
+    np.testing.assert_allclose(m.total[:, -1], live.total[:, 0])
+    assert (m.selected[:, -1] == live.selected[:, 0]).all()
+    eff = effective_priority(run.note_table["priority"], run.note_table["created"], run.note_table["ttl"], run.times)
+    assert eff.shape == (len(run.note_table["id"]), len(run.times))
+    now_eff = wm.notes.effective_priorities(run.times[-1])
+    ids = list(run.note_table["id"])
+    for nid, value in now_eff.items():
+        assert eff[ids.index(nid), -1] == pytest.approx(value, nan_ok=True)
+
+
+def test_committed_scenario_headline_numbers():
+    run = run_workflow(load_workflow(DATA), count_tokens=False)
+    assert len(run.times) == 600
+    assert 0.3 < run.precision < 0.8  # 169/305 = 55% at the time of writing; see BENCHMARKS.md

@@ -1,0 +1,151 @@
+"""Task slots: admission, preemption at the 1.3 boundary, the status machine, bad input."""
+
+from __future__ import annotations
+
+import pytest
+
+from memorykit.clock import StepClock
+from memorykit.workspace import (
+    KnowledgeGraph,
+    SlotSettings,
+    Task,
+    TaskSlots,
+    WorkingMemory,
+    entity,
+)
+
+
+def full_slots(priorities, **settings):
+    slots = TaskSlots(SlotSettings(**settings))
+    for i, p in enumerate(priorities):
+        assert slots.admit(Task(f"T{i}", f"task {i}", p), now=float(i)).outcome == "activated"
+    return slots
+
+
+def test_activation_needs_a_free_slot_and_priority_above_half():
+    slots = TaskSlots(SlotSettings(max_slots=2))
+    assert slots.admit(Task("a", "a", 0.51), 0.0).outcome == "activated"
+    d = slots.admit(Task("b", "b", 0.5), 0.0)  # exactly 0.5: not > 0.5
+    assert d.outcome == "noted" and "<= activation_threshold" in d.reason
+    assert slots.admit(Task("c", "c", 0.29), 0.0).outcome == "deferred"
+    assert slots.admit(Task("d", "d", 0.3), 0.0).outcome == "noted"
+    assert [t.id for t in slots] == ["a"]
+
+
+def test_preemption_boundary_at_exactly_1_3():
+    slots = full_slots([0.6, 0.8, 0.9, 0.7])
+    d = slots.admit(Task("eq", "exactly 1.3x", 0.78), 10.0)  # 1.3 x 0.6 = 0.78 (float: 0.78000...01)
+    assert d.outcome == "noted" and "is not > 1.3 x lowest 0.60" in d.reason
+    d = slots.admit(Task("up", "just above", 0.7801), 11.0)
+    assert d.outcome == "preempted" and d.demoted.id == "T0"
+    assert "T0" not in slots and "up" in slots
+    assert d.demoted.history[-1].what == "demoted"
+
+
+def test_exact_half_lowest_boundary():
+    slots = full_slots([0.55, 0.9, 0.9, 0.9])
+    # 1.3 x 0.55 = 0.715
+    assert slots.admit(Task("x", "x", 0.715), 5.0).outcome == "noted"
+    assert slots.admit(Task("y", "y", 0.72), 6.0).outcome == "preempted"
+
+
+def test_ties_demote_the_most_recently_activated():
+    slots = full_slots([0.6, 0.6, 0.9, 0.9])
+    d = slots.admit(Task("new", "new", 0.95), 9.0)
+    assert d.demoted.id == "T1"
+
+
+def test_blocking_keeps_the_slot_and_completion_frees_it():
+    slots = full_slots([0.6, 0.7], max_slots=2)
+    slots.start("T0", 1.0, "look up vendor master")
+    slots.block("T0", "waiting for GL code assignment", 2.0)
+    t = slots.get("T0")
+    assert t.status == "blocked" and t.blocking_reason == "waiting for GL code assignment"
+    assert slots.free == 0
+    slots.unblock("T0", 3.0)
+    assert t.status == "executing" and t.blocking_reason is None
+    slots.complete("T0", 4.0)
+    assert slots.free == 1 and t.progress == 1.0 and slots.completed == [t]
+    assert [(h.from_status, h.to_status) for h in t.history if h.what == "status"] == [
+        ("planning", "executing"), ("executing", "blocked"), ("blocked", "executing"), ("executing", "complete")]
+    assert [h.at for h in t.history if h.what == "status"] == [1.0, 2.0, 3.0, 4.0]
+    assert [e.kind for e in slots.trace] == ["task_transition"] * 4
+
+
+def test_invalid_transitions_name_task_and_states():
+    slots = full_slots([0.6])
+    slots.complete("T0", 1.0)
+    with pytest.raises(ValueError, match=r"task 'T0' cannot go from 'complete' to 'complete'"):
+        slots.complete("T0", 2.0)
+    slots = full_slots([0.6])
+    slots.block("T0", "no PO number", 1.0)
+    with pytest.raises(ValueError, match=r"task 'T0' cannot go from 'blocked' to 'complete'"):
+        slots.complete("T0", 2.0)
+    slots = full_slots([0.6])
+    with pytest.raises(ValueError, match=r"cannot be unblocked: its status is 'planning'"):
+        slots.unblock("T0", 1.0)
+    with pytest.raises(ValueError, match="to_status must be one of"):
+        slots.transition("T0", "done", 1.0)
+    with pytest.raises(KeyError, match="'nope'"):
+        slots.complete("nope", 1.0)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(max_slots=0), "max_slots must be >= 1"),
+        (dict(activation_threshold=1.5), r"activation_threshold must be in \[0, 1\]"),
+        (dict(preemption_ratio=0.9), "preemption_ratio must be >= 1"),
+    ],
+)
+def test_bad_slot_settings(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        SlotSettings(**kwargs)
+
+
+def test_bad_tasks():
+    with pytest.raises(ValueError, match=r"priority must be in \[0, 1\]"):
+        Task("t", "x", 1.1)
+    with pytest.raises(ValueError, match=r"progress must be in \[0, 1\]"):
+        Task("t", "x", 0.5, progress=2.0)
+    with pytest.raises(ValueError, match="status must be one of"):
+        Task("t", "x", 0.5, status="paused")
+    with pytest.raises(TypeError, match="max_slots must be an integer"):
+        SlotSettings(max_slots=2.5)
+
+
+def memory(max_slots=2):
+    g = KnowledgeGraph([entity("acme", "Acme Supplies"), entity("globex", "Globex")])
+    clock = StepClock()
+    return WorkingMemory(g, clock=clock, slots=SlotSettings(max_slots=max_slots)), clock
+
+
+def test_demoted_task_becomes_a_note_and_is_promoted_when_a_slot_frees():
+    wm, clock = memory(max_slots=2)
+    wm.add_task(Task("A", "Process invoice from Acme Supplies", 0.6))
+    wm.add_task(Task("B", "Reconcile Globex statement", 0.9))
+    wm.start_task("A", "three-way match")
+    clock.advance(60)
+    d = wm.add_task(Task("C", "Pay Globex before the cutoff", 0.8))  # 0.8 > 1.3 x 0.6 = 0.78
+    assert d.outcome == "preempted" and d.demoted.id == "A"
+    (note,) = list(wm.notes)
+    assert note.task is d.demoted and note.source == "system" and note.urgency == "normal"
+    assert note.content.startswith("Resume: Process invoice from Acme Supplies (was executing")
+    assert "acme" in wm.notes.entities(note.id)
+    kinds = [e.kind for e in wm.trace]
+    assert kinds[-2:] == ["task_demotion", "task_admission"]
+    demotion = wm.trace[-2]
+    assert demotion.by_task_id == "C" and demotion.note_id == note.id and "1.3 x lowest 0.60" in demotion.reason
+    clock.advance(60)
+    _, promotions = wm.complete_task("B")
+    assert [p.task_id for p in promotions] == ["A"] and "A" in wm.tasks and len(wm.notes) == 0
+
+
+def test_noted_and_deferred_tasks_are_notes_with_urgency_by_priority():
+    wm, _ = memory()
+    wm.add_task(Task("lo", "Archive Globex emails", 0.2))
+    wm.add_task(Task("mid", "Check Acme Supplies credit terms", 0.4))
+    urg = {n.task.id: n.urgency for n in wm.notes}
+    assert urg == {"lo": "low", "mid": "normal"}
+    assert [(e.task_id, e.outcome) for e in wm.trace] == [("lo", "deferred"), ("mid", "noted")]
+    assert all(e.note_id for e in wm.trace)
