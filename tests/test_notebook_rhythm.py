@@ -6,12 +6,13 @@ Lesson notebooks (``NN_name.ipynb``, NN != 00) have markdown headings in this or
 ``# NN · Title``, ``## Objectives``, ``## Background``, ``## Exercises``, ``## Summary``,
 ``## Next``, and at least one code cell between Exercises and Summary calls a checker
 (``check_...(``). ``00_index.ipynb`` is the tour: ``# 00 · Title``, ``## Objectives``,
-``## Summary``, ``## Next``, and it names every other notebook file.
+``## Summary``, ``## Next``, and its compared outputs name every other notebook file.
 
 For all notebooks: no ``def``, ``class`` or ``lambda`` in code cells (library logic belongs in
 ``memorykit/``; see docs/LESSON_FORMAT.md), every code cell executed and stored with its execution count (strict nbval
 compares only executed cells), no saved widget state, under 2 MB, and every cell whose output
-nbval ignores is followed by a compared code cell that prints a text summary.
+nbval ignores is followed by a compared code cell that prints a text summary; every number the
+``## Summary`` cell states is printed by a compared output (the prose cannot drift from the code).
 """
 
 from __future__ import annotations
@@ -193,20 +194,84 @@ def rule_ignored_output_followed_by_summary(path: Path, nb: dict) -> list[str]:
     return problems
 
 
+def _output_text(cell: dict) -> str:
+    parts = []
+    for out in cell.get("outputs", []):
+        text = out.get("text") or out.get("data", {}).get("text/plain", "")
+        parts.append("".join(text) if isinstance(text, list) else text)
+    return "\n".join(parts)
+
+
+def _compared_output_text(nb: dict) -> str:
+    """Text outputs nbval compares (cells not tagged to ignore their output)."""
+    return "\n".join(_output_text(c) for c in nb["cells"]
+                     if c["cell_type"] == "code" and not _ignores_output(c))
+
+
 def rule_listed_in_index(path: Path, nb: dict) -> list[str]:
+    # The index names the other notebooks in the map it prints from the catalog (compared by
+    # nbval), not in hand-written markdown that could go stale.
     if not INDEX.exists():
         return []
     if path == INDEX:
-        text = "\n".join(_source(c) for c in nb["cells"])
+        text = _compared_output_text(nb)
         missing = [p.name for p in NOTEBOOKS if p != INDEX and p.name not in text]
-        return [f"the index does not list {', '.join(missing)}"] if missing else []
-    text = "\n".join(_source(c) for c in _load(INDEX)["cells"])
-    return [] if path.name in text else [f"{path.name} is not listed in 00_index.ipynb"]
+        return [f"the index does not print {', '.join(missing)} in its map"] if missing else []
+    return ([] if path.name in _compared_output_text(_load(INDEX))
+            else [f"{path.name} is not printed in the map of 00_index.ipynb"])
+
+
+# A number in a Summary: digits with optional thousands commas and decimals, and an optional
+# percent sign. Single digits are counts the prose can carry ("all four", "2 of 5").
+SUMMARY_NUMBER = re.compile(r"(?<![\w.$])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(\s?%)?")
+# Seed numbers ("seed 004"), seed figures quoted as such ("the seed's 87%"), lesson numbers.
+SEED_REFERENCE = re.compile(r"(?i)seeds?\s+$|seed's\s+$|lesson\s+$|\b\d{2}_$|\[\d{2}$")
+
+
+def _number_forms(integer: str, decimals: str, percent: str) -> set[str]:
+    plain = integer.replace(",", "") + (decimals or "")
+    forms = {plain, integer + (decimals or "")}
+    if percent:
+        # 85.1% may be printed as the fraction 0.851.
+        value = float(plain) / 100
+        for digits in range(2, 6):
+            forms.add(f"{value:.{digits}f}")
+        forms.add(f"{value:g}")
+    return forms
+
+
+def summary_numbers_not_printed(nb: dict) -> list[str]:
+    """Numbers stated in the ``## Summary`` cell that no compared output of the notebook prints."""
+    printed = _compared_output_text(nb)
+    printed_plain = printed.replace(",", "")
+    missing = []
+    for cell in nb["cells"]:
+        source = _source(cell)
+        if cell["cell_type"] != "markdown" or not source.lstrip().startswith("## Summary"):
+            continue
+        for m in SUMMARY_NUMBER.finditer(source):
+            integer, decimals, percent = m.group(1), m.group(2), m.group(3)
+            if not decimals and not percent and len(integer) == 1:
+                continue
+            if SEED_REFERENCE.search(source[max(0, m.start() - 8):m.start()]):
+                continue
+            forms = _number_forms(integer, decimals, percent)
+            if not any(f in printed or f in printed_plain for f in forms):
+                missing.append(m.group(0).strip())
+    return missing
+
+
+def rule_summary_numbers_printed(path: Path, nb: dict) -> list[str]:
+    # Every figure a Summary states must also be printed by a cell nbval compares, so a change
+    # in the library that moves the figure fails CI instead of leaving stale prose behind.
+    missing = summary_numbers_not_printed(nb)
+    return ([f"the Summary states {', '.join(missing)}, which no compared output prints"]
+            if missing else [])
 
 
 RULES = [rule_headings, rule_no_definitions, rule_checker_exercise, rule_executed,
          rule_no_widget_state, rule_size, rule_ignored_output_followed_by_summary,
-         rule_listed_in_index]
+         rule_listed_in_index, rule_summary_numbers_printed]
 
 
 def _cases():
@@ -243,3 +308,19 @@ def test_readme_lessons_map_detects_and_repairs_staleness(tmp_path):
     (tmp_path / "bare.md").write_text("no markers\n", encoding="utf-8")
     with pytest.raises(ValueError, match="no lessons map markers"):
         sync_readme(tmp_path / "bare.md", write=False)
+
+
+def _nb(summary: str, printed: str) -> dict:
+    return {"cells": [
+        {"cell_type": "code", "metadata": {}, "source": "print(x)",
+         "outputs": [{"output_type": "stream", "name": "stdout", "text": printed}]},
+        {"cell_type": "markdown", "metadata": {}, "source": summary}]}
+
+
+def test_summary_number_rule_catches_a_stale_figure():
+    assert summary_numbers_not_printed(
+        _nb("## Summary\n\n- FIFO keeps 12 facts at 58,207 tokens (85.1%).",
+            "facts: 12\ntokens: 58207\nshare: 0.851\n")) == []
+    assert summary_numbers_not_printed(
+        _nb("## Summary\n\n- FIFO keeps 13 facts, seed 004 says 40%; the seed's 87%.",
+            "facts: 12\n")) == ["13", "40%"]

@@ -8,6 +8,15 @@ decided it, so a wrong answer tells the student what to change.
 * ``check_budget``: ``notebooks/01_tokens_and_budgets.ipynb``.
 * ``check_pruning_choice``: ``notebooks/02_pruning_strategies.ipynb``.
 * ``check_summary_settings``: ``notebooks/03_summary_buffer.ipynb``.
+* ``check_entity_capacity``, ``check_entity_ttl``: ``notebooks/04_entity_memory.ipynb``.
+* ``check_preemption_ratio``: ``notebooks/05_task_slots.ipynb``.
+* ``check_escalation``, ``check_min_shared_entities``: ``notebooks/06_notes_ttl.ipynb``.
+* ``check_salience_weights``: ``notebooks/07_objects_salience.ipynb``.
+* ``check_column_limits``: ``notebooks/08_three_columns.ipynb``.
+* ``check_episodic_tau``, ``check_semantic_threshold``: ``notebooks/09_long_term_memory.ipynb``.
+* ``check_window_size``, ``check_semantic_best``: ``notebooks/10_architectures.ipynb``.
+* ``check_recall_limit``, ``check_loop_settings``: ``notebooks/11_llm_in_the_loop.ipynb``.
+* ``check_beats_bm25``: ``notebooks/12_parameter_tuning.ipynb``.
 """
 
 from __future__ import annotations
