@@ -1,0 +1,112 @@
+"""Exercise checkers: is the student's answer right, and if not, why not.
+
+Every checker is deterministic (it replays the default scenario, never a live
+model) and returns a ``Verdict``, which a notebook displays as the cell's result
+(``show=True`` prints it as well, for scripts). A verdict names the numbers that
+decided it, so a wrong answer tells the student what to change.
+
+One module per part of the course (``buffers``, ``entities``, ``workspace``,
+``longterm``, ``tuning``); everything is re-exported here, so notebooks import
+from ``memorykit.lessons.checks``.
+
+* ``check_budget``: ``notebooks/01_tokens_and_budgets.ipynb``.
+* ``check_pruning_choice``: ``notebooks/02_pruning_strategies.ipynb``.
+* ``check_summary_settings``: ``notebooks/03_summary_buffer.ipynb``.
+* ``check_entity_capacity``, ``check_entity_ttl``: ``notebooks/04_entity_memory.ipynb``.
+* ``check_preemption_ratio``: ``notebooks/05_task_slots.ipynb``.
+* ``check_escalation``, ``check_min_shared_entities``: ``notebooks/06_notes_ttl.ipynb``.
+* ``check_salience_weights``: ``notebooks/07_objects_salience.ipynb``.
+* ``check_column_limits``: ``notebooks/08_three_columns.ipynb``.
+* ``check_episodic_tau``, ``check_semantic_threshold``: ``notebooks/09_long_term_memory.ipynb``.
+* ``check_window_size``, ``check_semantic_best``: ``notebooks/10_architectures.ipynb``.
+* ``check_recall_limit``, ``check_loop_settings``: ``notebooks/11_llm_in_the_loop.ipynb``.
+* ``check_beats_bm25``: ``notebooks/12_parameter_tuning.ipynb``.
+"""
+
+from memorykit.lessons.checks.verdict import Verdict
+from memorykit.lessons.checks.buffers import (
+    BUDGET_EXERCISE,
+    budget_bounds,
+    check_budget,
+    PRUNING_EXERCISE,
+    check_pruning_choice,
+    SUMMARY_EXERCISE,
+    check_summary_settings,
+)
+from memorykit.lessons.checks.workspace import (
+    PREEMPTION_EXERCISE,
+    check_preemption_ratio,
+    ESCALATION_EXERCISE,
+    check_escalation,
+    SURFACING_EXERCISE,
+    check_min_shared_entities,
+    SALIENCE_EXERCISE,
+    check_salience_weights,
+    COLUMNS_EXERCISE,
+    check_column_limits,
+)
+from memorykit.lessons.checks.entities import (
+    ENTITY_TTL_TARGET,
+    entity_capacity_answer,
+    entity_ttl_answer,
+    check_entity_capacity,
+    check_entity_ttl,
+)
+from memorykit.lessons.checks.longterm import (
+    TAU_EXERCISE,
+    tau_recall_ok,
+    check_episodic_tau,
+    semantic_threshold_answer,
+    check_semantic_threshold,
+    WINDOW_EXERCISE_DISTRACTORS,
+    check_window_size,
+    SEMANTIC_EXERCISE,
+    semantic_best,
+    check_semantic_best,
+    LOOP_TOKEN_TARGET,
+    check_recall_limit,
+    check_loop_settings,
+)
+from memorykit.lessons.checks.tuning import (
+    check_beats_bm25,
+)
+
+__all__ = [
+    "BUDGET_EXERCISE",
+    "COLUMNS_EXERCISE",
+    "ENTITY_TTL_TARGET",
+    "ESCALATION_EXERCISE",
+    "LOOP_TOKEN_TARGET",
+    "PREEMPTION_EXERCISE",
+    "PRUNING_EXERCISE",
+    "SALIENCE_EXERCISE",
+    "SEMANTIC_EXERCISE",
+    "SUMMARY_EXERCISE",
+    "SURFACING_EXERCISE",
+    "TAU_EXERCISE",
+    "Verdict",
+    "WINDOW_EXERCISE_DISTRACTORS",
+    "budget_bounds",
+    "check_beats_bm25",
+    "check_budget",
+    "check_column_limits",
+    "check_entity_capacity",
+    "check_entity_ttl",
+    "check_episodic_tau",
+    "check_escalation",
+    "check_loop_settings",
+    "check_min_shared_entities",
+    "check_preemption_ratio",
+    "check_pruning_choice",
+    "check_recall_limit",
+    "check_salience_weights",
+    "check_semantic_best",
+    "check_semantic_threshold",
+    "check_summary_settings",
+    "check_window_size",
+    "entity_capacity_answer",
+    "entity_ttl_answer",
+    "semantic_best",
+    "semantic_threshold_answer",
+    "tau_recall_ok",
+]

@@ -1,0 +1,182 @@
+"""Checkers of lessons 01-03: token budgets, pruning choices, summary-buffer settings.
+
+They replay the default conversation (``memorykit.lessons.data``); taught in
+``notebooks/01_tokens_and_budgets.ipynb``, ``02_pruning_strategies.ipynb`` and
+``03_summary_buffer.ipynb``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memorykit.lessons.data import default_conversation
+from memorykit.lessons.checks.verdict import Verdict, report
+
+# -------------------------------------------------------------- lesson 01
+BUDGET_EXERCISE = {
+    "n_turns": 30,
+    "context_window": 8_192,
+    "response_reserve": 1_024,
+    "system_prompt": 500,
+    "tools": 1_000,
+    "user_input": 500,
+}
+"""Lesson 01's scenario: the first 30 turns of the default conversation in an 8K window."""
+
+
+def budget_bounds(**overrides: int) -> tuple[int, int]:
+    """(smallest, largest) memory budget that solves lesson 01's exercise."""
+    from memorykit.lessons.tokens_app import turn_tokens
+
+    p = {**BUDGET_EXERCISE, **overrides}
+    need = turn_tokens(default_conversation().messages, p["n_turns"])
+    room = (p["context_window"] - p["response_reserve"] - p["system_prompt"] - p["tools"]
+            - p["user_input"])
+    return need, room
+
+
+def check_budget(budget: Any, *, show: bool = False) -> Verdict:
+    """Lesson 01: a memory budget (tokens) that holds the first 30 turns of the default
+    conversation and still fits an 8,192-token window beside a 500-token system prompt,
+    1,000 tokens of tools, 500 of user input and a 1,024-token response reserve."""
+    name = "01 budget"
+    if isinstance(budget, bool) or not isinstance(budget, (int, float)):
+        return report(Verdict(name, False, f"budget must be a number of tokens, got {budget!r}"),
+                       show)
+    need, room = budget_bounds()
+    p = BUDGET_EXERCISE
+    others = p["system_prompt"] + p["tools"] + p["user_input"]
+    details = (
+        f"the first {p['n_turns']} turns bill {need:,} tokens (contents + 4 framing tokens "
+        "per message)",
+        f"room for memory: {p['context_window']:,} window - {p['response_reserve']:,} reserve - "
+        f"{others:,} other prompt parts = {room:,}",
+    )
+    if budget < need:
+        return report(Verdict(
+            name, False,
+            f"{budget:,} tokens cannot hold the {p['n_turns']} turns: they bill {need:,} "
+            f"({need - budget:,} more); did you count content tokens only, or characters / 4?",
+            details), show)
+    if budget > room:
+        return report(Verdict(
+            name, False,
+            f"{budget:,} tokens leave the reply only {p['context_window'] - others - budget:,} "
+            f"of the {p['response_reserve']:,} reserved: the request would overflow the window "
+            f"by {budget - room:,}", details), show)
+    return report(Verdict(
+        name, True, f"{budget:,} tokens hold all {p['n_turns']} turns ({need:,}) and leave "
+        f"{room - budget:,} tokens of slack inside the 8K window", details), show)
+
+
+# -------------------------------------------------------------- lesson 02
+PRUNING_EXERCISE = {"budget": 1_500, "recent_from_turn": 401}
+"""Lesson 02: at 1,500 tokens, keep every fact planted from turn 401 on."""
+
+
+def check_pruning_choice(
+    policy: Any,
+    *,
+    threshold: float = 0.5,
+    decay_rate: float = 0.1,
+    half_life_minutes: float = 5.0,
+    budget: int = PRUNING_EXERCISE["budget"],
+    show: bool = False,
+) -> Verdict:
+    """Lesson 02: a policy (and its parameters) that, at a 1,500-token budget, still holds
+    every fact planted in the last 100 turns of the default conversation at its end."""
+    from memorykit.lessons.pruning_app import POLICIES, run_policy
+
+    name = "02 pruning"
+    if policy not in POLICIES:
+        return report(Verdict(name, False,
+                               f"policy must be one of {', '.join(POLICIES)}, got {policy!r}"), show)
+    if budget != PRUNING_EXERCISE["budget"]:
+        return report(Verdict(name, False, f"the exercise fixes budget=1500, got {budget!r}"),
+                       show)
+    conv = default_conversation()
+    run = run_policy(conv, policy, budget=budget, threshold=threshold, decay_rate=decay_rate,
+                     half_life_minutes=half_life_minutes)
+    first = PRUNING_EXERCISE["recent_from_turn"]
+    wanted = [f for f in conv.facts if f.turn >= first]
+    lost = [f for f in wanted if not run.fact_alive[f.id]]
+    old_kept = sum(1 for f in conv.facts if f.turn < first and run.fact_alive[f.id])
+    params = {"fifo": "", "importance": "", "hybrid": f" threshold={threshold:g}",
+              "recency": f" decay_rate={decay_rate:g} half_life_minutes={half_life_minutes:g}"}
+    label = f"{policy}{params[policy]}"
+    details = [f"kept {len(wanted) - len(lost)}/{len(wanted)} facts from turn {first} on, "
+               f"and {old_kept} older facts"]
+    for f in lost[:5]:
+        turn, rule = run.evicted_at[f.message_id]
+        details.append(f"{f.id} (turn {f.turn}, key {f.key!r}) left at turn {turn} by rule "
+                       f"{rule!r}")
+    if lost:
+        hint = {
+            "fifo": "FIFO evicts by age alone, so a fact goes as soon as it is old enough",
+            "importance": "pure importance hoards the oldest important messages and has no "
+                          "room left for new facts",
+            "hybrid": "planted facts have importance 0.8 or more; with a low threshold "
+                      "answers are protected too and the FIFO fallback takes facts once "
+                      "they fill the window, with one above some facts' importance the "
+                      "oldest high-importance facts are protected and hoard the window",
+            "recency": "effective importance decays with age; the ratio decay_rate / "
+                       "half_life_minutes sets how fast old facts lose to new chatter",
+        }[policy]
+        return report(Verdict(name, False, f"{label} loses {len(lost)} of the {len(wanted)} "
+                               f"recent facts; {hint}", tuple(details)), show)
+    return report(Verdict(name, True, f"{label} keeps all {len(wanted)} facts planted from "
+                           f"turn {first} on", tuple(details)), show)
+
+
+# -------------------------------------------------------------- lesson 03
+SUMMARY_EXERCISE = {"budget": 2_000, "max_summarizations": 60, "fact": "f0026"}
+"""Lesson 03: at most 60 summarization rounds, and fact f0026 (a flight number planted at turn
+252) still known at the end. (f0025, the first choice, is lost under every setting at
+budget 2,000: its key "14D" never out-scores newer sentences, so that exercise was impossible.)"""
+
+
+def check_summary_settings(
+    threshold: Any,
+    target: Any,
+    min_recent: Any,
+    *,
+    budget: int = SUMMARY_EXERCISE["budget"],
+    show: bool = False,
+) -> Verdict:
+    """Lesson 03: summary-buffer settings (budget 2,000) with at most 60 summarization rounds
+    over the default conversation whose final window still knows fact f0026's key."""
+    from memorykit.lessons.summary_app import run_summary_buffer
+
+    name = "03 summary"
+    if budget != SUMMARY_EXERCISE["budget"]:
+        return report(Verdict(name, False, f"the exercise fixes budget=2000, got {budget!r}"),
+                       show)
+    try:
+        run = run_summary_buffer(default_conversation(), budget=budget, threshold=threshold,
+                                 target=target, min_recent=min_recent)
+    except (TypeError, ValueError) as exc:
+        return report(Verdict(name, False, f"these settings are not valid: {exc}"), show)
+    cap = SUMMARY_EXERCISE["max_summarizations"]
+    fact_id = SUMMARY_EXERCISE["fact"]
+    fact = next(f for f in default_conversation().facts if f.id == fact_id)
+    alive = run.fact_alive[fact_id]
+    n = run.n_summarizations
+    details = (
+        f"{n} summarization rounds (at most {cap}), deepest summary depth {run.max_depth}",
+        f"{fact_id} ({fact.key!r}, planted at turn {fact.turn}) "
+        f"{'survives' if alive else 'is lost'}; {run.facts_alive} of "
+        f"{len(run.fact_alive)} facts survive overall",
+    )
+    label = f"threshold={threshold:g} target={target:g} min_recent={min_recent}"
+    problems = []
+    if n > cap:
+        problems.append(f"{n} rounds is more than {cap}: the gap between threshold and target "
+                        "sets how much each round frees, so a wider gap means fewer rounds")
+    if not alive:
+        problems.append(f"fact {fact_id} ({fact.key!r}) was squeezed out of the summaries: "
+                        "each round re-summarizes the last summary under a fixed cap, so a "
+                        "fact must keep out-scoring newer sentences to survive")
+    if problems:
+        return report(Verdict(name, False, f"{label}: " + "; ".join(problems), details), show)
+    return report(Verdict(name, True, f"{label}: {n} rounds and {fact_id} survives", details),
+                   show)

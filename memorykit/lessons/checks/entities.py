@@ -1,0 +1,92 @@
+"""Checkers of lesson 04 (``notebooks/04_entity_memory.ipynb``): capacity and TTL of entity
+working memory, replayed on ``data/entities/cms_large.jsonl``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memorykit.lessons.checks.verdict import Verdict, report
+
+# -------------------------------------------------------------- lesson 04
+# Entity working memory (notebooks/04_entity_memory.ipynb): replays of data/entities/cms_large.jsonl.
+ENTITY_TTL_TARGET = 0.93
+"""Lesson 04's TTL exercise: the resolution success a TTL must keep (max_size 20, seed weights)."""
+
+
+def _entity_summary(max_size: int, ttl_minutes: float | None = None) -> dict[str, Any]:
+    from memorykit.entities import RelevanceMemory, replay
+    from memorykit.lessons.entities_app import cms_scenario
+
+    return replay(cms_scenario("large"), lambda c: RelevanceMemory(max_size, clock=c,
+                                                                   ttl_minutes=ttl_minutes)).summary()
+
+
+def entity_capacity_answer() -> int:
+    """The smallest max_size at which the relevance memory loses no antecedent to eviction."""
+    size = 1
+    while _entity_summary(size)["failures_antecedent_evicted"] > 0:
+        size += 1
+    return size
+
+
+def entity_ttl_answer(target: float = ENTITY_TTL_TARGET) -> int:
+    """The smallest whole-minute TTL keeping resolution success >= target (max_size 20)."""
+    ttl = 1
+    while _entity_summary(20, ttl)["resolution_success"] < target:
+        ttl += 1
+    return ttl
+
+
+def check_entity_capacity(max_size: Any, *, show: bool = True) -> Verdict:
+    """Lesson 04: the smallest ``max_size`` at which a relevance memory (seed weights, no
+    TTL) loses no reference's antecedent to eviction on the 1,000-turn CMS session."""
+    name = "04 capacity"
+    if isinstance(max_size, bool) or not isinstance(max_size, int) or max_size < 1:
+        return report(Verdict(name, False, f"max_size must be a positive integer, got {max_size!r}"),
+                       show)
+    mine = _entity_summary(max_size)
+    lost = mine["failures_antecedent_evicted"]
+    details = (f"max_size {max_size}: resolution success {mine['resolution_success']:.1%}, "
+               f"{lost} references lost to eviction, eviction rate {mine['eviction_rate']:.1%}",)
+    if lost:
+        return report(Verdict(name, False, f"with max_size={max_size} the memory still evicts "
+                               f"{lost} antecedents before they are referred to: try larger", details),
+                       show)
+    smaller = _entity_summary(max_size - 1) if max_size > 1 else None
+    if smaller is not None and smaller["failures_antecedent_evicted"] == 0:
+        return report(Verdict(name, False, f"max_size={max_size} loses nothing, but "
+                               f"{max_size - 1} loses nothing either: find the smallest", details),
+                       show)
+    lost_below = "" if smaller is None else (f"; max_size {max_size - 1} loses "
+                                             f"{smaller['failures_antecedent_evicted']}")
+    return report(Verdict(name, True, f"max_size={max_size} is the smallest memory that loses no "
+                           f"antecedent{lost_below}", details), show)
+
+
+def check_entity_ttl(ttl_minutes: Any, *, show: bool = True) -> Verdict:
+    """Lesson 04: the smallest whole-minute TTL at which a relevance memory of 20 (seed
+    weights) keeps resolution success at or above 93% on the 1,000-turn CMS session."""
+    name = "04 ttl"
+    if isinstance(ttl_minutes, bool) or not isinstance(ttl_minutes, int) or ttl_minutes < 1:
+        return report(Verdict(name, False,
+                               f"ttl_minutes must be a positive whole number of minutes, got "
+                               f"{ttl_minutes!r}"), show)
+    mine = _entity_summary(20, ttl_minutes)
+    ok = mine["resolution_success"] >= ENTITY_TTL_TARGET
+    details = (f"TTL {ttl_minutes} min: resolution success {mine['resolution_success']:.1%}, "
+               f"{mine['expirations']} expiries, {mine['failures_antecedent_evicted']} antecedents "
+               f"gone before their reference",)
+    if not ok:
+        return report(Verdict(name, False, f"TTL {ttl_minutes} min forgets too early: "
+                               f"{mine['resolution_success']:.1%} < {ENTITY_TTL_TARGET:.0%}; "
+                               "the user takes breaks longer than that", details), show)
+    if ttl_minutes > 1:
+        below = _entity_summary(20, ttl_minutes - 1)
+        if below["resolution_success"] >= ENTITY_TTL_TARGET:
+            return report(Verdict(name, False, f"TTL {ttl_minutes} min works, but "
+                                   f"{ttl_minutes - 1} min works too "
+                                   f"({below['resolution_success']:.1%}): find the smallest",
+                                   details), show)
+    return report(Verdict(name, True, f"TTL {ttl_minutes} min is the shortest that keeps "
+                           f"resolution success >= {ENTITY_TTL_TARGET:.0%}", details), show)

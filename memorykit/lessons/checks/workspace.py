@@ -1,0 +1,285 @@
+"""Checkers of lessons 05-08: task slots, notes with a TTL, salience, the three columns.
+
+They replay the 30-day workflow of ``data/workflow/``; taught in ``notebooks/05_task_slots.ipynb``
+to ``08_three_columns.ipynb``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memorykit.lessons.checks.verdict import Verdict, report
+
+# ------------------------------------------------------- lessons 05 and 06 (workspace)
+# check_preemption_ratio: notebooks/05_task_slots.ipynb.
+# check_escalation, check_min_shared_entities: notebooks/06_notes_ttl.ipynb.
+
+PREEMPTION_EXERCISE = {"keeps": "T022", "arrives": "T024", "min_completed": 15}
+"""Lesson 05: T022 keeps its slot when T024 arrives, and at least 15 tasks still complete."""
+
+
+def check_preemption_ratio(preemption_ratio: Any, *, show: bool = False) -> Verdict:
+    """Lesson 05: a preemption ratio (4 slots, threshold 0.5) under which T024 does not
+    preempt T022 on the 30-day workflow, while at least 15 tasks are still completed."""
+    from memorykit.lessons.tasks_app import slot_timeline
+
+    name = "05 preemption ratio"
+    if isinstance(preemption_ratio, bool) or not isinstance(preemption_ratio, (int, float)):
+        return report(Verdict(name, False, f"preemption_ratio must be a number, got {preemption_ratio!r}"),
+                       show)
+    r = round(float(preemption_ratio), 4)
+    if not 1.0 <= r <= 3.0:
+        return report(Verdict(name, False, f"preemption_ratio must be in [1, 3] here, got {r:g}"), show)
+    ex = PREEMPTION_EXERCISE
+    tl = slot_timeline(4, 0.5, r)
+    index = {tid: i for i, tid in enumerate(tl.task_ids)}
+    p_keep = float(tl.priorities[index[ex["keeps"]]])
+    p_new = float(tl.priorities[index[ex["arrives"]]])
+    lost = any(e.kind == "demoted" and e.task_id == ex["keeps"] and e.other_id == ex["arrives"]
+               for e in tl.events)
+    s = tl.summary()
+    base = slot_timeline(4, 0.5, 1.3).summary()
+    details = (
+        f"{ex['arrives']} ({p_new:.2f}) against {ex['keeps']} ({p_keep:.2f}): {p_new:.2f} "
+        f"{'>' if lost else 'is not >'} {r:g} x {p_keep:.2f} = {r * p_keep:.4f}; any ratio above "
+        f"{p_new / p_keep:.4f} protects {ex['keeps']}",
+        f"{s['preemptions']} preemptions, {s['completed']} tasks completed, "
+        f"{s['task_notes_expired']} waiting tasks ran out of time (seed's 1.3: {base['preemptions']}, "
+        f"{base['completed']}, {base['task_notes_expired']})",
+    )
+    if lost:
+        return report(Verdict(
+            name, False, f"at {r:g}, {ex['arrives']} still preempts {ex['keeps']}: "
+            f"{p_new:.2f} > {r * p_keep:.4f}; raise the ratio above {p_new / p_keep:.4f}", details), show)
+    if s["completed"] < ex["min_completed"]:
+        blocked = [e for e in tl.events if e.kind == "noted" and "slots full" in e.text]
+        return report(Verdict(
+            name, False, f"at {r:g}, {ex['keeps']} is safe but only {s['completed']} tasks complete "
+            f"(at least {ex['min_completed']} wanted): {len(blocked)} arrivals found all slots full and "
+            "could not preempt, so urgent work waited in notes until it expired; a ratio that "
+            "just clears 0.69 / 0.53 keeps more preemptions (T030: 0.79 vs 0.57 needs < 1.386)",
+            details), show)
+    return report(Verdict(
+        name, True, f"at {r:g}, {ex['keeps']} keeps its slot ({p_new:.2f} is not > {r * p_keep:.4f}) "
+        f"and {s['completed']} tasks still complete", details), show)
+
+
+ESCALATION_EXERCISE = {"remind": "U012", "quiet": "U016", "lead_minutes": 45.0, "max_warn_fraction": 0.5}
+"""Lesson 06: U012 reaches 1.0 at least 45 min before it expires; U016 never surfaces on
+priority; nothing escalates in the first half of its life."""
+
+
+def check_escalation(warn_fraction: Any, warn_multiplier: Any, critical_fraction: Any,
+                     critical_multiplier: Any, *, show: bool = False) -> Verdict:
+    """Lesson 06: escalation settings under which the urgent note U012 (priority 0.56, TTL
+    2.78 h) reaches effective priority 1.0 at least 45 minutes before it expires, the normal
+    note U016 (priority 0.40, TTL 40.28 h) never passes the surfacing threshold 0.9, and no
+    note escalates before half of its TTL has passed (warn_fraction <= 0.5)."""
+    from memorykit.lessons.notes_app import band_facts
+    from memorykit.lessons.tasks_app import default_workflow
+    from memorykit.workspace import NoteSettings
+
+    name = "06 escalation"
+    ex = ESCALATION_EXERCISE
+    try:
+        settings = NoteSettings(warn_fraction=warn_fraction, warn_multiplier=warn_multiplier,
+                                critical_fraction=critical_fraction,
+                                critical_multiplier=critical_multiplier)
+    except (TypeError, ValueError) as exc:
+        return report(Verdict(name, False, f"these settings are not valid: {exc}"), show)
+    notes = {e["id"]: e for e in default_workflow().events if e["type"] == "note"}
+    a, b = notes[ex["remind"]], notes[ex["quiet"]]
+    fa = band_facts(a["priority"], a["ttl_hours"], settings)
+    fb = band_facts(b["priority"], b["ttl_hours"], settings)
+    lead = None if fa.first_max_at is None else (fa.ttl_hours - fa.first_max_at) * 60
+    label = (f"warn x{settings.warn_multiplier:g} below {settings.warn_fraction:g}, critical "
+             f"x{settings.critical_multiplier:g} below {settings.critical_fraction:g}")
+    details = (
+        f"{ex['remind']} (p={a['priority']:.2f}, TTL {a['ttl_hours']:.2f} h): warning step at "
+        f"{fa.warn_at:.2f} h -> {fa.warn_value:.3f}, critical step at {fa.critical_at:.2f} h -> "
+        f"{fa.critical_value:.3f}" + ("" if lead is None else f"; at 1.0 for the last {lead:.0f} min"),
+        f"{ex['quiet']} (p={b['priority']:.2f}): peaks at {max(fb.warn_value, fb.critical_value):.3f} "
+        f"(surfacing threshold {settings.surfacing_threshold:g})",
+    )
+    problems = []
+    if settings.warn_fraction > ex["max_warn_fraction"]:
+        problems.append(f"warn_fraction {settings.warn_fraction:g} escalates notes with more than half "
+                        "their TTL left: every note would nag for most of its life")
+    if lead is None:
+        need = 1 / a["priority"]
+        problems.append(f"{ex['remind']} never reaches 1.0: {a['priority']:.2f} x multiplier must be >= 1, "
+                        f"so one band needs a multiplier >= {need:.3f}")
+    elif lead < ex["lead_minutes"]:
+        need = ex["lead_minutes"] / 60 / a["ttl_hours"]
+        problems.append(f"{ex['remind']} reaches 1.0 only {lead:.0f} min before expiry (at least "
+                        f"{ex['lead_minutes']:g} wanted: turns are ~24 min apart, so a shorter window can "
+                        f"fall between two turns); the band that reaches 1.0 must start with more than "
+                        f"{need:.3f} of the TTL left")
+    if fb.first_surfacing_at is not None:
+        problems.append(f"{ex['quiet']} would surface on priority: {b['priority']:.2f} x "
+                        f"{settings.critical_multiplier:g} = {b['priority'] * settings.critical_multiplier:.3f}"
+                        f" > {settings.surfacing_threshold:g}; keep the multipliers <= "
+                        f"{settings.surfacing_threshold / b['priority']:.3f}")
+    if problems:
+        return report(Verdict(name, False, f"{label}: " + "; ".join(problems), details), show)
+    return report(Verdict(name, True, f"{label}: {ex['remind']} is at 1.0 for its last {lead:.0f} min "
+                           f"and {ex['quiet']} stays quiet", details), show)
+
+
+SURFACING_EXERCISE = {"min_precision": 0.8, "min_recall": 0.5}
+"""Lesson 06: surfacing precision >= 80% with recall >= 50% on the 30-day workflow."""
+
+
+def check_min_shared_entities(min_shared_entities: Any, *, show: bool = False) -> Verdict:
+    """Lesson 06: a ``min_shared_entities`` for which surfacing on the labelled workflow has
+    precision >= 0.8 and recall >= 0.5."""
+    from memorykit.lessons.notes_app import surfacing_report
+
+    name = "06 surfacing"
+    if (isinstance(min_shared_entities, bool) or not isinstance(min_shared_entities, int)
+            or not 1 <= min_shared_entities <= 6):
+        return report(Verdict(name, False, "min_shared_entities must be an integer from 1 to 6, got "
+                               f"{min_shared_entities!r}"), show)
+    ex = SURFACING_EXERCISE
+    r = surfacing_report(min_shared_entities)
+    details = (
+        f"{r['relevant']}/{r['surfacings']} surfacings relevant (precision {r['precision']:.1%}), "
+        f"recall {r['recall']:.1%}; by trigger {r['by_trigger']}",
+        f"false positives: {r['fp_wanted_note_other_matter']} wanted notes on another matter's turn, "
+        f"{r['fp_stale_note_its_own_matter'] + r['fp_stale_note_other_matter']} notes no longer wanted",
+    )
+    problems = []
+    if r["precision"] < ex["min_precision"]:
+        stale = r["fp_stale_note_its_own_matter"] + r["fp_stale_note_other_matter"]
+        problems.append(f"precision {r['precision']:.1%} < {ex['min_precision']:.0%}: of {r['false_positives']} "
+                        f"false positives, {r['fp_wanted_note_other_matter']} surfaced a wanted note on a turn "
+                        f"about another matter and {stale} a note the user no longer wanted, each on as "
+                        f"few as {min_shared_entities} shared entity")
+    if r["recall"] < ex["min_recall"]:
+        problems.append(f"recall {r['recall']:.1%} < {ex['min_recall']:.0%}: few turns name that many of "
+                        "a note's entities, so most wanted notes are never brought up")
+    if problems:
+        return report(Verdict(name, False, f"min_shared_entities={min_shared_entities}: "
+                               + "; ".join(problems), details), show)
+    return report(Verdict(name, True, f"min_shared_entities={min_shared_entities}: precision "
+                           f"{r['precision']:.1%} and recall {r['recall']:.1%}", details), show)
+
+
+# -------------------------------------------------------------- lesson 07
+SALIENCE_EXERCISE = {"turn": 551, "target": "b_acme_gl", "keep": "maya", "top": 5}
+"""Lesson 07: at turn 551 ("Acme Supplies sent INV-1118; can you check it?") the belief
+"Acme Supplies invoices use GL 5100" and the user Maya Chen must both be in the top 5."""
+
+
+def check_salience_weights(weights: Any, *, show: bool = True) -> Verdict:
+    """Lesson 07: salience weights (a dict of the five weights, optionally recency_turns and
+    max_objects) under which, at turn 551 of the default workflow, the belief "Acme Supplies
+    invoices use GL 5100" and the user Maya Chen are both among the first 5 objects shown."""
+    from memorykit.lessons.salience_app import (
+        format_top_objects,
+        object_rank,
+        salience_lesson_data,
+        salience_view,
+        salience_weights,
+    )
+
+    name = "07 salience"
+    ex = SALIENCE_EXERCISE
+    if not isinstance(weights, dict):
+        return report(Verdict(name, False, f"weights must be a dict such as {{'belief_strength': 0.5, "
+                               f"...}}, got {weights!r}"), show)
+    allowed = {"recent_mention", "active_task_link", "note_link", "relationship", "belief_strength",
+               "recency_turns", "max_objects"}
+    unknown = sorted(set(weights) - allowed)
+    if unknown:
+        return report(Verdict(name, False, f"unknown weight(s) {', '.join(unknown)}; use "
+                               f"{', '.join(sorted(allowed))}"), show)
+    out_of_range = [k for k, v in weights.items() if k not in ("recency_turns", "max_objects")
+                    and (isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1)]
+    if out_of_range:
+        return report(Verdict(name, False, "the five weights are slider values in [0, 1]; out of range: "
+                               + ", ".join(f"{k}={weights[k]!r}" for k in out_of_range)), show)
+    try:
+        w = salience_weights(**weights)
+    except (TypeError, ValueError) as exc:
+        return report(Verdict(name, False, f"these weights are not valid: {exc}"), show)
+    data = salience_lesson_data()
+    view = salience_view(data, ex["turn"], w)
+    target, keep = object_rank(view, ex["target"]), object_rank(view, ex["keep"])
+    label = " ".join(f"{k}={getattr(w, k):g}" for k in ("recent_mention", "active_task_link", "note_link",
+                                                         "relationship", "belief_strength"))
+    place = {None: "not shown at all"}
+    details = (
+        f"turn {ex['turn']}: the belief ranks {place.get(target, f'#{target}')}, Maya Chen "
+        f"{place.get(keep, f'#{keep}')} (need both <= {ex['top']})",
+        "top 6 under these weights:\n    " + format_top_objects(view.top[:6]).replace("\n", "\n    "),
+    )
+    problems = []
+    if target is None or target > ex["top"]:
+        problems.append("the GL 5100 belief is not in the top 5: at this turn the INV-1118 task waits in a "
+                        "note (all four slots are busy), so the belief earns only the note link and "
+                        "0.88 x the belief weight, while objects linked to an active task start "
+                        "active_task_link ahead")
+    if keep is None or keep > ex["top"]:
+        problems.append("Maya Chen fell out of the top 5: her score is relationship x 0.95 plus her links, "
+                        "and every belief (and entity) you lift competes with her for the same 5 places")
+    if problems:
+        return report(Verdict(name, False, f"{label}: " + "; ".join(problems), details), show)
+    return report(Verdict(name, True, f"{label}: the GL 5100 belief is #{target} and Maya Chen #{keep} at "
+                           f"turn {ex['turn']}", details), show)
+
+
+# -------------------------------------------------------------- lesson 08
+COLUMNS_EXERCISE = {"min_reduction": 0.40, "min_top_notes": 2}
+"""Lesson 08: >= 40% fewer tokens than the flat buffer of the same state, at least 2 notes,
+and no turn where max_objects cuts an object linked to an active task."""
+
+
+def check_column_limits(top_notes: Any, max_objects: Any, *, show: bool = True) -> Verdict:
+    """Lesson 08: top-notes and max-objects limits whose three-column prompt is, on average over
+    the 600 turns of the default workflow, at least 40% smaller than the flat buffer of the same
+    state, shows at least 2 notes, and never drops an object linked to an active task."""
+    import numpy as np
+
+    from memorykit.lessons.columns_app import default_replay, default_tables, line_costs, token_comparison
+
+    name = "08 columns"
+    ex = COLUMNS_EXERCISE
+    for pname, value, lo in (("top_notes", top_notes, 0), ("max_objects", max_objects, 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < lo:
+            return report(Verdict(name, False, f"{pname} must be an integer >= {lo}, got {value!r}"), show)
+    tables = default_tables()
+    cmp = token_comparison(tables, top_notes, max_objects)
+    red = cmp.reduction
+    details = [
+        f"three columns {cmp.columns.mean():.1f} tokens per turn vs {cmp.flat.mean():.1f} for the flat "
+        f"buffer of the same state: {red:.1%} fewer (seed 002 claims 40%)",
+        f"task-linked objects need max_objects up to {int(tables.linked_needed.max())} "
+        f"(median {int(np.median(tables.linked_needed))}); {cmp.turns_dropping_linked.size} turns drop one "
+        f"at max_objects={max_objects}",
+    ]
+    if cmp.turns_dropping_linked.size:
+        replay = default_replay()
+        t = int(cmp.turns_dropping_linked[0])
+        tl = replay.turns[t - 1]
+        kept = set(tl.objects[:max_objects])
+        lost = [replay.object_ids[i] for i in tl.task_linked if i not in kept]
+        details.append(f"first such turn: {t}, dropping {', '.join(lost[:5])}")
+    problems = []
+    if top_notes < ex["min_top_notes"]:
+        problems.append(f"top_notes={top_notes} hides all but {top_notes} note(s); the exercise keeps at "
+                        f"least {ex['min_top_notes']}")
+    if red < ex["min_reduction"]:
+        costs = line_costs(default_replay())
+        problems.append(f"only {red:.1%} fewer tokens than the flat buffer (need {ex['min_reduction']:.0%}): "
+                        f"a note line costs {costs['note']:.0f} tokens on average and an object line "
+                        f"{costs['object']:.0f}, so cut notes before objects")
+    if cmp.turns_dropping_linked.size:
+        problems.append(f"max_objects={max_objects} cuts an object linked to an active task at "
+                        f"{cmp.turns_dropping_linked.size} turns: the column must hold up to "
+                        f"{int(tables.linked_needed.max())} objects to keep them all")
+    label = f"top_notes={top_notes} max_objects={max_objects}"
+    if problems:
+        return report(Verdict(name, False, f"{label}: " + "; ".join(problems), tuple(details)), show)
+    return report(Verdict(name, True, f"{label}: {red:.1%} fewer tokens than the flat buffer, every "
+                           "task-linked object kept at every turn", tuple(details)), show)
