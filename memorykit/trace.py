@@ -8,6 +8,7 @@ Taught in ``notebooks/02_pruning_strategies.ipynb``.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import asdict, dataclass
 from typing import Any, Iterator
 
@@ -74,15 +75,40 @@ Event = Eviction | Summarization | OverBudget
 
 
 class Trace:
-    """An append-only list of events with a few views for plotting and checking."""
+    """An append-only record of events with a few views for plotting and checking.
 
-    __slots__ = ("_events",)
+    By default it keeps every event, which is what the notebooks plot. A memory
+    that runs for days should bound it: ``Trace(max_events=10_000)`` keeps the
+    newest events only (older ones are dropped, and counted in ``dropped``), so
+    the trace no longer grows with the conversation. ``counts`` tallies every
+    event ever appended by kind, retained or not. Dropping an old event loses
+    its explanation, never a message: ``add`` still returns its evictions.
+    """
 
-    def __init__(self) -> None:
-        self._events: list[Event] = []
+    __slots__ = ("_events", "max_events", "counts")
+
+    def __init__(self, max_events: int | None = None) -> None:
+        if max_events is not None and (
+            isinstance(max_events, bool) or not isinstance(max_events, int) or max_events < 1
+        ):
+            raise ValueError(f"max_events must be an int >= 1 or None, got {max_events!r}")
+        self.max_events = max_events
+        """How many of the newest events are kept; None keeps all."""
+        self._events: list[Event] | deque[Event] = (
+            [] if max_events is None else deque(maxlen=max_events)
+        )
+        self.counts: dict[str, int] = {}
+        """Events ever appended, by kind (``"eviction"``, ...), dropped ones included."""
 
     def append(self, event: Event) -> None:
         self._events.append(event)
+        counts = self.counts
+        counts[event.kind] = counts.get(event.kind, 0) + 1
+
+    @property
+    def dropped(self) -> int:
+        """Events appended but no longer retained (always 0 without ``max_events``)."""
+        return sum(self.counts.values()) - len(self._events)
 
     def __iter__(self) -> Iterator[Event]:
         return iter(self._events)

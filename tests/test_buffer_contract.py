@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from memorykit.clock import StepClock
 from memorykit.messages import Message
-from memorykit.trace import Eviction, OverBudget, Summarization
+from memorykit.buffers import FIFOBuffer
+from memorykit.trace import Eviction, OverBudget, Summarization, Trace
 
 from buffer_policies import POLICIES
 
@@ -146,3 +147,43 @@ def test_pending_tool_call_is_not_evicted(policy):
     assert "call" in buffer
     buffer.add(Message("r", "tool", "result", 10, 14, 1.0, tool_call_id="c1"))
     assert "call" in buffer and "r" in buffer
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=st.lists(step, min_size=1, max_size=60), budget=st.integers(40, 400))
+def test_a_bounded_trace_drops_explanations_never_messages(policy, steps, budget):
+    clock = StepClock()
+    buffer = POLICIES[policy](budget, clock)
+    buffer.trace = Trace(max_events=3)
+    added, returned = [], []
+    for message in build_stream(steps, clock):
+        added.append(message)
+        returned.extend(buffer.add(message))
+    trace = buffer.trace
+    assert len(trace) <= 3
+    assert trace.dropped == sum(trace.counts.values()) - len(trace)
+    kinds = {}
+    for event in returned:
+        kinds[event.kind] = kinds.get(event.kind, 0) + 1
+    assert {k: v for k, v in trace.counts.items() if k != "over_budget"} == kinds
+    # What add() returned still accounts for every message, however little the trace kept.
+    gone = {i for e in returned for i in e.message_ids}
+    summaries = {e.summary_id for e in returned if isinstance(e, Summarization)}
+    assert (gone | {m.id for m in buffer}) - summaries == {m.id for m in added}
+
+
+def test_trace_is_injected_and_validated():
+    trace = Trace(max_events=2)
+    buffer = FIFOBuffer(max_tokens=30, trace=trace)
+    for i in range(6):
+        buffer.add(Message(f"m{i}", "user", "x", 10, 14))
+    assert buffer.trace is trace and len(trace) == 2 and trace.counts == {"eviction": 5}
+    assert trace.dropped == 3 and buffer.stats()["evictions"] == 5
+    assert [e.message_ids for e in trace] == [("m3",), ("m4",)]
+    with pytest.raises(ValueError, match="max_events must be an int >= 1 or None, got 0"):
+        Trace(max_events=0)
+    with pytest.raises(ValueError, match="got True"):
+        Trace(max_events=True)
+    with pytest.raises(TypeError, match="trace must be a Trace, got \\[\\]"):
+        FIFOBuffer(max_tokens=30, trace=[])

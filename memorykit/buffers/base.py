@@ -94,6 +94,7 @@ class MessageBuffer:
         chat_format: ChatFormat = ChatFormat(),
         clock: Clock | None = None,
         pin_system: bool = True,
+        trace: Trace | None = None,
     ) -> None:
         self.max_tokens = require_optional_int("max_tokens", max_tokens, minimum=1)
         self.max_entries = require_optional_int("max_entries", max_entries, minimum=1)
@@ -104,7 +105,11 @@ class MessageBuffer:
         self.chat_format = chat_format
         self.clock = clock
         self.pin_system = bool(pin_system)
-        self.trace = Trace()
+        if trace is not None and not isinstance(trace, Trace):
+            raise TypeError(f"trace must be a Trace, got {trace!r}")
+        # Injected so a long-running agent can bound it (Trace(max_events=...)); the
+        # default keeps every event for the notebooks' timelines.
+        self.trace = trace if trace is not None else Trace()
         self._messages: dict[str, Message] = {}
         self._tokens = chat_format.reply_primer
         self._content_tokens = 0
@@ -167,7 +172,7 @@ class MessageBuffer:
             "content_tokens": self._content_tokens,
             "max_tokens": self.max_tokens,
             "utilization": (self._tokens / self.max_tokens) if self.max_tokens else None,
-            "evictions": len(self.trace.evictions()),
+            "evictions": self.trace.counts.get("eviction", 0),
             "added": self._added,
         }
 
