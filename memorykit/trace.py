@@ -12,6 +12,8 @@ from collections import deque
 from dataclasses import asdict, dataclass
 from typing import Any, Iterator
 
+from memorykit._validate import require_optional_int
+
 
 @dataclass(frozen=True, slots=True)
 class Eviction:
@@ -88,11 +90,7 @@ class Trace:
     __slots__ = ("_events", "max_events", "counts")
 
     def __init__(self, max_events: int | None = None) -> None:
-        if max_events is not None and (
-            isinstance(max_events, bool) or not isinstance(max_events, int) or max_events < 1
-        ):
-            raise ValueError(f"max_events must be an int >= 1 or None, got {max_events!r}")
-        self.max_events = max_events
+        self.max_events = require_optional_int("max_events", max_events, minimum=1)
         """How many of the newest events are kept; None keeps all."""
         self._events: list[Event] | deque[Event] = (
             [] if max_events is None else deque(maxlen=max_events)

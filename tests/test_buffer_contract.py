@@ -181,9 +181,11 @@ def test_trace_is_injected_and_validated():
     assert buffer.trace is trace and len(trace) == 2 and trace.counts == {"eviction": 5}
     assert trace.dropped == 3 and buffer.stats()["evictions"] == 5
     assert [e.message_ids for e in trace] == [("m3",), ("m4",)]
-    with pytest.raises(ValueError, match="max_events must be an int >= 1 or None, got 0"):
+    with pytest.raises(ValueError, match="max_events must be >= 1, got 0"):
         Trace(max_events=0)
-    with pytest.raises(ValueError, match="got True"):
+    with pytest.raises(TypeError, match="max_events must be an integer, got True"):
         Trace(max_events=True)
+    with pytest.raises(TypeError, match="max_events must be an integer, got '5'"):
+        Trace(max_events="5")
     with pytest.raises(TypeError, match="trace must be a Trace, got \\[\\]"):
         FIFOBuffer(max_tokens=30, trace=[])
