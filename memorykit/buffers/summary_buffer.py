@@ -243,6 +243,7 @@ class SummaryBuffer(MessageBuffer):
         taken: list[Message] = []
         taken_ids: set[str] = set()
         freed = 0
+        content = 0
         for m in window:
             if m.id in taken_ids:
                 continue
@@ -257,7 +258,7 @@ class SummaryBuffer(MessageBuffer):
             taken.extend(group)
             taken_ids.update(group_ids)
             freed += sum(g.billed_tokens for g in group)
-            content = sum(t.content_tokens for t in taken)
+            content += sum(g.content_tokens for g in group)
             estimate = self._summary_overhead + min(self.summary_max_tokens, content)
             if self._tokens - freed + estimate <= goal:
                 break
