@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -163,9 +164,7 @@ def test_a_bounded_trace_drops_explanations_never_messages(policy, steps, budget
     trace = buffer.trace
     assert len(trace) <= 3
     assert trace.dropped == sum(trace.counts.values()) - len(trace)
-    kinds = {}
-    for event in returned:
-        kinds[event.kind] = kinds.get(event.kind, 0) + 1
+    kinds = Counter(event.kind for event in returned)
     assert {k: v for k, v in trace.counts.items() if k != "over_budget"} == kinds
     # What add() returned still accounts for every message, however little the trace kept.
     gone = {i for e in returned for i in e.message_ids}

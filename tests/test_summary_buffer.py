@@ -19,7 +19,7 @@ from memorykit.clock import StepClock
 from memorykit.messages import Message, MessageFactory
 from memorykit.summary import ExtractiveSummarizer
 from memorykit.tokens import ChatFormat
-from memorykit.trace import Eviction, OverBudget, Summarization
+from memorykit.trace import Eviction, OverBudget, Summarization, Trace
 
 
 class WordCounter:
@@ -301,3 +301,14 @@ def test_every_message_is_kept_summarized_or_evicted_exactly_once(
         assert seq == sorted(seq)
         assert buf.token_history[-1].after == buf.tokens
     assert len(buf.token_history) == len(added)
+
+
+def test_stats_count_every_summarization_even_with_a_bounded_trace():
+    f, buf = make()
+    buf.trace = Trace(max_events=1)
+    returned = []
+    for _ in range(12):
+        returned.extend(buf.add(f.user(sixteen_words())))
+    rounds = sum(isinstance(e, Summarization) for e in returned)
+    assert rounds > 1 and len(buf.trace) == 1
+    assert buf.stats()["summarizations"] == rounds

@@ -204,7 +204,7 @@ class SummaryBuffer(MessageBuffer):
     def stats(self) -> dict[str, Any]:
         out = super().stats()
         out.update(
-            summarizations=len(self.trace.summarizations()),
+            summarizations=self.trace.counts.get("summarization", 0),
             summary_depth=self.summary_depth(),
             summarizer=getattr(self.summarizer, "name", type(self.summarizer).__name__),
             summarizer_is_llm=bool(getattr(self.summarizer, "is_llm", False)),
