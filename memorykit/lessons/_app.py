@@ -1,17 +1,24 @@
 """What every lesson explorer shares: sliders -> pure recomputation -> FigureWidget.
 
 An explorer subclass declares its sliders (``_make_sliders``), builds its
-``FigureWidget`` once (``_make_figure``), and implements ``_compute(**params)``
-(pure: returns a result object) and ``_draw(result)`` (writes into the existing
-traces). ``update(**params)`` runs both, the drawing inside ``fig.batch_update()``
-so the browser receives one message and redraws once. Slider callbacks round
+figure once (``_make_figure``: a ``go.Figure`` or ``FigureWidget``, made live by
+``_figure.live_figure``), and implements ``_compute(**params)`` (pure: returns a
+result object) and ``_draw(result)`` (writes into the existing traces).
+``update(**params)`` runs both, the drawing inside ``fig.batch_update()`` so the
+browser receives one message and redraws once; the figure is a
+``_figure.LessonFigure``, whose edits never leave the browser's copy of a trace
+half-updated (see ``_figure``). Slider callbacks round
 float values first: keyboard steps produce values like 1.9999999999999998.
 Not taught by a notebook: it is plumbing for the lesson apps.
 """
 
 from __future__ import annotations
 
+import base64
+import html
 from typing import Any
+
+from memorykit.lessons._figure import live_figure, publish, static_figures_enabled, static_png
 
 
 def _widgets():
@@ -35,10 +42,12 @@ class LessonExplorer:
 
     def __init__(self, **params: Any) -> None:
         self.sliders: dict[str, Any] = self._make_sliders(params)
-        self.fig = self._make_figure()
+        self.fig = live_figure(self._make_figure())
         self.readout = _widgets().HTML()
         self.result: Any = None
         self.params: dict[str, Any] = {}
+        self._box: Any = None
+        self._static_png: bytes | None = None
         self._syncing = False
         for name, slider in self.sliders.items():
             slider.observe(self._on_slider, names="value")
@@ -104,27 +113,62 @@ class LessonExplorer:
                 return
 
     def _readout_html(self) -> str:
-        parts = [f"<b>{k.replace('_', ' ')}</b>: {v}" for k, v in self.summary().items()
+        """``summary()`` as a small aligned table: name and value pairs, up to three per row."""
+        items = [(str(k).replace("_", " "), v) for k, v in self.summary().items()
                  if not isinstance(v, (list, dict, tuple))]
-        return "<div style='font-size:90%'>" + " &nbsp;·&nbsp; ".join(parts) + "</div>"
+        return readout_table(items)
+
+    def extra_widgets(self) -> list[Any]:
+        """Widgets shown below the readout (none by default; lesson 08 shows its prompt)."""
+        return []
 
     @property
     def widget(self) -> Any:
-        """The sliders, the figure and a live readout, ready to ``display``."""
-        w = _widgets()
-        controls = list(self.sliders.values())
-        rows = [w.HBox(controls[i:i + 2]) for i in range(0, len(controls), 2)]
-        return w.VBox([*rows, self.fig, self.readout])
+        """The sliders, the figure and a live readout in one box (built once), ready to ``display``."""
+        if self._box is None:
+            w = _widgets()
+            controls = list(self.sliders.values())
+            rows = [w.HBox(controls[i:i + 2]) for i in range(0, len(controls), 2)]
+            self._box = w.VBox([*rows, self.fig, self.readout, *self.extra_widgets()],
+                               layout=w.Layout(width="100%"))
+        publish(self.fig)  # views of the box draw the figure as the kernel holds it now
+        return self._box
 
     def print_summary(self) -> None:
         """Print ``summary()`` one ``name: value`` per line (what nbval compares)."""
         for key, value in self.summary().items():
             print(f"{key}: {value}")
 
-    def _ipython_display_(self) -> None:  # pragma: no cover - needs a frontend
-        from IPython.display import display
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """The live widget; a PNG of the figure when static figures are on (see ``_figure``).
 
-        display(self.widget)
+        JupyterLab draws the widget view; GitHub and nbviewer, which run no kernel, show the
+        PNG (when ``MEMORYKIT_STATIC_FIGURES=1``, as ``./run notebooks`` sets) instead of the
+        widget's placeholder text.
+        """
+        bundle = dict(self.widget._repr_mimebundle_(include=include, exclude=exclude) or {})
+        bundle["text/plain"] = (f"{type(self).__name__}: {self.title or 'interactive figure'} "
+                                "(run the notebook to move its sliders)")
+        if static_figures_enabled():
+            if self._static_png is None:
+                self._static_png = static_png(self.fig)
+            bundle["image/png"] = base64.b64encode(self._static_png).decode("ascii")
+        return bundle
+
+
+def readout_table(items: list[tuple[str, Any]], per_row: int | None = None) -> str:
+    """Name / value pairs as an HTML table, ``per_row`` pairs per row (2 or 3 by count)."""
+    if per_row is None:
+        per_row = 2 if len(items) <= 6 else 3
+    cells = []
+    for name, value in items:
+        cells.append(f"<td style='padding:1px 6px 1px 0;color:#555;text-align:left;"
+                     f"white-space:nowrap'>{html.escape(name)}</td><td style='padding:1px 22px "
+                     f"1px 0;font-variant-numeric:tabular-nums;text-align:right;white-space:nowrap'>"
+                     f"<b>{html.escape(str(value))}</b></td>")
+    rows = ["<tr>" + "".join(cells[i:i + per_row]) + "</tr>" for i in range(0, len(cells), per_row)]
+    return ("<table class='memorykit-readout' style='font-size:12px;border-collapse:collapse;"
+            "margin:4px 0 0 8px'>" + "".join(rows) + "</table>")
 
 
 def float_slider(description: str, value: float, lo: float, hi: float, step: float,

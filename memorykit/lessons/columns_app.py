@@ -483,13 +483,8 @@ class ColumnsExplorer(LessonExplorer):
         self.prompt.value = ("<pre style='font-size:11px;line-height:1.25;max-height:420px;overflow:auto'>"
                              + html.escape(result["prompt"]) + "</pre>")
 
-    @property
-    def widget(self) -> Any:
-        import ipywidgets as w
-
-        controls = list(self.sliders.values())
-        rows = [w.HBox(controls[i:i + 2]) for i in range(0, len(controls), 2)]
-        return w.VBox([*rows, self.fig, self.readout, self.prompt])
+    def extra_widgets(self) -> list[Any]:
+        return [self.prompt]
 
     def summary(self) -> dict[str, Any]:
         r = self.result

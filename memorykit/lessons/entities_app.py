@@ -51,6 +51,7 @@ from memorykit.entities import (
     replay,
 )
 from memorykit.lessons._app import LessonExplorer, _go, float_slider, int_slider
+from memorykit.lessons._figure import grid_spec
 from memorykit.tokens import Tokenizer
 
 DATA_DIR = Path(__file__).resolve().parent.parent.parent / "data" / "entities"
@@ -272,37 +273,35 @@ class EntityHeatmapExplorer(LessonExplorer):
         from plotly.subplots import make_subplots
 
         go = _go()
-        sc = self.scenario
-        n_rows, n_turns = len(sc.entities), len(sc.turns)
-        base = make_subplots(rows=1, cols=2, column_widths=[0.78, 0.22], horizontal_spacing=0.1,
-                             subplot_titles=("relevance memory: eviction score per entity and turn",
-                                             "FIFO vs relevance, same session"))
-        # Column form (x, y, z as 1-D arrays): z travels to the browser as one binary
-        # buffer; a 2-D z would be converted to nested lists on every update.
-        rows, cols = np.divmod(np.arange(n_rows * n_turns, dtype=np.int32), n_turns)
-        base.add_trace(go.Heatmap(
-            x=(cols + 1).astype(np.int32), y=rows.astype(np.int32),
-            z=np.full(n_rows * n_turns, np.nan, dtype=np.float32),
-            zmin=0.0, zmax=1.0, colorscale="Viridis", colorbar=dict(title="score", x=0.74),
-            hovertemplate="turn %{x}, entity row %{y}<br>score %{z:.3f}<extra></extra>",
+        fig = make_subplots(rows=1, cols=2, column_widths=[0.80, 0.20], horizontal_spacing=0.15,
+                            subplot_titles=("relevance memory: eviction score of each entity, "
+                                            "turn by turn", "FIFO vs relevance"))
+        # z is a 2-D grid (entities x turns) sent as one binary typed-array spec (_figure.grid_spec)
+        fig.add_trace(go.Heatmap(
+            x=np.arange(1, len(self.scenario.turns) + 1, dtype=np.int32), y=[], z=[],
+
+            zmin=0.0, zmax=1.0, colorscale="Viridis",
+            colorbar=dict(title=dict(text="score", side="top"), x=0.695, xanchor="left",
+                          thickness=12, len=0.85, y=0.5),
+            hovertemplate="turn %{x}, row %{y}<br>score %{z:.3f}<extra></extra>",
             name="score"), row=1, col=1)
-        for name, symbol, color in (("relevance eviction", "x", "red"),
+        for name, symbol, color in (("relevance eviction", "x-thin", "red"),
                                     ("TTL expiry", "circle-open", "white")):
-            base.add_trace(go.Scatter(
-                x=np.zeros(0, dtype=np.int32), y=np.zeros(0, dtype=np.int32), mode="markers",
-                name=name, marker=dict(symbol=symbol, size=5, color=color,
-                                       line=dict(width=1, color=color)),
+            fig.add_trace(go.Scatter(
+                x=[], y=[], mode="markers", name=name,
+                marker=dict(symbol=symbol, size=6, color=color, line=dict(width=1.5, color=color)),
                 hovertemplate="%{text}<extra></extra>", text=[]), row=1, col=1)
         for name, color in (("FIFO", "#888"), ("relevance", "#1f77b4")):
-            base.add_trace(go.Bar(x=["resolution success", "eviction rate"], y=[0.0, 0.0],
-                                  name=name, marker_color=color, texttemplate="%{y:.1%}"),
-                           row=1, col=2)
-        base.update_yaxes(title_text="entity (by first mention)", autorange="reversed", row=1, col=1)
-        base.update_xaxes(title_text="turn", row=1, col=1)
-        base.update_yaxes(range=[0, 1.05], tickformat=".0%", row=1, col=2)
-        base.update_layout(height=520, barmode="group", margin=dict(l=60, r=20, t=60, b=40),
-                           legend=dict(orientation="h", y=-0.12))
-        return go.FigureWidget(base)
+            fig.add_trace(go.Bar(x=["resolution<br>success", "eviction<br>rate"], y=[0.0, 0.0],
+                                 name=name, marker_color=color, texttemplate="%{y:.0%}",
+                                 textposition="outside", cliponaxis=False), row=1, col=2)
+        fig.update_yaxes(title_text="entity (first mentioned at the top)", autorange="reversed",
+                         tickfont=dict(size=9), zeroline=False, row=1, col=1)
+        fig.update_xaxes(title_text="turn", row=1, col=1)
+        fig.update_yaxes(range=[0, 1.18], tickformat=".0%", row=1, col=2)
+        fig.update_layout(height=560, barmode="group", margin=dict(l=70, r=10, t=50, b=50),
+                          legend=dict(orientation="h", x=0, y=-0.12, yanchor="top"))
+        return fig
 
     # ------------------------------------------------------------ computation
     def _replay(self, rule: str, weights: RelevanceWeights, max_size: int,
@@ -342,8 +341,14 @@ class EntityHeatmapExplorer(LessonExplorer):
 
     def _draw(self, result: HeatmapResult) -> None:
         heat, evict, expire, bar_fifo, bar_rel = self.fig.data
-        heat.z = result.score.astype(np.float32).ravel()
-        row = {k: i for i, k in enumerate(result.relevance.keys)}
+        keys = result.relevance.keys
+        if heat.y is None or len(heat.y) != len(keys):
+            heat.y = np.arange(len(keys), dtype=np.int32)
+            step = max(1, len(keys) // 20)
+            self.fig.update_yaxes(tickvals=list(range(0, len(keys), step)),
+                                  ticktext=list(keys[::step]), row=1, col=1)
+        heat.z = grid_spec(result.score)
+        row = {k: i for i, k in enumerate(keys)}
         for trace, rules in ((evict, ("relevance",)), (expire, ("ttl",))):
             events = [e for e in result.relevance.evictions if e.rule in rules]
             trace.x = np.fromiter((e.turn for e in events), np.int32, len(events))

@@ -1,0 +1,285 @@
+"""What a student waits for: slider round trips in a real JupyterLab in Chromium.
+
+``python -m bench.browser`` opens every lesson in JupyterLab (Debian's ``/usr/bin/chromium``
+driven by playwright), runs all cells, and for every slider of every explorer presses arrow keys
+on its handle. Each press is timed in the page, from the ``keydown`` event to the moment the
+``Plotly.update`` that the kernel sent back has finished drawing (the promise resolved and the
+next animation frame painted): slider value to kernel, recompute, figure message to the
+browser, plotly.js redraw. That is the whole round trip a student feels; the kernel-side
+figures of ``bench.sliders`` and friends are one part of it.
+
+Per slider: ``--moves`` presses, the first half stepping right from the notebook's setting (new
+values, nothing memoized), the second half stepping back left (revisits). A slider at the end of
+its range steps the other way first. p50 / p95 / max per slider, per lesson and overall; the
+target is p95 <= 150 ms for every slider on a quiet 2-core machine. A press after which no
+figure redraws within ``--timeout`` seconds is reported as a miss, never dropped.
+
+    python -m bench.browser                         # every lesson, 10 presses per slider
+    python -m bench.browser --notebooks 04 07 --moves 20
+    python -m bench.browser --json bench/results/browser.json --markdown
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tests.browser import labdriver  # noqa: E402
+
+TARGET_P95_MS = 150.0
+
+# Installed before any page script: wraps plotly.js's drawing calls (window.Plotly is set by
+# plotly's widget bundle when it loads) and records when each finished painting, and records
+# every keydown's timestamp (same clock: performance.now()).
+TIMING_HOOK = """
+(() => {
+  window.__mkDraws = [];
+  window.__mkKeys = [];
+  window.__mkRecv = [];
+  // when each websocket message from the server arrives (kernel messages included), and its size
+  const RealWS = window.WebSocket;
+  window.WebSocket = function(...args) {
+    const ws = new RealWS(...args);
+    ws.addEventListener('message', e => window.__mkRecv.push(
+        {t: performance.now(), bytes: e.data.byteLength || e.data.length || 0}));
+    return ws;
+  };
+  window.WebSocket.prototype = RealWS.prototype;
+  Object.assign(window.WebSocket, {CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3});
+  document.addEventListener('keydown', e => window.__mkKeys.push(e.timeStamp), true);
+  let real;
+  Object.defineProperty(window, 'Plotly', {configurable: true, get() { return real; },
+    set(P) {
+      real = P;
+      for (const fn of ['newPlot', 'react', 'update', 'restyle', 'relayout']) {
+        const orig = P[fn];
+        if (typeof orig !== 'function' || orig.__mkWrapped) continue;
+        const wrapped = function(gd, ...args) {
+          const start = performance.now();
+          let syncEnd = null;
+          const done = () => requestAnimationFrame(() => window.__mkDraws.push(
+              {fn, start, syncEnd, end: performance.now(),
+               plot: Array.from(document.querySelectorAll('.js-plotly-plot')).indexOf(gd)}));
+          const p = orig.call(this, gd, ...args);
+          syncEnd = performance.now();
+          Promise.resolve(p).then(done, done);
+          return p;
+        };
+        wrapped.__mkWrapped = true;
+        P[fn] = wrapped;
+      }
+    }});
+})();
+"""
+
+JS_SLIDERS = """() => Array.from(document.querySelectorAll('.widget-slider')).map((s, i) => {
+  const label = s.querySelector('.widget-label');
+  const readout = s.querySelector('.widget-readout');
+  const cell = s.closest('.jp-Cell');
+  const cells = Array.from(document.querySelectorAll('.jp-Notebook .jp-Cell'));
+  return {index: i, label: label ? label.textContent.trim() : '',
+          value: readout ? readout.textContent.trim() : null, cell: cells.indexOf(cell)};
+})"""
+
+
+def _stats(xs: list[float]) -> dict[str, Any]:
+    if not xs:
+        return {"n": 0}
+    a = np.asarray(xs, dtype=float)
+    return {"n": int(a.size), "p50_ms": round(float(np.percentile(a, 50)), 1),
+            "p95_ms": round(float(np.percentile(a, 95)), 1), "max_ms": round(float(a.max()), 1)}
+
+
+def _press_and_time(session: labdriver.NotebookSession, slider_index: int, key: str,
+                    timeout: float, quiet_ms: float = 400.0) -> dict[str, Any]:
+    page = session.page
+    handle = page.locator(".widget-slider .noUi-handle").nth(slider_index)
+    readout = page.locator(".widget-slider").nth(slider_index).locator(".widget-readout")
+    before_value = readout.first.text_content() if readout.count() else None
+    n_keys = page.evaluate("() => window.__mkKeys.length")
+    handle.focus()
+    handle.press(key)
+    deadline = time.monotonic() + timeout
+    key_t = None
+    while time.monotonic() < deadline:
+        snap = page.evaluate(
+            """(n) => ({keys: window.__mkKeys.slice(n), draws: window.__mkDraws.slice(-50),
+                        recv: window.__mkRecv.slice(-400), now: performance.now()})""", n_keys)
+        if snap["keys"]:
+            key_t = snap["keys"][0]
+            after = [d for d in snap["draws"] if d["start"] >= key_t]
+            updates = [d for d in after if d["fn"] in ("update", "react", "newPlot")]
+            if updates and snap["now"] - max(d["end"] for d in after) > quiet_ms \
+                    and session.kernel_idle():
+                first = updates[0]
+                value = readout.first.text_content() if readout.count() else None
+                received = [r for r in snap["recv"] if key_t <= r["t"] <= first["start"]]
+                return {"ok": True, "ms": round(first["end"] - key_t, 1),
+                        "draw_ms": round(first["end"] - first["start"], 1),
+                        "draw_sync_ms": round(first["syncEnd"] - first["start"], 1),
+                        "to_draw_start_ms": round(first["start"] - key_t, 1),
+                        "bytes_received": sum(r["bytes"] for r in received),
+                        "last_draw_ms": round(max(d["end"] for d in after) - key_t, 1),
+                        "draws": len(after), "value": value, "from": before_value}
+        page.wait_for_timeout(20)
+    value = readout.first.text_content() if readout.count() else None
+    return {"ok": False, "ms": None, "value": value, "from": before_value,
+            "why": "no key event seen" if key_t is None else f"no redraw within {timeout:.0f} s"}
+
+
+def bench_notebook(browser: Any, lab: dict[str, Any], nb_path: Path, moves: int,
+                   timeout: float) -> dict[str, Any]:
+    session = labdriver.NotebookSession(browser, lab, nb_path)
+    session.context.add_init_script(TIMING_HOOK)
+    try:
+        session.open()
+        session.clear_outputs()
+        session.run_all(timeout=240)
+        session.page.wait_for_timeout(1500)
+        sliders = session.page.evaluate(JS_SLIDERS)
+        out = []
+        for s in sliders:
+            handle = session.page.locator(".widget-slider .noUi-handle").nth(s["index"])
+            handle.scroll_into_view_if_needed(timeout=5000)
+            half = max(1, moves // 2)
+            presses: list[dict[str, Any]] = []
+            direction = "ArrowRight"
+            for phase in ("first visit", "revisit"):
+                for _ in range(half):
+                    r = _press_and_time(session, s["index"], direction, timeout)
+                    if r["ok"] is False and r["value"] == r["from"] and phase == "first visit":
+                        # at the end of its range: the press changed nothing; go the other way
+                        direction = "ArrowLeft" if direction == "ArrowRight" else "ArrowRight"
+                        r = _press_and_time(session, s["index"], direction, timeout)
+                    r["phase"] = phase
+                    presses.append(r)
+                direction = "ArrowLeft" if direction == "ArrowRight" else "ArrowRight"
+            ok = [p["ms"] for p in presses if p["ok"]]
+            first = [p["ms"] for p in presses if p["ok"] and p["phase"] == "first visit"]
+            out.append({"slider": s["label"], "start": s["value"], "cell": s["cell"],
+                        "all": _stats(ok), "first_visit": _stats(first),
+                        "misses": [p for p in presses if not p["ok"]],
+                        "presses": presses})
+            out[-1]["draw"] = _stats([p["draw_ms"] for p in presses if p["ok"]])
+            out[-1]["draw_sync"] = _stats([p["draw_sync_ms"] for p in presses if p["ok"]])
+            out[-1]["to_draw_start"] = _stats([p["to_draw_start_ms"] for p in presses if p["ok"]])
+            kb = [p["bytes_received"] / 1000 for p in presses if p["ok"]]
+            out[-1]["kb_received_median"] = round(float(np.median(kb)), 1) if kb else None
+            print(f"  {nb_path.stem[:2]} {s['label'][:34]:<34} p50 {out[-1]['all'].get('p50_ms')} "
+                  f"p95 {out[-1]['all'].get('p95_ms')} ms (first visits p95 "
+                  f"{out[-1]['first_visit'].get('p95_ms')}; key->draw start p50 "
+                  f"{out[-1]['to_draw_start'].get('p50_ms')}, draw p50 "
+                  f"{out[-1]['draw'].get('p50_ms')} (sync {out[-1]['draw_sync'].get('p50_ms')}), "
+                  f"{out[-1]['kb_received_median']} kB), misses {len(out[-1]['misses'])}",
+                  flush=True)
+        return {"notebook": nb_path.name, "sliders": out}
+    finally:
+        session.close()
+
+
+def machine() -> dict[str, Any]:
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    try:
+        chromium = subprocess.run([labdriver.CHROMIUM, "--version"], capture_output=True,
+                                  text=True, timeout=30).stdout.strip()
+    except OSError:
+        chromium = None
+    try:
+        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                             capture_output=True, text=True, timeout=10).stdout.strip()
+    except OSError:
+        rev = None
+    import plotly
+    import ipywidgets
+    return {"cpus": os.cpu_count(), "load_before": [round(x, 2) for x in load] if load else None,
+            "python": platform.python_version(), "platform": platform.platform(),
+            "chromium": chromium, "plotly": plotly.__version__, "ipywidgets": ipywidgets.__version__,
+            "git": rev}
+
+
+def run(notebooks: list[Path], moves: int, timeout: float) -> dict[str, Any]:
+    info = machine()
+    results = []
+    root = Path(os.path.commonpath([str(p.parent) for p in notebooks]))
+    with labdriver.lab_server(root) as lab, labdriver.chromium() as browser:
+        for nb in notebooks:
+            print(f"{nb.name}", flush=True)
+            results.append(bench_notebook(browser, lab, nb, moves, timeout))
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    info["load_after"] = [round(x, 2) for x in load] if load else None
+    every = [p["ms"] for r in results for s in r["sliders"] for p in s["presses"] if p["ok"]]
+    return {"machine": info, "moves_per_slider": moves, "target_p95_ms": TARGET_P95_MS,
+            "overall": _stats(every), "notebooks": results}
+
+
+def format_markdown(report: dict[str, Any]) -> str:
+    lines = ["| lesson | slider | p50 ms | p95 ms | max ms | first-visit p95 ms | presses | "
+             "misses | p95 <= 150 ms |", "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+    for r in report["notebooks"]:
+        for s in r["sliders"]:
+            a, f = s["all"], s["first_visit"]
+            met = "yes" if a.get("p95_ms") is not None and a["p95_ms"] <= report["target_p95_ms"] \
+                and not s["misses"] else "**no**"
+            lines.append(f"| {r['notebook'][:2]} | {s['slider']} | {a.get('p50_ms', '-')} | "
+                         f"{a.get('p95_ms', '-')} | {a.get('max_ms', '-')} | "
+                         f"{f.get('p95_ms', '-')} | {a.get('n', 0) + len(s['misses'])} | "
+                         f"{len(s['misses'])} | {met} |")
+    o = report["overall"]
+    lines.append("")
+    lines.append(f"Overall: {o.get('n', 0)} presses, p50 {o.get('p50_ms')} ms, p95 "
+                 f"{o.get('p95_ms')} ms, max {o.get('max_ms')} ms.")
+    return "\n".join(lines)
+
+
+def _pick(names: list[str]) -> list[Path]:
+    all_nbs = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    if not names:
+        return all_nbs
+    picked = []
+    for n in names:
+        match = [p for p in all_nbs if p.name.startswith(n) or p.stem == n]
+        if not match:
+            raise SystemExit(f"no notebook matches {n!r} (have {', '.join(p.stem for p in all_nbs)})")
+        picked.extend(match)
+    return picked
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench.browser", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--notebooks", nargs="*", default=[], help="lesson numbers or stems (default all)")
+    p.add_argument("--moves", type=int, default=10, help="presses per slider (default 10)")
+    p.add_argument("--timeout", type=float, default=15.0, help="seconds to wait for a redraw")
+    p.add_argument("--json", type=Path, default=None, help="write the full report here")
+    p.add_argument("--markdown", action="store_true", help="print the table for BENCHMARKS.md")
+    args = p.parse_args(argv)
+    if args.moves < 2:
+        p.error(f"--moves must be >= 2, got {args.moves}")
+    if not Path(labdriver.CHROMIUM).exists():
+        p.error(f"{labdriver.CHROMIUM} is missing (apt-get install chromium)")
+    report = run(_pick(args.notebooks), args.moves, args.timeout)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=1))
+    if args.markdown:
+        print(format_markdown(report))
+    o = report["overall"]
+    print(f"overall: {o.get('n', 0)} presses, p50 {o.get('p50_ms')} ms, p95 {o.get('p95_ms')} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,183 @@
+"""The live plotly figure of a lesson explorer: drawn completely in every view, notebook-wide.
+
+Two faults of plotly's ``FigureWidget`` (plotly 7.1, anywidget 0.11, JupyterLab 4) are fixed
+here, once, for every explorer (``LessonExplorer`` calls these; nothing else should):
+
+* **Half-updated traces.** A ``FigureWidget`` lives twice in the browser: in its views, which
+  apply each edit as a ``Plotly.update`` delta, and in the model's stored ``_widget_data`` /
+  ``_widget_layout``, from which every view created later is drawn. plotly re-sends the stored
+  state only from ``FigureWidget._repr_mimebundle_``, which never runs for a figure shown inside
+  a container (an explorer's ``VBox``). Meanwhile plotly's frontend model patches its stored copy
+  with the raw edit message, in which ``"_undefined_"`` (Python's ``Undefined``: "this trace
+  keeps its value", sent for every trace that did not set a property another trace of the same
+  batch set) is written literally and later read back as ``undefined``. A view created after an
+  edit that set ``x`` on one trace and only ``y`` on another therefore drew the second trace
+  without ``x``: lesson 04's invisible heat map and its bars labelled 0 and 1.
+  ``LessonFigure`` fills those slots with the trace's current value, so no edit leaves the
+  stored copy half-updated, and answers a full-state request (a page reload) with the figure
+  as it is now; ``publish`` re-sends the whole state when a container is displayed, as
+  ``_repr_mimebundle_`` does for a figure on its own.
+* **700-pixel figures.** anywidget renders the view before the notebook attaches it to the
+  page, so plotly.js measures a detached element and falls back to its 700 px default width.
+  ``live_figure`` asks every new view, once it has drawn, to autosize again (it is attached by
+  then) and turns on plotly.js's ``responsive`` resizing for later window resizes.
+
+Also here: ``grid_spec`` (a 2-D array as a binary typed-array spec, so a heat map's ``z``
+crosses to the browser without becoming nested JSON lists) and ``static_png`` (a picture of
+the figure for readers without a kernel, rendered by kaleido with the system Chromium).
+Not taught by a notebook: it is plumbing for the lesson apps.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from typing import Any
+
+STATIC_FIGURES_ENV = "MEMORYKIT_STATIC_FIGURES"
+"""When set to ``1``, an explorer's display carries a PNG of its initial figure (``./run
+notebooks`` sets it, so committed notebooks show a picture on GitHub and nbviewer)."""
+
+
+def _go():
+    import plotly.graph_objects as go
+
+    return go
+
+
+def publish(fig: Any) -> None:
+    """Make the state new views of ``fig`` start from equal to the kernel's figure.
+
+    What plotly's ``FigureWidget._repr_mimebundle_`` does before a figure is shown on its own;
+    a figure inside a container needs it from whoever displays the container.
+    """
+    fig._widget_data = copy.deepcopy(fig._data)
+    fig._widget_layout = copy.deepcopy(fig._layout_obj._props)
+
+
+def _lesson_figure_class() -> type:
+    go = _go()
+    from plotly.basedatatypes import Undefined
+
+    class LessonFigure(go.FigureWidget):
+        """A ``FigureWidget`` whose edits never carry plotly's "keep this value" placeholder.
+
+        ``batch_update`` sends one ``Plotly.update`` with a value per trace for every property
+        any trace set; plotly fills the other slots with ``Undefined`` (see the module
+        docstring for what that does to views created later). Here each such slot carries
+        the trace's current value instead (``None``, "unset", when it has none), so the
+        browser's stored copy of the figure stays complete after every edit. A request for
+        the whole state (a page reload) is answered with the figure as it is now.
+        """
+
+        def _filled(self, restyle_data: Any, trace_indexes: Any) -> Any:
+            indexes = self._normalize_trace_indexes(trace_indexes)
+            filled = {}
+            for prop, values in (restyle_data or {}).items():
+                if not isinstance(values, list) or not any(v is Undefined for v in values):
+                    filled[prop] = values
+                    continue
+                filled[prop] = [
+                    _current_value(self.data[indexes[slot % len(indexes)]], prop)
+                    if v is Undefined else v for slot, v in enumerate(values)]
+            return filled
+
+        # The two messages that carry trace edits to the browser (plotly has already applied
+        # the edit to the kernel's figure, so a trace's current value is its value).
+        def _send_update_msg(self, restyle_data, relayout_data, trace_indexes=None,
+                             source_view_id=None):
+            super()._send_update_msg(self._filled(restyle_data, trace_indexes), relayout_data,
+                                     trace_indexes, source_view_id)
+
+        def _send_restyle_msg(self, restyle_data, trace_indexes=None, source_view_id=None):
+            super()._send_restyle_msg(self._filled(restyle_data, trace_indexes), trace_indexes,
+                                      source_view_id)
+
+        def get_state(self, key=None, drop_defaults=False):
+            # (the comm opens during __init__, before the figure has any data)
+            if key is None and getattr(self, "_layout_obj", None) is not None:
+                publish(self)
+            return super().get_state(key=key, drop_defaults=drop_defaults)
+
+    LessonFigure.__qualname__ = "LessonFigure"
+    return LessonFigure
+
+
+def _current_value(trace: Any, prop: str) -> Any:
+    try:
+        return trace[prop]
+    except (KeyError, ValueError):
+        # a property this trace type lacks (z on a scatter): sending "unset" is a no-op
+        return None
+
+
+_LESSON_FIGURE: type | None = None
+
+
+def lesson_figure_class() -> type:
+    """``LessonFigure``, built on first use (plotly is imported lazily)."""
+    global _LESSON_FIGURE
+    if _LESSON_FIGURE is None:
+        _LESSON_FIGURE = _lesson_figure_class()
+    return _LESSON_FIGURE
+
+
+class _ViewSizer:
+    """Sends ``relayout(autosize=True)`` after each new view of a figure has drawn.
+
+    A new view first announces itself (``_view_count`` grows), then draws and reports its
+    layout (``_js2py_layoutDelta``); by the time that report reaches the kernel the view is in
+    the page and can measure the notebook's width.
+    """
+
+    def __init__(self, fig: Any) -> None:
+        self.fig = fig
+        self.pending = 0
+        fig.observe(self._on_view_count, names="_view_count")
+        fig.observe(self._on_layout_report, names="_js2py_layoutDelta")
+
+    def _on_view_count(self, change: dict[str, Any]) -> None:
+        if (change["new"] or 0) > (change["old"] or 0):
+            self.pending += change["new"] - (change["old"] or 0)
+
+    def _on_layout_report(self, change: dict[str, Any]) -> None:
+        if change["new"] and self.pending:
+            self.pending = 0
+            self.fig.plotly_relayout({"autosize": True})
+
+
+def live_figure(figure: Any) -> Any:
+    """A ``LessonFigure`` of ``figure`` that every view draws completely at the notebook's width."""
+    fig = lesson_figure_class()(figure)
+    if fig.layout.width is None:
+        fig.layout.autosize = True
+    fig._config = {**(fig._config or {}), "responsive": True, "displaylogo": False}
+    fig._memorykit_sizer = _ViewSizer(fig)
+    publish(fig)
+    return fig
+
+
+def grid_spec(values: Any, dtype: str = "float32") -> dict[str, Any]:
+    """A 2-D array as plotly's typed-array spec (``dtype``, base64 ``bdata``, ``shape``).
+
+    plotly sends a 2-D numpy array to the browser as nested JSON lists, NaN as the string
+    ``"nan"``; this spec crosses as one base64 string that plotly.js decodes into a matrix.
+    """
+    import numpy as np
+    from _plotly_utils.utils import to_typed_array_spec
+
+    arr = np.ascontiguousarray(values, dtype=dtype)
+    if arr.ndim != 2:
+        raise ValueError(f"grid_spec needs a 2-D array, got shape {arr.shape}")
+    return to_typed_array_spec(arr)
+
+
+def static_figures_enabled() -> bool:
+    return os.environ.get(STATIC_FIGURES_ENV, "") == "1"
+
+
+def static_png(fig: Any, width: int = 1000) -> bytes:
+    """The figure as a PNG (kaleido driving the system Chromium; nothing is downloaded)."""
+    static = _go().Figure(fig.to_dict())
+    height = int(static.layout.height or 450)
+    return static.to_image(format="png", width=width, height=height, scale=1)
