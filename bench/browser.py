@@ -41,50 +41,6 @@ from tests.browser import labdriver  # noqa: E402
 
 TARGET_P95_MS = 150.0
 
-# Installed before any page script: wraps plotly.js's drawing calls (window.Plotly is set by
-# plotly's widget bundle when it loads) and records when each finished painting, and records
-# every keydown's timestamp (same clock: performance.now()).
-TIMING_HOOK = """
-(() => {
-  window.__mkDraws = [];
-  window.__mkKeys = [];
-  window.__mkRecv = [];
-  // when each websocket message from the server arrives (kernel messages included), and its size
-  const RealWS = window.WebSocket;
-  window.WebSocket = function(...args) {
-    const ws = new RealWS(...args);
-    ws.addEventListener('message', e => window.__mkRecv.push(
-        {t: performance.now(), bytes: e.data.byteLength || e.data.length || 0}));
-    return ws;
-  };
-  window.WebSocket.prototype = RealWS.prototype;
-  Object.assign(window.WebSocket, {CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3});
-  document.addEventListener('keydown', e => window.__mkKeys.push(e.timeStamp), true);
-  let real;
-  Object.defineProperty(window, 'Plotly', {configurable: true, get() { return real; },
-    set(P) {
-      real = P;
-      for (const fn of ['newPlot', 'react', 'update', 'restyle', 'relayout']) {
-        const orig = P[fn];
-        if (typeof orig !== 'function' || orig.__mkWrapped) continue;
-        const wrapped = function(gd, ...args) {
-          const start = performance.now();
-          let syncEnd = null;
-          const done = () => requestAnimationFrame(() => window.__mkDraws.push(
-              {fn, start, syncEnd, end: performance.now(),
-               plot: Array.from(document.querySelectorAll('.js-plotly-plot')).indexOf(gd)}));
-          const p = orig.call(this, gd, ...args);
-          syncEnd = performance.now();
-          Promise.resolve(p).then(done, done);
-          return p;
-        };
-        wrapped.__mkWrapped = true;
-        P[fn] = wrapped;
-      }
-    }});
-})();
-"""
-
 JS_SLIDERS = """() => Array.from(document.querySelectorAll('.widget-slider')).map((s, i) => {
   const label = s.querySelector('.widget-label');
   const readout = s.querySelector('.widget-readout');
@@ -142,9 +98,8 @@ def _press_and_time(session: labdriver.NotebookSession, slider_index: int, key: 
 
 def bench_notebook(browser: Any, lab: dict[str, Any], nb_path: Path, moves: int,
                    timeout: float) -> dict[str, Any]:
-    session = labdriver.NotebookSession(browser, lab, nb_path)
-    session.context.add_init_script(TIMING_HOOK)
-    try:
+    session = labdriver.NotebookSession(browser, lab, nb_path)  # draw-timing hook installed
+        try:
         session.open()
         session.clear_outputs()
         session.run_all(timeout=240)

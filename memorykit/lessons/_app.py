@@ -113,7 +113,7 @@ class LessonExplorer:
                 return
 
     def _readout_html(self) -> str:
-        """``summary()`` as a small aligned table: name and value pairs, up to three per row."""
+        """``summary()`` as a small aligned table of name / value pairs (``readout_table``)."""
         items = [(str(k).replace("_", " "), v) for k, v in self.summary().items()
                  if not isinstance(v, (list, dict, tuple))]
         return readout_table(items)
@@ -156,19 +156,21 @@ class LessonExplorer:
         return bundle
 
 
-def readout_table(items: list[tuple[str, Any]], per_row: int | None = None) -> str:
-    """Name / value pairs as an HTML table, ``per_row`` pairs per row (2 or 3 by count)."""
-    if per_row is None:
-        per_row = 2 if len(items) <= 6 else 3
-    cells = []
-    for name, value in items:
-        cells.append(f"<td style='padding:1px 6px 1px 0;color:#555;text-align:left;"
-                     f"white-space:nowrap'>{html.escape(name)}</td><td style='padding:1px 22px "
-                     f"1px 0;font-variant-numeric:tabular-nums;text-align:right;white-space:nowrap'>"
-                     f"<b>{html.escape(str(value))}</b></td>")
-    rows = ["<tr>" + "".join(cells[i:i + per_row]) + "</tr>" for i in range(0, len(cells), per_row)]
-    return ("<table class='memorykit-readout' style='font-size:12px;border-collapse:collapse;"
-            "margin:4px 0 0 8px'>" + "".join(rows) + "</table>")
+def readout_table(items: list[tuple[str, Any]]) -> str:
+    """Name / value pairs as a small aligned table that wraps to the output's width.
+
+    A CSS grid of equal columns (at least 250 px each): names left, values right-aligned in
+    tabular figures, so a column of numbers lines up whatever the notebook's width.
+    """
+    cells = "".join(
+        "<div style='display:flex;justify-content:space-between;gap:12px;padding:1px 0;"
+        "border-bottom:1px solid #eee'><span style='color:#555'>"
+        f"{html.escape(name)}</span><b style='font-variant-numeric:tabular-nums;"
+        f"text-align:right'>{html.escape(str(value))}</b></div>"
+        for name, value in items)
+    return ("<div class='memorykit-readout' style='display:grid;grid-template-columns:"
+            "repeat(auto-fill,minmax(250px,1fr));column-gap:28px;font-size:12px;"
+            "margin:4px 8px 0 8px'>" + cells + "</div>")
 
 
 def float_slider(description: str, value: float, lo: float, hi: float, step: float,

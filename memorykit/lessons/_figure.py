@@ -19,8 +19,8 @@ here, once, for every explorer (``LessonExplorer`` calls these; nothing else sho
   ``_repr_mimebundle_`` does for a figure on its own.
 * **700-pixel figures.** anywidget renders the view before the notebook attaches it to the
   page, so plotly.js measures a detached element and falls back to its 700 px default width.
-  ``live_figure`` asks every new view, once it has drawn, to autosize again (it is attached by
-  then) and turns on plotly.js's ``responsive`` resizing for later window resizes.
+  ``live_figure`` asks every new view to autosize again a kernel round trip later (it is in
+  the page by then) and turns on plotly.js's ``responsive`` resizing for window resizes.
 
 Also here: ``grid_spec`` (a 2-D array as a binary typed-array spec, so a heat map's ``z``
 crosses to the browser without becoming nested JSON lists) and ``static_png`` (a picture of
@@ -123,27 +123,22 @@ def lesson_figure_class() -> type:
 
 
 class _ViewSizer:
-    """Sends ``relayout(autosize=True)`` after each new view of a figure has drawn.
+    """Sends ``relayout(autosize=True)`` whenever a new view of a figure appears.
 
-    A new view first announces itself (``_view_count`` grows), then draws and reports its
-    layout (``_js2py_layoutDelta``); by the time that report reaches the kernel the view is in
-    the page and can measure the notebook's width.
+    A new view announces itself (``_view_count`` grows) as it is created, draws at once, and
+    is put in the page right after; the relayout reaches it a kernel round trip later, when it
+    can measure the notebook's width. (plotly's own report back from a view,
+    ``_js2py_layoutDelta``, never reaches the kernel under anywidget, so it cannot be the cue.)
     """
 
     def __init__(self, fig: Any) -> None:
         self.fig = fig
-        self.pending = 0
         fig.observe(self._on_view_count, names="_view_count")
-        fig.observe(self._on_layout_report, names="_js2py_layoutDelta")
 
     def _on_view_count(self, change: dict[str, Any]) -> None:
         if (change["new"] or 0) > (change["old"] or 0):
-            self.pending += change["new"] - (change["old"] or 0)
-
-    def _on_layout_report(self, change: dict[str, Any]) -> None:
-        if change["new"] and self.pending:
-            self.pending = 0
-            self.fig.plotly_relayout({"autosize": True})
+            # the message itself: plotly_relayout sends nothing when autosize is already True
+            self.fig._send_relayout_msg({"autosize": True})
 
 
 def live_figure(figure: Any) -> Any:

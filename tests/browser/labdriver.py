@@ -137,6 +137,58 @@ def shutdown_sessions(url: str) -> None:
 
 # --- JavaScript run in the page (the app is exposed as window.jupyterapp) ---------------------
 
+# Installed before any page script (every NotebookSession): wraps plotly.js's drawing calls
+# (window.Plotly is set by plotly's widget bundle when it loads) and records when each started,
+# returned and finished painting; records every keydown and every websocket message received
+# (time and size). One clock for all: performance.now(). Used to wait until figures are settled
+# and, by bench.browser, to time slider round trips.
+DRAW_HOOK = """
+(() => {
+  window.__mkDraws = [];
+  window.__mkKeys = [];
+  window.__mkRecv = [];
+  // when each websocket message from the server arrives (kernel messages included), and its size
+  const RealWS = window.WebSocket;
+  window.WebSocket = function(...args) {
+    const ws = new RealWS(...args);
+    ws.addEventListener('message', e => {
+      window.__mkRecv.push({t: performance.now(), bytes: e.data.byteLength || e.data.length || 0});
+      if (window.__mkRecv.length > 5000) window.__mkRecv.splice(0, 1000);
+    });
+    return ws;
+  };
+  window.WebSocket.prototype = RealWS.prototype;
+  Object.assign(window.WebSocket, {CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3});
+  document.addEventListener('keydown', e => window.__mkKeys.push(e.timeStamp), true);
+  let real;
+  Object.defineProperty(window, 'Plotly', {configurable: true, get() { return real; },
+    set(P) {
+      real = P;
+      for (const fn of ['newPlot', 'react', 'update', 'restyle', 'relayout']) {
+        const orig = P[fn];
+        if (typeof orig !== 'function' || orig.__mkWrapped) continue;
+        const wrapped = function(gd, ...args) {
+          const start = performance.now();
+          window.__mkStarted = (window.__mkStarted || 0) + 1;
+          let syncEnd = null;
+          const done = () => requestAnimationFrame(() => window.__mkDraws.push(
+              {fn, start, syncEnd, end: performance.now(),
+               plot: Array.from(document.querySelectorAll('.js-plotly-plot')).indexOf(gd)}));
+          let p;
+          try { p = orig.call(this, gd, ...args); }
+          catch (err) { syncEnd = performance.now(); done(); throw err; }
+          syncEnd = performance.now();
+          Promise.resolve(p).then(done, done);
+          return p;
+        };
+        wrapped.__mkWrapped = true;
+        P[fn] = wrapped;
+      }
+    }});
+})();
+"""
+
+
 JS_READY = """(path) => {
   const app = window.jupyterapp;
   if (!app || !app.shell) return 'no app';
@@ -240,6 +292,23 @@ JS_RENDERED_FIGURES = """() => {
   return figs;
 }"""
 
+# A cheap fingerprint of every rendered figure's data: per trace, the length and the sum of
+# each data array (strings by their total length). Differs when a redraw changed the data.
+JS_PLOT_FINGERPRINT = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd =>
+  (gd._fullData || []).map(t => ['x', 'y', 'z', 'text', 'values'].map(k => {
+    let n = 0, sum = 0;
+    const walk = v => {
+      if (v === null || v === undefined) return;
+      if (typeof v === 'number') { n += 1; if (Number.isFinite(v)) sum += v; return; }
+      if (typeof v === 'string') { n += 1; sum += v.length; return; }
+      if (typeof v === 'object' && typeof v.length === 'number') {
+        for (let i = 0; i < v.length; i++) walk(v[i]);
+      }
+    };
+    walk(t[k]);
+    return n + ':' + sum.toPrecision(12);
+  }).join(',')).join('|')).join('#')"""
+
 # Bounding boxes (page pixels) of the text-bearing parts of every figure.
 JS_FIGURE_BOXES = """() => {
   const box = el => { const r = el.getBoundingClientRect();
@@ -278,6 +347,28 @@ JS_FIGURE_BOXES = """() => {
 }"""
 
 
+# Text in an explorer's output (slider labels, readouts, HTML) that runs past the output area's
+# right edge, where the notebook cuts it off.
+JS_OUTPUT_OVERFLOW = """() => {
+  const out = [];
+  document.querySelectorAll('.jp-Cell-outputArea').forEach(area => {
+    if (!area.querySelector('.js-plotly-plot')) return;
+    const right = area.getBoundingClientRect().right;
+    const walker = document.createTreeWalker(area, NodeFilter.SHOW_TEXT);
+    const seen = new Set();
+    while (walker.nextNode()) {
+      const node = walker.currentNode, el = node.parentElement;
+      if (!node.textContent.trim() || !el || seen.has(el) || el.closest('.js-plotly-plot')) continue;
+      seen.add(el);
+      const range = document.createRange(); range.selectNodeContents(node);
+      const r = range.getBoundingClientRect();
+      if (r.width > 0 && r.right > right + 1) out.push(node.textContent.trim().slice(0, 60));
+    }
+  });
+  return out;
+}"""
+
+
 class NotebookSession:
     """One notebook opened in JupyterLab in a fresh browser context."""
 
@@ -293,6 +384,7 @@ class NotebookSession:
         self.page.on("pageerror", lambda exc: self.console_errors.append(f"pageerror: {exc}"[:500]))
         self.page.on("console", lambda msg: self.console_errors.append(
             f"console.{msg.type}: {msg.text}"[:500]) if msg.type == "error" else None)
+        self.context.add_init_script(DRAW_HOOK)
 
     def close(self) -> None:
         try:
@@ -358,6 +450,23 @@ class NotebookSession:
     def kernel_idle(self) -> bool:
         return self.state()["kernel"] == "idle"
 
+    def draw_count(self) -> int:
+        """plotly.js drawing calls that have finished painting so far (see DRAW_HOOK)."""
+        return self.page.evaluate("() => window.__mkDraws.length")
+
+    def wait_settled(self, timeout: float = 30.0, quiet_ms: float = 500.0) -> dict[str, Any]:
+        """Wait until the kernel is idle and no plotly.js drawing happened for ``quiet_ms``."""
+        def settled():
+            s = self.page.evaluate(
+                """() => ({n: window.__mkDraws.length, now: performance.now(),
+                          last: window.__mkDraws.length ? window.__mkDraws[window.__mkDraws.length - 1].end : 0,
+                          started: window.__mkStarted || 0})""")
+            quiet = s["now"] - s["last"] > quiet_ms and s["started"] == s["n"]
+            return quiet and self.kernel_idle(), s
+
+        return self.wait("the kernel to go idle and the figures to stop redrawing", settled,
+                         timeout, interval=0.1)
+
     def kernel_json(self, code: str, expression: str) -> Any:
         """Run ``code`` in the kernel, then return ``expression`` evaluated there.
 
@@ -384,6 +493,10 @@ class NotebookSession:
 
     def figure_boxes(self) -> list[dict[str, Any]]:
         return self.page.evaluate(JS_FIGURE_BOXES)
+
+    def output_overflow(self) -> list[str]:
+        """Text of figure outputs cut off at the output area's right edge."""
+        return self.page.evaluate(JS_OUTPUT_OVERFLOW)
 
     def kernel_figures(self) -> list[dict[str, Any]]:
         """Every live ``FigureWidget`` in the kernel, traces keyed by uid (see KERNEL_FIGURES)."""
