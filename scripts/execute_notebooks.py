@@ -6,7 +6,10 @@
 Each notebook runs top to bottom in a fresh ``python3`` kernel of this interpreter's environment
 with the working directory set to ``notebooks/`` (where nbval runs them too), with a timeout per
 cell. Outputs and execution counts are kept (strict nbval compares only executed cells); the
-saved widget state in ``metadata.widgets`` (~5 MB with a plotly FigureWidget) is stripped. A
+saved widget state in ``metadata.widgets`` (~5 MB with a plotly FigureWidget) is stripped. The
+kernels run with ``MEMORYKIT_STATIC_FIGURES=1``, so each explorer's output also carries a PNG of
+its figure as first drawn (rendered by kaleido with the system Chromium): GitHub and nbviewer,
+which run no kernel, show that picture where JupyterLab shows the live widget. A
 notebook that raises is reported and left unchanged on disk; the exit status is the number of
 failed notebooks (capped at 100).
 """
@@ -14,6 +17,7 @@ failed notebooks (capped at 100).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -49,6 +53,8 @@ def execute(path: Path, timeout: int, kernel_name: str) -> tuple[bool, float, st
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Read by memorykit.lessons._figure in the kernels this process starts (they inherit it).
+    os.environ["MEMORYKIT_STATIC_FIGURES"] = "1"
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path,
                         help="notebook paths (default: every notebooks/*.ipynb)")

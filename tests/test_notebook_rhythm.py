@@ -12,7 +12,9 @@ For all notebooks: no ``def``, ``class`` or ``lambda`` in code cells (library lo
 ``memorykit/``; see docs/LESSON_FORMAT.md), every code cell executed and stored with its execution count (strict nbval
 compares only executed cells), no saved widget state, under 2 MB, and every cell whose output
 nbval ignores is followed by a compared code cell that prints a text summary; every number the
-``## Summary`` cell states is printed by a compared output (the prose cannot drift from the code).
+``## Summary`` cell states is printed by a compared output (the prose cannot drift from the code);
+``## Next`` links to the following notebook (the last one to the index); every cell that makes an
+explorer follows a markdown cell with a **Predict first** prompt.
 """
 
 from __future__ import annotations
@@ -197,7 +199,8 @@ def rule_ignored_output_followed_by_summary(path: Path, nb: dict) -> list[str]:
 def _output_text(cell: dict) -> str:
     parts = []
     for out in cell.get("outputs", []):
-        text = out.get("text") or out.get("data", {}).get("text/plain", "")
+        data = out.get("data", {})
+        text = out.get("text") or data.get("text/markdown") or data.get("text/plain", "")
         parts.append("".join(text) if isinstance(text, list) else text)
     return "\n".join(parts)
 
@@ -269,9 +272,44 @@ def rule_summary_numbers_printed(path: Path, nb: dict) -> list[str]:
             if missing else [])
 
 
+NEXT_LINK = re.compile(r"\[[^\]]+\]\((\d{2}_[\w.-]+\.ipynb)\)")
+EXPLORER_CELL = re.compile(r"^\w+\s*=\s*\w+Explorer\(", re.M)
+
+
+def rule_next_links_to_following_lesson(path: Path, nb: dict) -> list[str]:
+    # "Next" is a working link to the next notebook in the sequence (the last one back to the
+    # index), never a code span or a skipped lesson.
+    names = [p.name for p in NOTEBOOKS]
+    want = names[(names.index(path.name) + 1) % len(names)]
+    for cell in nb["cells"]:
+        source = _source(cell)
+        if cell["cell_type"] == "markdown" and source.lstrip().startswith("## Next"):
+            links = NEXT_LINK.findall(source)
+            if want in links:
+                return []
+            return [f"## Next links to {links or 'nothing'}, not to {want}"]
+    return ["no ## Next cell"]
+
+
+def rule_predict_first_before_explorer(path: Path, nb: dict) -> list[str]:
+    # Each explorer is preceded by a markdown prompt asking what the student expects a slider
+    # to do, so they commit to a guess before the figure answers it.
+    problems = []
+    cells = nb["cells"]
+    for i, cell in enumerate(cells):
+        if cell["cell_type"] == "code" and EXPLORER_CELL.search(_source(cell)):
+            prev = cells[i - 1] if i else None
+            if not (prev and prev["cell_type"] == "markdown"
+                    and "Predict first" in _source(prev)):
+                problems.append(f"code cell {i} makes an explorer with no 'Predict first' prompt "
+                                "in the markdown cell before it")
+    return problems
+
+
 RULES = [rule_headings, rule_no_definitions, rule_checker_exercise, rule_executed,
          rule_no_widget_state, rule_size, rule_ignored_output_followed_by_summary,
-         rule_listed_in_index, rule_summary_numbers_printed]
+         rule_listed_in_index, rule_summary_numbers_printed, rule_next_links_to_following_lesson,
+         rule_predict_first_before_explorer]
 
 
 def _cases():
@@ -286,6 +324,12 @@ def _cases():
 def test_notebook_rhythm(rule, path: Path):
     problems = rule(path, _load(path))
     assert not problems, f"{path.name}: " + "; ".join(problems)
+
+
+def test_catalog_matches_notebook_files():
+    from memorykit.lessons.catalog import check_catalog
+
+    assert check_catalog() == []
 
 
 def test_readme_lessons_map_is_current():

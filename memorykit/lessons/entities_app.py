@@ -51,7 +51,7 @@ from memorykit.entities import (
     replay,
 )
 from memorykit.lessons._app import LessonExplorer, _go, float_slider, int_slider
-from memorykit.lessons._figure import grid_spec
+from memorykit.lessons._figure import typed_spec
 from memorykit.tokens import Tokenizer
 
 DATA_DIR = Path(__file__).resolve().parent.parent.parent / "data" / "entities"
@@ -276,7 +276,7 @@ class EntityHeatmapExplorer(LessonExplorer):
         fig = make_subplots(rows=1, cols=2, column_widths=[0.80, 0.20], horizontal_spacing=0.15,
                             subplot_titles=("relevance memory: eviction score of each entity, "
                                             "turn by turn", "FIFO vs relevance"))
-        # z is a 2-D grid (entities x turns) sent as one binary typed-array spec (_figure.grid_spec)
+        # z is a 2-D grid (entities x turns) sent as one binary typed-array spec (_figure.typed_spec)
         fig.add_trace(go.Heatmap(
             x=np.arange(1, len(self.scenario.turns) + 1, dtype=np.int32), y=[], z=[],
 
@@ -347,7 +347,7 @@ class EntityHeatmapExplorer(LessonExplorer):
             step = max(1, len(keys) // 20)
             self.fig.update_yaxes(tickvals=list(range(0, len(keys), step)),
                                   ticktext=list(keys[::step]), row=1, col=1)
-        heat.z = grid_spec(result.score)
+        heat.z = typed_spec(result.score)
         row = {k: i for i, k in enumerate(keys)}
         for trace, rules in ((evict, ("relevance",)), (expire, ("ttl",))):
             events = [e for e in result.relevance.evictions if e.rule in rules]

@@ -309,29 +309,41 @@ class PruningExplorer(LessonExplorer):
 
         go = _go()
         base = make_subplots(
-            rows=2, cols=2, column_widths=[0.62, 0.38], row_heights=[0.45, 0.55],
-            specs=[[{}, {}], [{"colspan": 2}, None]], vertical_spacing=0.14,
-            subplot_titles=("planted facts still in the window at the end",
-                            "recency weighting: effective importance",
+            rows=2, cols=2, column_widths=[0.60, 0.40], row_heights=[0.45, 0.55],
+            specs=[[{}, {}], [{"colspan": 2}, None]], vertical_spacing=0.16,
+            horizontal_spacing=0.1,
+            subplot_titles=("planted facts kept at the end",
+                            "effective importance by age",
                             "eviction timeline: age of each victim when it left"))
         fig = go.FigureWidget(base)
         labels = [POLICY_LABELS[p] for p in POLICIES]
-        fig.add_scatter(name="fact kept", x=[], y=[], mode="markers",
+        groups = {"facts": "planted facts", "curves": "importance x recency weight",
+                  "evictions": "evictions (one dot each)"}
+        fig.add_scatter(name="kept", x=[], y=[], mode="markers", legendgroup="facts",
+                        legendgrouptitle_text=groups["facts"],
                         marker=dict(symbol="circle", size=8, color="#00cc96"), row=1, col=1)
-        fig.add_scatter(name="fact lost", x=[], y=[], mode="markers",
+        fig.add_scatter(name="lost", x=[], y=[], mode="markers", legendgroup="facts",
                         marker=dict(symbol="x", size=7, color="#ef553b"), text=[], row=1, col=1)
-        for (label, _), color in zip(CURVE_IMPORTANCES, ("#ef553b", "#636efa", "#b6b6b6")):
+        for i, ((label, _), color) in enumerate(zip(CURVE_IMPORTANCES,
+                                                    ("#ef553b", "#636efa", "#b6b6b6"))):
             fig.add_scatter(name=label, x=CURVE_MINUTES, y=np.zeros_like(CURVE_MINUTES),
-                            mode="lines", line=dict(color=color), row=1, col=2)
-        fig.add_scatter(name="weight = 0.5", x=[0, 0], y=[0, 1], mode="lines",
+                            mode="lines", line=dict(color=color), legendgroup="curves",
+                            legendgrouptitle_text=groups["curves"] if i == 0 else None,
+                            row=1, col=2)
+        fig.add_scatter(name="weight halves", x=[0, 0], y=[0, 1], mode="lines",
+                        legendgroup="curves",
                         line=dict(color="black", dash="dot", width=1), row=1, col=2)
-        for policy, rule, symbol in _TIMELINE_TRACES:
-            fig.add_scattergl(name=f"{POLICY_LABELS[policy]}: {rule}", x=[], y=[],
+        for i, (policy, rule, symbol) in enumerate(_TIMELINE_TRACES):
+            name = POLICY_LABELS[policy] + ("" if rule == policy else
+                                            f" ({rule.removeprefix('hybrid-').replace('-', ' ')})")
+            fig.add_scattergl(name=name, x=[], y=[], legendgroup="evictions",
+                              legendgrouptitle_text=groups["evictions"] if i == 0 else None,
                               mode="markers", marker=dict(size=4, color=POLICY_COLORS[policy],
                                                           symbol=symbol, opacity=0.6),
                               row=2, col=1)
-        fig.update_layout(height=760, margin=dict(l=60, r=20, t=60, b=40),
-                          legend=dict(orientation="h", y=-0.08))
+        fig.update_layout(height=780, margin=dict(l=60, r=10, t=40, b=40),
+                          legend=dict(orientation="h", yref="container", y=0, yanchor="bottom",
+                                      x=0, groupclick="toggleitem"))
         fig.update_yaxes(categoryorder="array", categoryarray=labels[::-1], row=1, col=1)
         fig.update_xaxes(title_text="turn the fact was planted", row=1, col=1)
         fig.update_xaxes(title_text="age (minutes)", row=1, col=2)

@@ -185,10 +185,10 @@ class EpisodicSurfaceExplorer(LessonExplorer):
         fig.add_scatter(name="probe episodes", x=[e.age_hours for e in eps],
                         y=[e.overlap for e in eps], mode="markers+text",
                         text=[e.question for e in eps], textposition="middle right",
-                        textfont=dict(color="white", size=10),
+                        textfont=dict(color="white", size=11), cliponaxis=False,
                         marker=dict(size=12, symbol="circle", line=dict(color="white", width=2)))
         fig.update_xaxes(title="episode age (hours)")
-        fig.update_yaxes(title="keyword overlap |K ∩ T| / |T|", range=[-0.02, 1.02])
+        fig.update_yaxes(title="keyword overlap |K ∩ T| / |T|", range=[-0.04, 1.08])
         fig.update_layout(height=430, margin=dict(l=70, r=20, t=60, b=50), title=self.title,
                           legend=dict(orientation="h", y=-0.18))
         return fig

@@ -37,6 +37,7 @@ import numpy as np
 
 from memorykit._validate import require_int
 from memorykit.lessons._app import LessonExplorer, _go, float_slider, int_slider
+from memorykit.lessons._figure import typed_spec
 from memorykit.scenarios.workflow import (
     WorkflowScenario,
     generate_workflow_scenario,
@@ -292,13 +293,6 @@ def object_rank(view: SalienceView, object_id: str) -> int | None:
 
 
 # ---------------------------------------------------------------- explorer
-def typed_array(a: np.ndarray) -> dict[str, str]:
-    """A 1-D or 2-D array as plotly's base64 typed-array spec (float32, NaN kept)."""
-    a = np.ascontiguousarray(a, dtype="<f4")
-    return {"dtype": "f4", "bdata": base64.b64encode(a.tobytes()).decode("ascii"),
-            "shape": ",".join(str(s) for s in a.shape)}
-
-
 class SalienceExplorer(LessonExplorer):
     """Heatmap of salience (objects x turns), the chosen turn's components, the 2-hop graph."""
 
@@ -333,43 +327,54 @@ class SalienceExplorer(LessonExplorer):
         n = len(data.inputs.ids)
         turns = np.arange(1, data.n_turns + 1)
         base = make_subplots(
-            rows=2, cols=2, specs=[[{"colspan": 2}, None], [{}, {}]], row_heights=[0.5, 0.5],
-            vertical_spacing=0.12, horizontal_spacing=0.08,
-            subplot_titles=("salience per object and turn (colour: shown in the Objects column; grey: not shown)",
-                            "components of the shown objects at the chosen turn",
-                            "knowledge graph: the turn's 2-hop neighbourhood"),
+            rows=2, cols=2, specs=[[{"colspan": 2}, None], [{}, {}]], row_heights=[0.56, 0.44],
+            column_widths=[0.5, 0.5], vertical_spacing=0.1, horizontal_spacing=0.2,
+            subplot_titles=("salience per object and turn (colour: shown, grey: not shown)",
+                            "salience components of the shown objects",
+                            "knowledge graph, 2 hops"),
         )
         fig = go.FigureWidget(base)
-        fig.add_heatmap(x=turns, y=list(data.names), z=typed_array(np.zeros((n, turns.size))), colorscale="Greys",
+        names = list(data.names)
+        fig.add_heatmap(x=turns, y=names, z=typed_spec(np.zeros((n, turns.size))), colorscale="Greys",
                         zmin=0, zmax=1.5, showscale=False, name="not shown",
                         hovertemplate="turn %{x}<br>%{y}<br>salience %{z:.2f} (not shown)<extra></extra>",
                         row=1, col=1)
-        fig.add_heatmap(x=turns, y=list(data.names), z=typed_array(np.zeros((n, turns.size))), colorscale="Viridis",
-                        zmin=0, zmax=1.5, name="shown", colorbar=dict(title="salience", len=0.45, y=0.78),
+        fig.add_heatmap(x=turns, y=names, z=typed_spec(np.zeros((n, turns.size))), colorscale="Viridis",
+                        zmin=0, zmax=1.5, name="shown",
+                        colorbar=dict(title=dict(text="salience", side="top"), len=0.42,
+                                      y=1.0, yanchor="top", thickness=12),
                         hovertemplate="turn %{x}<br>%{y}<br>salience %{z:.2f} (shown)<extra></extra>",
                         row=1, col=1)
-        fig.add_scatter(x=[0, 0], y=[-0.5, n - 0.5], mode="lines", line=dict(color="red", width=2),
-                        name="chosen turn", showlegend=False, hoverinfo="skip", row=1, col=1)
+        # The chosen turn: a line across every row (y in the subplot's domain, 0 to 1)
+        fig.add_scatter(x=[0, 0], y=[0, 1], mode="lines", line=dict(color="red", width=2),
+                        name="chosen turn", showlegend=False, hoverinfo="skip", yaxis="y9",
+                        xaxis="x")
         for c in SALIENCE_COMPONENTS:
-            fig.add_bar(x=[], y=[], name=COMPONENT_LABELS[c], marker_color=COMPONENT_COLORS[c],
-                        legendgroup="components", row=2, col=1)
+            fig.add_bar(x=[], y=[], orientation="h", name=COMPONENT_LABELS[c],
+                        marker_color=COMPONENT_COLORS[c], legendgroup="components", row=2, col=1)
         fig.add_scatter(x=[], y=[], mode="lines", line=dict(color="#d0d0d0", width=1), hoverinfo="skip",
                         name="other edges", showlegend=False, row=2, col=2)
         fig.add_scatter(x=[], y=[], mode="lines", line=dict(color="#ef553b", width=2), hoverinfo="skip",
                         name="edges inside the neighbourhood", showlegend=False, row=2, col=2)
         xy = data.layout
         fig.add_scatter(x=xy[:, 0], y=xy[:, 1], mode="markers+text", name="objects", showlegend=False,
-                        textposition="top center", textfont=dict(size=9), hovertext=list(data.names),
-                        hoverinfo="text",
+                        textposition="top center", textfont=dict(size=8), hovertext=names,
+                        hoverinfo="text", cliponaxis=False,
                         marker=dict(size=10, line=dict(width=1, color="black"), cmin=-0.5, cmax=3.5,
                                     colorscale=HOP_COLORSCALE, color=np.zeros(n)),
                         row=2, col=2)
-        fig.update_layout(height=980, barmode="stack", margin=dict(l=40, r=20, t=60, b=40),
-                          legend=dict(orientation="h", y=-0.06), title=self.title)
-        fig.update_yaxes(autorange="reversed", tickfont=dict(size=8), row=1, col=1)
+        # an overlay axis spanning the heat map's height, for the chosen-turn line
+        fig.update_layout(yaxis9=dict(domain=fig.layout.yaxis.domain, range=[0, 1], visible=False,
+                                      overlaying="y", fixedrange=True))
+        fig.update_layout(height=1120, barmode="stack", margin=dict(l=40, r=10, t=70, b=40),
+                          legend=dict(orientation="h", yref="container", y=0, yanchor="bottom",
+                                      x=0), title=self.title)
+        # every row named (plotly would label only every other one of 45)
+        fig.update_yaxes(autorange="reversed", tickfont=dict(size=8), tickmode="array",
+                         tickvals=names, row=1, col=1)
         fig.update_xaxes(title_text="turn", row=1, col=1)
-        fig.update_yaxes(title_text="weighted salience", row=2, col=1)
-        fig.update_xaxes(tickangle=45, tickfont=dict(size=9), row=2, col=1)
+        fig.update_xaxes(title_text="weighted salience", row=2, col=1)
+        fig.update_yaxes(autorange="reversed", tickfont=dict(size=9), automargin=True, row=2, col=1)
         fig.update_xaxes(visible=False, row=2, col=2)
         fig.update_yaxes(visible=False, row=2, col=2)
         return fig
@@ -388,14 +393,14 @@ class SalienceExplorer(LessonExplorer):
         if m is not self._drawn_matrix:
             # Sent as base64 typed arrays: a 45 x 600 list of lists costs ~100 ms in
             # ipywidgets' message encoding, the packed float32 bytes well under 1 ms.
-            fig.data[0].z = typed_array(np.where(m.selected, np.nan, m.total))
-            fig.data[1].z = typed_array(np.where(m.selected, m.total, np.nan))
+            fig.data[0].z = typed_spec(np.where(m.selected, np.nan, m.total))
+            fig.data[1].z = typed_spec(np.where(m.selected, m.total, np.nan))
             self._drawn_matrix = m
         fig.data[2].x = [view.turn, view.turn]
         names = [r.name for r in view.top]
         for trace, c in zip(fig.data[3:8], SALIENCE_COMPONENTS):
-            trace.x = names
-            trace.y = [r.components[c] for r in view.top]
+            trace.y = names
+            trace.x = [r.components[c] for r in view.top]
         data = self.data
         depth = view.weights.neighbourhood_depth
         inside = view.hops <= depth
@@ -412,8 +417,8 @@ class SalienceExplorer(LessonExplorer):
         for trace, mask in ((fig.data[8], ~hot), (fig.data[9], hot)):
             sel = e[mask]
             gap = np.full(len(sel), np.nan)
-            trace.x = typed_array(np.column_stack([xy[sel[:, 0], 0], xy[sel[:, 1], 0], gap]).ravel())
-            trace.y = typed_array(np.column_stack([xy[sel[:, 0], 1], xy[sel[:, 1], 1], gap]).ravel())
+            trace.x = typed_spec(np.column_stack([xy[sel[:, 0], 0], xy[sel[:, 1], 0], gap]).ravel())
+            trace.y = typed_spec(np.column_stack([xy[sel[:, 0], 1], xy[sel[:, 1], 1], gap]).ravel())
         nodes = fig.data[10]
         nodes.marker.color = np.minimum(view.hops, 3.0)
         nodes.marker.size = np.where(shown, 16, 8)

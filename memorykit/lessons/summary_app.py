@@ -286,6 +286,7 @@ class SummaryRun:
             "mean_tokens_freed_per_round": round(float(np.mean(
                 [r.tokens_before - r.tokens_after for r in self.rounds])), 1) if self.rounds else 0.0,
             "peak_tokens": int(self.before.max()),
+            "peak_tokens_settled": int(self.after.max()),
             "fallback_evictions": self.evictions,
             "final_tokens": int(self.after[-1]),
             "facts_alive": self.facts_alive,
@@ -504,6 +505,10 @@ class SummaryExplorer(LessonExplorer):
         fig.add_scatter(name="summarization", x=[], y=[], mode="markers",
                         marker=dict(size=6, color=[], colorscale="Viridis", cmin=1, cmax=2,
                                     symbol="triangle-down"), text=[], row=1, col=1)
+        fig.add_scatter(name="peak on arrival", x=[], y=[], mode="markers+text",
+                        marker=dict(size=9, color="rgba(0,0,0,0)", line=dict(width=2, color="black")),
+                        text=[], textposition="middle right", textfont=dict(size=11),
+                        hoverinfo="skip", row=1, col=1)
         fig.add_scatter(name="depth", x=[], y=[], mode="lines", line=dict(shape="hv",
                         color="#ab63fa"), showlegend=False, row=2, col=1)
         fig.add_scatter(name="fact kept", x=[], y=[], mode="lines",
@@ -515,10 +520,9 @@ class SummaryExplorer(LessonExplorer):
                         marker=dict(size=4, color="black"), hovertext=[f"{f.id} {f.key}"
                                                                         for f in self.facts],
                         showlegend=False, row=3, col=1)
-        fig.update_layout(height=720, margin=dict(l=60, r=20, t=60, b=40),
-                          legend=dict(orientation="h", y=1.08))
+        fig.update_layout(height=720, margin=dict(l=60, r=10, t=40, b=40))
         fig.update_xaxes(title_text="turn", row=3, col=1)
-        fig.update_yaxes(title_text="tokens", row=1, col=1)
+        fig.update_yaxes(title_text="tokens", rangemode="tozero", row=1, col=1)
         fig.update_yaxes(title_text="fact #", row=3, col=1)
         return fig
 
@@ -551,7 +555,14 @@ class SummaryExplorer(LessonExplorer):
         data[4].marker.color = [r.depth for r in run.rounds]
         data[4].marker.cmax = max(2, run.max_depth)
         data[4].text = [f"depth {r.depth}, {r.taken} messages" for r in run.rounds]
-        data[5].x, data[5].y = run.turns, run.depth
+        # The window is over budget only between a message's arrival and the summary it
+        # triggers: mark the highest arrival and where the buffer settled right after it.
+        peak = int(np.argmax(run.before))
+        data[5].x, data[5].y = [run.turns[peak]], [int(run.before[peak])]
+        data[5].text = [f"{int(run.before[peak])} on arrival, {int(run.after[peak])} once summarized"]
+        data[5].textposition = "middle left" if run.turns[peak] > 0.6 * self.n_turns \
+            else "middle right"
+        data[6].x, data[6].y = run.turns, run.depth
         kept_x: list = []
         kept_y: list = []
         lost_x: list = []
@@ -564,8 +575,8 @@ class SummaryExplorer(LessonExplorer):
             else:
                 lost_x += [f.turn, lost if lost is not None else f.turn, None]
                 lost_y += [k, k, None]
-        data[6].x, data[6].y = kept_x, kept_y
-        data[7].x, data[7].y = lost_x, lost_y
+        data[7].x, data[7].y = kept_x, kept_y
+        data[8].x, data[8].y = lost_x, lost_y
 
     def summary(self) -> dict[str, Any]:
         run: SummaryRun = self.result

@@ -79,9 +79,10 @@ def explosion_figure(result: Explosion) -> Any:
                     mode="lines")
     fig.add_scatter(x=result.turns, y=result.bounded, name=f"FIFO buffer, {result.budget} tokens",
                     mode="lines")
-    fig.update_layout(title="Prompt tokens per turn: the token explosion", height=380,
+    fig.update_layout(title="Prompt tokens per turn: the token explosion", height=420,
                       xaxis_title="turn", yaxis_title="billed prompt tokens",
-                      margin=dict(l=60, r=20, t=50, b=50), legend=dict(x=0.02, y=0.98))
+                      margin=dict(l=60, r=20, t=50, b=50),
+                      legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0))
     return fig
 
 

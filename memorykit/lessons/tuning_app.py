@@ -347,10 +347,15 @@ class TuningExplorer(LessonExplorer):
 
         go = _go()
         fig = go.FigureWidget(make_subplots(
-            rows=1, cols=3, column_widths=[0.3, 0.4, 0.3], horizontal_spacing=0.09,
-            subplot_titles=("recall surface", "Pareto front: recall vs tokens", "recall by category")))
+            rows=2, cols=2, column_widths=[0.45, 0.55], row_heights=[0.45, 0.55],
+            specs=[[{}, {}], [{"colspan": 2}, None]], horizontal_spacing=0.25,
+            vertical_spacing=0.16,
+            subplot_titles=("recall surface", "recall by category",
+                            "Pareto front: recall vs tokens")))
         fig.add_heatmap(z=[[0.0]], x=["."], y=["."], zmin=0, zmax=1, colorscale="Viridis",
-                        colorbar=dict(title="recall", x=0.255, len=0.9), row=1, col=1,
+                        colorbar=dict(title=dict(text="recall", side="top"), x=0.36,
+                                      xanchor="left", len=0.42, y=1.0, yanchor="top",
+                                      thickness=12), row=1, col=1,
                         hovertemplate="%{y}, %{x}: recall %{z:.3f}<extra></extra>")
         fig.add_scatter(x=["."], y=["."], mode="markers", name="selected", showlegend=False,
                         marker=dict(symbol="square-open", size=22, color="red", line=dict(width=3)),
@@ -364,22 +369,24 @@ class TuningExplorer(LessonExplorer):
                                                                    opacity=0.6),
                             text=[f"{p['label']} @ {p['budget']}" for p in mine],
                             hovertemplate="%{text}<br>%{x:.0f} tokens, recall %{y:.3f}<extra></extra>",
-                            row=1, col=2)
+                            row=2, col=1)
         front = self.sweeps.front
         fig.add_scatter(x=[p["tokens"] for p in front], y=[p["recall"] for p in front],
                         mode="lines", name="Pareto front", line=dict(color="black", dash="dot"),
-                        hoverinfo="skip", row=1, col=2)
+                        hoverinfo="skip", row=2, col=1)
         fig.add_scatter(x=[0], y=[0], mode="markers", name="selected",
-                        marker=dict(symbol="star", size=16, color="red"), row=1, col=2)
+                        marker=dict(symbol="star", size=16, color="red"), row=2, col=1)
         fig.add_bar(x=list(self.sweeps.categories), y=[0] * len(self.sweeps.categories),
-                    name="selected", marker_color="red", row=1, col=3)
+                    name="selected", marker_color="red", row=1, col=2)
         fig.add_bar(x=list(self.sweeps.categories), y=[0] * len(self.sweeps.categories),
-                    name="bm25 default", marker_color="gray", row=1, col=3)
-        fig.update_xaxes(type="log", title="mean context tokens (log)", row=1, col=2)
-        fig.update_yaxes(range=[-0.02, 1.05], title="recall", row=1, col=2)
-        fig.update_yaxes(range=[0, 1.05], row=1, col=3)
-        fig.update_layout(height=430, margin=dict(l=60, r=20, t=70, b=60), title=self.title,
-                          barmode="group", legend=dict(orientation="h", y=-0.25, font=dict(size=10)))
+                    name="bm25 default", marker_color="gray", row=1, col=2)
+        fig.update_xaxes(type="log", title="mean context tokens (log)", row=2, col=1)
+        fig.update_yaxes(range=[-0.02, 1.05], title="recall", row=2, col=1)
+        fig.update_yaxes(range=[0, 1.05], title="recall", row=1, col=2)
+        fig.update_layout(height=760, margin=dict(l=60, r=10, t=70, b=40), title=self.title,
+                          barmode="group", legend=dict(orientation="h", yref="container", y=0,
+                                                       yanchor="bottom", x=0,
+                                                       font=dict(size=10)))
         self._selected = len(fig.data) - 3
         return fig
 

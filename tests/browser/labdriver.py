@@ -333,12 +333,16 @@ JS_FIGURE_BOXES = """() => {
     gd.querySelectorAll('.draglayer .nsewdrag').forEach(el => add('plot area', el,
         'plot area ' + (el.parentNode && el.parentNode.getAttribute('class') || '')));
     gd.querySelectorAll('.xtick text, .ytick text').forEach(el => {
-      const axis = el.closest('.xaxislayer-above, .yaxislayer-above');
       const parent = el.closest('g[class$="tick"]');
       add('tick', el, text(el));
-      items[items.length - 1] && (items[items.length - 1].axis =
-          (el.closest('.subplot') ? el.closest('.subplot').getAttribute('class') : '') + ' '
-          + (parent ? parent.getAttribute('class') : ''));
+      const item = items[items.length - 1];
+      if (!item || item.label !== text(el)) return;
+      item.axis = (el.closest('.subplot') ? el.closest('.subplot').getAttribute('class') : '') + ' '
+          + (parent ? parent.getAttribute('class') : '');
+      // the label's own rectangle turned as drawn (tick labels are often rotated 30-90 degrees)
+      const b = el.getBBox(), m = el.getScreenCTM();
+      if (m) item.corners = [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height],
+          [b.x, b.y + b.height]].map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]);
     });
     const area = gd.closest('.jp-OutputArea-output') || gd.parentNode;
     out.push({index, figure: box(svg), output: area ? box(area) : null, items});
@@ -657,6 +661,28 @@ def _overlap(a: dict[str, float], b: dict[str, float], slack: float = 1.0) -> fl
     return w * h if w > 0 and h > 0 else 0.0
 
 
+def _polygons_overlap(a: list[list[float]], b: list[list[float]], slack: float = 1.0) -> bool:
+    """Whether two convex polygons overlap by more than ``slack`` px (separating axes)."""
+    for poly in (a, b):
+        for i in range(len(poly)):
+            x1, y1 = poly[i]
+            x2, y2 = poly[(i + 1) % len(poly)]
+            nx, ny = y2 - y1, x1 - x2
+            norm = math.hypot(nx, ny) or 1.0
+            nx, ny = nx / norm, ny / norm
+            pa = [nx * x + ny * y for x, y in a]
+            pb = [nx * x + ny * y for x, y in b]
+            if min(max(pa), max(pb)) - max(min(pa), min(pb)) <= slack:
+                return False
+    return True
+
+
+def _ticks_overlap(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    if a.get("corners") and b.get("corners"):
+        return _polygons_overlap(a["corners"], b["corners"])
+    return bool(_overlap(a, b))
+
+
 def _inside(inner: dict[str, float], outer: dict[str, float], slack: float = 1.0) -> bool:
     return (inner["x0"] >= outer["x0"] - slack and inner["y0"] >= outer["y0"] - slack
             and inner["x1"] <= outer["x1"] + slack and inner["y1"] <= outer["y1"] + slack)
@@ -697,7 +723,7 @@ def layout_problems(fig_boxes: dict[str, Any]) -> list[str]:
     for axis, group in by_axis.items():
         for i, a in enumerate(group):
             for b in group[i + 1:]:
-                if _overlap(a, b):
+                if _ticks_overlap(a, b):
                     problems.append(f"tick labels {a['label'][:20]!r} and {b['label'][:20]!r} "
                                     "overlap (illegible)")
                     break
