@@ -59,8 +59,24 @@ def _stats(xs: list[float]) -> dict[str, Any]:
             "p95_ms": round(float(np.percentile(a, 95)), 1), "max_ms": round(float(a.max()), 1)}
 
 
+# Times (performance.now()) at which an explorer's readout table changed.
+JS_WATCH_READOUTS = """() => {
+  window.__mkReadouts = [];
+  document.querySelectorAll('.memorykit-readout').forEach(r => {
+    new MutationObserver(() => window.__mkReadouts.push(performance.now()))
+      .observe(r.parentElement, {childList: true, subtree: true, characterData: true});
+  });
+}"""
+
+
 def _press_and_time(session: labdriver.NotebookSession, slider_index: int, key: str,
                     timeout: float, quiet_ms: float = 400.0) -> dict[str, Any]:
+    """Press ``key`` on a slider; time until the figure (and the readout) show the result.
+
+    The round trip ends when the first ``Plotly.update`` after the key press has painted; a
+    move that leaves the figure's data unchanged (plotly then sends nothing) ends when the
+    readout table changed. Waits until the kernel is idle and nothing redrew for ``quiet_ms``.
+    """
     page = session.page
     handle = page.locator(".widget-slider .noUi-handle").nth(slider_index)
     readout = page.locator(".widget-slider").nth(slider_index).locator(".widget-readout")
@@ -68,22 +84,30 @@ def _press_and_time(session: labdriver.NotebookSession, slider_index: int, key: 
     n_keys = page.evaluate("() => window.__mkKeys.length")
     handle.focus()
     handle.press(key)
+    if readout.count() and readout.first.text_content() == before_value:
+        return {"ok": None, "why": "end of its range", "value": before_value,
+                "from": before_value}
     deadline = time.monotonic() + timeout
     key_t = None
     while time.monotonic() < deadline:
         snap = page.evaluate(
             """(n) => ({keys: window.__mkKeys.slice(n), draws: window.__mkDraws.slice(-50),
+                        readouts: (window.__mkReadouts || []).slice(-50),
                         recv: window.__mkRecv.slice(-400), now: performance.now()})""", n_keys)
         if snap["keys"]:
             key_t = snap["keys"][0]
             after = [d for d in snap["draws"] if d["start"] >= key_t]
             updates = [d for d in after if d["fn"] in ("update", "react", "newPlot")]
-            if updates and snap["now"] - max(d["end"] for d in after) > quiet_ms \
-                    and session.kernel_idle():
-                first = updates[0]
+            readouts = [t for t in snap["readouts"] if t >= key_t]
+            last = max([d["end"] for d in after] + readouts, default=None)
+            if last is not None and snap["now"] - last > quiet_ms and session.kernel_idle():
                 value = readout.first.text_content() if readout.count() else None
+                if not updates:
+                    return {"ok": True, "ms": round(readouts[0] - key_t, 1), "figure": False,
+                            "value": value, "from": before_value}
+                first = updates[0]
                 received = [r for r in snap["recv"] if key_t <= r["t"] <= first["start"]]
-                return {"ok": True, "ms": round(first["end"] - key_t, 1),
+                return {"ok": True, "ms": round(first["end"] - key_t, 1), "figure": True,
                         "draw_ms": round(first["end"] - first["start"], 1),
                         "draw_sync_ms": round(first["syncEnd"] - first["start"], 1),
                         "to_draw_start_ms": round(first["start"] - key_t, 1),
@@ -93,17 +117,19 @@ def _press_and_time(session: labdriver.NotebookSession, slider_index: int, key: 
         page.wait_for_timeout(20)
     value = readout.first.text_content() if readout.count() else None
     return {"ok": False, "ms": None, "value": value, "from": before_value,
-            "why": "no key event seen" if key_t is None else f"no redraw within {timeout:.0f} s"}
+            "why": "no key event seen" if key_t is None
+            else f"neither the figure nor the readout changed within {timeout:.0f} s"}
 
 
 def bench_notebook(browser: Any, lab: dict[str, Any], nb_path: Path, moves: int,
                    timeout: float) -> dict[str, Any]:
     session = labdriver.NotebookSession(browser, lab, nb_path)  # draw-timing hook installed
-        try:
+    try:
         session.open()
         session.clear_outputs()
         session.run_all(timeout=240)
-        session.page.wait_for_timeout(1500)
+        session.wait_settled()
+        session.page.evaluate(JS_WATCH_READOUTS)
         sliders = session.page.evaluate(JS_SLIDERS)
         out = []
         for s in sliders:
@@ -115,8 +141,7 @@ def bench_notebook(browser: Any, lab: dict[str, Any], nb_path: Path, moves: int,
             for phase in ("first visit", "revisit"):
                 for _ in range(half):
                     r = _press_and_time(session, s["index"], direction, timeout)
-                    if r["ok"] is False and r["value"] == r["from"] and phase == "first visit":
-                        # at the end of its range: the press changed nothing; go the other way
+                    if r["ok"] is None:  # at the end of its range: go the other way
                         direction = "ArrowLeft" if direction == "ArrowRight" else "ArrowRight"
                         r = _press_and_time(session, s["index"], direction, timeout)
                     r["phase"] = phase
@@ -128,10 +153,12 @@ def bench_notebook(browser: Any, lab: dict[str, Any], nb_path: Path, moves: int,
                         "all": _stats(ok), "first_visit": _stats(first),
                         "misses": [p for p in presses if not p["ok"]],
                         "presses": presses})
-            out[-1]["draw"] = _stats([p["draw_ms"] for p in presses if p["ok"]])
-            out[-1]["draw_sync"] = _stats([p["draw_sync_ms"] for p in presses if p["ok"]])
-            out[-1]["to_draw_start"] = _stats([p["to_draw_start_ms"] for p in presses if p["ok"]])
-            kb = [p["bytes_received"] / 1000 for p in presses if p["ok"]]
+            drawn = [p for p in presses if p["ok"] and p["figure"]]
+            out[-1]["readout_only"] = sum(1 for p in presses if p["ok"] and not p["figure"])
+            out[-1]["draw"] = _stats([p["draw_ms"] for p in drawn])
+            out[-1]["draw_sync"] = _stats([p["draw_sync_ms"] for p in drawn])
+            out[-1]["to_draw_start"] = _stats([p["to_draw_start_ms"] for p in drawn])
+            kb = [p["bytes_received"] / 1000 for p in drawn]
             out[-1]["kb_received_median"] = round(float(np.median(kb)), 1) if kb else None
             print(f"  {nb_path.stem[:2]} {s['label'][:34]:<34} p50 {out[-1]['all'].get('p50_ms')} "
                   f"p95 {out[-1]['all'].get('p95_ms')} ms (first visits p95 "
@@ -181,8 +208,10 @@ def run(notebooks: list[Path], moves: int, timeout: float) -> dict[str, Any]:
 
 
 def format_markdown(report: dict[str, Any]) -> str:
-    lines = ["| lesson | slider | p50 ms | p95 ms | max ms | first-visit p95 ms | presses | "
-             "misses | p95 <= 150 ms |", "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+    lines = ["| lesson | slider | p50 ms | p95 ms | max ms | first-visit p95 | key to draw start "
+             "p50 | plotly.js draw p50 | kB per move | presses | figure unchanged | misses | "
+             "p95 <= 150 ms |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in report["notebooks"]:
         for s in r["sliders"]:
             a, f = s["all"], s["first_visit"]
@@ -190,7 +219,9 @@ def format_markdown(report: dict[str, Any]) -> str:
                 and not s["misses"] else "**no**"
             lines.append(f"| {r['notebook'][:2]} | {s['slider']} | {a.get('p50_ms', '-')} | "
                          f"{a.get('p95_ms', '-')} | {a.get('max_ms', '-')} | "
-                         f"{f.get('p95_ms', '-')} | {a.get('n', 0) + len(s['misses'])} | "
+                         f"{f.get('p95_ms', '-')} | {s['to_draw_start'].get('p50_ms', '-')} | "
+                         f"{s['draw'].get('p50_ms', '-')} | {s['kb_received_median'] or '-'} | "
+                         f"{a.get('n', 0) + len(s['misses'])} | {s['readout_only']} | "
                          f"{len(s['misses'])} | {met} |")
     o = report["overall"]
     lines.append("")

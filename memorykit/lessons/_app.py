@@ -112,9 +112,14 @@ class LessonExplorer:
                 self.update(**{name: change["new"]})
                 return
 
+    def readout_numbers(self) -> dict[str, Any]:
+        """The numbers shown under the figure (default: ``summary()``; an explorer whose
+        summary lists whole series, which the figure already draws, shows fewer)."""
+        return self.summary()
+
     def _readout_html(self) -> str:
-        """``summary()`` as a small aligned table of name / value pairs (``readout_table``)."""
-        items = [(str(k).replace("_", " "), v) for k, v in self.summary().items()
+        """``readout_numbers()`` as a small aligned table of name / value pairs (``readout_table``)."""
+        items = [(str(k).replace("_", " "), v) for k, v in self.readout_numbers().items()
                  if not isinstance(v, (list, dict, tuple))]
         return readout_table(items)
 
@@ -166,10 +171,10 @@ def readout_table(items: list[tuple[str, Any]]) -> str:
         "<div style='display:flex;justify-content:space-between;gap:12px;padding:1px 0;"
         "border-bottom:1px solid #eee'><span style='color:#555'>"
         f"{html.escape(name)}</span><b style='font-variant-numeric:tabular-nums;"
-        f"text-align:right'>{html.escape(str(value))}</b></div>"
+        f"text-align:right;overflow-wrap:anywhere;min-width:0'>{html.escape(str(value))}</b></div>"
         for name, value in items)
     return ("<div class='memorykit-readout' style='display:grid;grid-template-columns:"
-            "repeat(auto-fill,minmax(250px,1fr));column-gap:28px;font-size:12px;"
+            "repeat(auto-fill,minmax(250px,1fr));column-gap:28px;font-size:12px;line-height:1.35;"
             "margin:4px 8px 0 8px'>" + cells + "</div>")
 
 

@@ -153,6 +153,16 @@ def live_figure(figure: Any) -> Any:
     return fig
 
 
+def legend_below(**extra: Any) -> dict[str, Any]:
+    """A horizontal legend at the bottom of the figure, under the x-axis title.
+
+    Anchored to the figure's container, not its plot area: plotly grows the bottom margin to
+    fit it, so it can cover neither an axis title nor a plot, whatever the figure's width.
+    """
+    return {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0,
+            **extra}
+
+
 def typed_spec(values: Any) -> dict[str, str]:
     """A 1-D or 2-D array as plotly's typed-array spec (float32, NaN kept, base64 ``bdata``).
 

@@ -43,6 +43,7 @@ import numpy as np
 from memorykit._validate import require_int, require_real
 from memorykit.embeddings import LexicalHashingEmbedder
 from memorykit.lessons._app import LessonExplorer, _go, float_slider, int_slider
+from memorykit.lessons._figure import legend_below
 from memorykit.longterm._context import Part, fit, request_time
 from memorykit.longterm.architectures import (
     ContextWindowArchitecture,
@@ -515,7 +516,7 @@ class ArchitecturesExplorer(LessonExplorer):
         fig.update_yaxes(range=[-0.05, 1.05], tickformat=".0%", row=1, col=1)
         fig.update_xaxes(title="distractor turns after the facts")
         fig.update_layout(height=400, margin=dict(l=60, r=20, t=70, b=50), title=self.title,
-                          legend=dict(orientation="h", y=-0.25))
+                          legend=legend_below())
         return fig
 
     def _compute(self, **p: Any) -> dict[str, Curve]:
@@ -539,6 +540,18 @@ class ArchitecturesExplorer(LessonExplorer):
             out[f"{k}_recall_%"] = ",".join(f"{v * 100:.0f}" for v in r[k].recall)
         for k in LETTERS:
             out[f"{k}_tokens_per_call"] = ",".join(f"{v:.0f}" for v in r[k].tokens)
+        return out
+
+    def readout_numbers(self) -> dict[str, Any]:
+        r: dict[str, Curve] = self.result
+        p = self.params
+        out: dict[str, Any] = {k: p[k] for k in ("window", "consolidation_factor",
+                                                 "episodic_threshold", "semantic_threshold")}
+        last = DISTRACTORS[-1]
+        for k in LETTERS:
+            out[f"{k} recall after {last} distractors"] = f"{r[k].recall[-1]:.0%}"
+        for k in LETTERS:
+            out[f"{k} tokens per call, mean"] = f"{float(np.mean(r[k].tokens)):.0f}"
         return out
 
 

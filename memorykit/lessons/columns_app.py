@@ -39,6 +39,7 @@ import numpy as np
 from memorykit._validate import require_int
 from memorykit.clock import StepClock
 from memorykit.lessons._app import LessonExplorer, _go, int_slider
+from memorykit.lessons._figure import legend_below
 from memorykit.lessons.salience_app import default_workflow
 from memorykit.scenarios.workflow import HOUR, WorkflowScenario, _work_on
 from memorykit.tokens import Tokenizer
@@ -460,7 +461,7 @@ class ColumnsExplorer(LessonExplorer):
                         marker=dict(size=9, color=["#b0b0b0", "#ef553b", "#636efa"]), showlegend=False)
         fig.update_layout(height=430, margin=dict(l=60, r=20, t=60, b=50), title=self.title,
                           xaxis_title="turn (20 per simulated day)", yaxis_title="tokens (cl100k_base)",
-                          legend=dict(orientation="h", y=-0.2))
+                          legend=legend_below())
         return fig
 
     def _compute(self, turn: int, top_notes: int, max_objects: int) -> dict[str, Any]:

@@ -51,7 +51,7 @@ from memorykit.entities import (
     replay,
 )
 from memorykit.lessons._app import LessonExplorer, _go, float_slider, int_slider
-from memorykit.lessons._figure import typed_spec
+from memorykit.lessons._figure import legend_below, typed_spec
 from memorykit.tokens import Tokenizer
 
 DATA_DIR = Path(__file__).resolve().parent.parent.parent / "data" / "entities"
@@ -300,7 +300,7 @@ class EntityHeatmapExplorer(LessonExplorer):
         fig.update_xaxes(title_text="turn", row=1, col=1)
         fig.update_yaxes(range=[0, 1.18], tickformat=".0%", row=1, col=2)
         fig.update_layout(height=560, barmode="group", margin=dict(l=70, r=10, t=50, b=50),
-                          legend=dict(orientation="h", x=0, y=-0.12, yanchor="top"))
+                          legend=legend_below())
         return fig
 
     # ------------------------------------------------------------ computation

@@ -32,6 +32,7 @@ import numpy as np
 
 from memorykit._validate import require_unit_interval
 from memorykit.lessons._app import LessonExplorer, _go, float_slider
+from memorykit.lessons._figure import legend_below
 from memorykit.lessons.tasks_app import default_workflow
 from memorykit.scenarios.workflow import WorkflowRun, run_workflow
 from memorykit.workspace import NoteExpiry, NoteSettings, effective_priority
@@ -283,7 +284,7 @@ class EscalationExplorer(LessonExplorer):
         fig.update_yaxes(range=[0, 1.08], row=1, col=1, title="effective priority")
         fig.update_xaxes(title="hours since noted")
         fig.update_layout(height=380, margin=dict(l=60, r=20, t=70, b=50), title=self.title,
-                          legend=dict(orientation="h", y=-0.2))
+                          legend=legend_below())
         return fig
 
     def _settings(self, p: dict[str, Any]) -> NoteSettings:

@@ -44,6 +44,7 @@ from memorykit.buffers.policies import (
     true_half_life_minutes,
 )
 from memorykit.lessons._app import LessonExplorer, _go, float_slider, int_slider
+from memorykit.lessons._figure import legend_below
 from memorykit.simulate import SimulatedConversation, fact_survival
 
 POLICIES: tuple[str, ...] = ("fifo", "importance", "hybrid", "recency")
@@ -342,8 +343,7 @@ class PruningExplorer(LessonExplorer):
                                                           symbol=symbol, opacity=0.6),
                               row=2, col=1)
         fig.update_layout(height=780, margin=dict(l=60, r=10, t=40, b=40),
-                          legend=dict(orientation="h", yref="container", y=0, yanchor="bottom",
-                                      x=0, groupclick="toggleitem"))
+                          legend=legend_below(groupclick="toggleitem"))
         fig.update_yaxes(categoryorder="array", categoryarray=labels[::-1], row=1, col=1)
         fig.update_xaxes(title_text="turn the fact was planted", row=1, col=1)
         fig.update_xaxes(title_text="age (minutes)", row=1, col=2)

@@ -38,6 +38,7 @@ from memorykit._validate import require_non_negative, require_positive, require_
 from memorykit.buffers import SummaryBuffer
 from memorykit.clock import StepClock
 from memorykit.lessons._app import LessonExplorer, _go, float_slider
+from memorykit.lessons._figure import legend_below
 from memorykit.longterm.episodic import HOUR, EpisodicMemory, episode_scores
 from memorykit.longterm.protocol import probe_conversation
 from memorykit.longterm.semantic import SemanticMemory, SemanticSettings
@@ -190,7 +191,7 @@ class EpisodicSurfaceExplorer(LessonExplorer):
         fig.update_xaxes(title="episode age (hours)")
         fig.update_yaxes(title="keyword overlap |K ∩ T| / |T|", range=[-0.04, 1.08])
         fig.update_layout(height=430, margin=dict(l=70, r=20, t=60, b=50), title=self.title,
-                          legend=dict(orientation="h", y=-0.18))
+                          legend=legend_below())
         return fig
 
     def _compute(self, **p: Any) -> dict[str, Any]:
@@ -297,7 +298,7 @@ class SemanticThresholdExplorer(LessonExplorer):
                         marker=dict(symbol="x-open", size=26, color="#d62728", line=dict(width=3)))
         fig.update_yaxes(autorange="reversed")
         fig.update_layout(height=480, margin=dict(l=360, r=20, t=60, b=110), title=self.title,
-                          legend=dict(orientation="h", y=-0.3))
+                          legend=legend_below())
         self._labels, self._qs = labels, qs
         return fig
 

@@ -37,7 +37,7 @@ import numpy as np
 
 from memorykit._validate import require_int
 from memorykit.lessons._app import LessonExplorer, _go, float_slider, int_slider
-from memorykit.lessons._figure import typed_spec
+from memorykit.lessons._figure import legend_below, typed_spec
 from memorykit.scenarios.workflow import (
     WorkflowScenario,
     generate_workflow_scenario,
@@ -367,8 +367,7 @@ class SalienceExplorer(LessonExplorer):
         fig.update_layout(yaxis9=dict(domain=fig.layout.yaxis.domain, range=[0, 1], visible=False,
                                       overlaying="y", fixedrange=True))
         fig.update_layout(height=1120, barmode="stack", margin=dict(l=40, r=10, t=70, b=40),
-                          legend=dict(orientation="h", yref="container", y=0, yanchor="bottom",
-                                      x=0), title=self.title)
+                          legend=legend_below(), title=self.title)
         # every row named (plotly would label only every other one of 45)
         fig.update_yaxes(autorange="reversed", tickfont=dict(size=8), tickmode="array",
                          tickvals=names, row=1, col=1)

@@ -36,6 +36,7 @@ import numpy as np
 
 from memorykit.clock import StepClock
 from memorykit.lessons._app import LessonExplorer, _go, float_slider, int_slider
+from memorykit.lessons._figure import legend_below
 from memorykit.scenarios.workflow import WorkflowScenario, _work_on, load_workflow
 from memorykit.workspace import (
     FixedExtractor,
@@ -360,7 +361,7 @@ class SlotExplorer(LessonExplorer):
             height=380, margin=dict(l=70, r=20, t=50, b=60), title=self.title,
             xaxis=dict(title=f"turn ({TURNS_PER_DAY} turns = one working day)"),
             yaxis=dict(title="slot", tickmode="array"),
-            legend=dict(orientation="h", y=-0.25),
+            legend=legend_below(),
         )
         return fig
 

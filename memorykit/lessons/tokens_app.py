@@ -27,6 +27,7 @@ import numpy as np
 
 from memorykit._validate import require_int, require_positive, require_real
 from memorykit.lessons._app import LessonExplorer, _go, float_slider, int_slider
+from memorykit.lessons._figure import legend_below
 from memorykit.messages import Message
 from memorykit.tokens import ChatFormat, ContextBudget, Tokenizer, count_chat_tokens, role_tokens
 
@@ -316,7 +317,7 @@ class BudgetExplorer(LessonExplorer):
             barmode="stack", height=280, margin=dict(l=60, r=20, t=50, b=40),
             title="Who gets the context window", xaxis_title="tokens",
             yaxis2=dict(overlaying="y", range=[-0.5, 0.5], visible=False),
-            legend=dict(orientation="h", y=-0.35),
+            legend=legend_below(),
         )
         return fig
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from memorykit.buffers.policies import FIFOBuffer, ImportanceBuffer
 from memorykit.clock import StepClock
+from memorykit.lessons._figure import legend_below
 from memorykit.messages import MessageFactory
 from memorykit.simulate import SimulatedConversation
 
@@ -82,7 +83,7 @@ def explosion_figure(result: Explosion) -> Any:
     fig.update_layout(title="Prompt tokens per turn: the token explosion", height=420,
                       xaxis_title="turn", yaxis_title="billed prompt tokens",
                       margin=dict(l=60, r=20, t=50, b=50),
-                      legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0))
+                      legend=legend_below())
     return fig
 
 

@@ -51,6 +51,7 @@ from memorykit.evaluation import (
     toolkit_policies,
 )
 from memorykit.lessons._app import LessonExplorer, _go, _widgets
+from memorykit.lessons._figure import legend_below
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 FIXTURE = ROOT / "data" / "locomo_style" / "locomo_style.json"
@@ -384,9 +385,7 @@ class TuningExplorer(LessonExplorer):
         fig.update_yaxes(range=[-0.02, 1.05], title="recall", row=2, col=1)
         fig.update_yaxes(range=[0, 1.05], title="recall", row=1, col=2)
         fig.update_layout(height=760, margin=dict(l=60, r=10, t=70, b=40), title=self.title,
-                          barmode="group", legend=dict(orientation="h", yref="container", y=0,
-                                                       yanchor="bottom", x=0,
-                                                       font=dict(size=10)))
+                          barmode="group", legend=legend_below(font=dict(size=10)))
         self._selected = len(fig.data) - 3
         return fig
 

@@ -377,7 +377,7 @@ class NotebookSession:
     """One notebook opened in JupyterLab in a fresh browser context."""
 
     def __init__(self, browser: Any, lab: dict[str, Any], nb_path: Path,
-                 viewport: tuple[int, int] = (1400, 1000)) -> None:
+                 viewport: tuple[int, int] = (1400, 2000)) -> None:
         self.lab = lab
         self.nb_path = nb_path
         self.rel = nb_path.resolve().relative_to(Path(lab["root"]).resolve()).as_posix()
