@@ -70,3 +70,26 @@ def test_cli_quick_writes_json(tmp_path):
     again = subprocess.run([sys.executable, "-m", "bench", "--from", str(out)], cwd=ROOT,
                            capture_output=True, text=True, timeout=60)
     assert again.returncode == 0 and "memorykit ImportanceBuffer" in again.stdout
+
+
+def test_browser_bench_table_names_every_slider_and_the_misses():
+    from bench.browser import TARGET_P95_MS, _stats, format_markdown as browser_table
+
+    fast = {"slider": "turn", "all": _stats([40, 50, 60]), "first_visit": _stats([40, 60]),
+            "to_draw_start": _stats([20]), "draw": _stats([30]), "kb_received_median": 6.6,
+            "readout_only": 0, "misses": []}
+    slow = {**fast, "slider": "budget", "all": _stats([100, 400]),
+            "misses": [{"ok": False, "why": "neither the figure nor the readout changed"}]}
+    report = {"target_p95_ms": TARGET_P95_MS, "overall": _stats([40, 50, 60, 100, 400]),
+              "notebooks": [{"notebook": "04_entity_memory.ipynb", "sliders": [fast, slow]}]}
+    table = browser_table(report)
+    rows = [line for line in table.splitlines() if line.startswith("| 04 |")]
+    assert rows[0].startswith("| 04 | turn | 50.0 | 59.0 |") and rows[0].endswith("| yes |")
+    assert rows[1].startswith("| 04 | budget |") and rows[1].endswith("| **no** |")
+    assert "Overall: 5 presses" in table
+
+
+def test_browser_bench_rejects_a_single_press():
+    result = subprocess.run([sys.executable, "-m", "bench.browser", "--moves", "1"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and "--moves must be >= 2, got 1" in result.stderr

@@ -187,3 +187,20 @@ def test_static_png_renders_offline_with_the_system_chromium():
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
     assert (width, height) == (500, 300)
+
+
+def test_heat_grid_rounds_and_marks_empty_cells_none():
+    from memorykit.lessons._figure import heat_grid
+
+    grid = heat_grid([[0.123456, np.nan], [1.0, 2.0]], mask=[[True, True], [False, True]])
+    assert grid.tolist() == [[0.1235, None], [None, 2.0]]
+    with pytest.raises(ValueError, match=r"got shape \(3,\)"):
+        heat_grid([1.0, 2.0, 3.0])
+
+
+def test_entity_heat_map_columns_average_present_turns():
+    from memorykit.lessons.entities_app import _column_turns, _columns
+
+    score = np.array([[1.0, np.nan, 3.0, 5.0, np.nan], [np.nan, np.nan, 2.0, 2.0, 7.0]])
+    np.testing.assert_array_equal(_columns(score, 2), [[1.0, 4.0, np.nan], [np.nan, 2.0, 7.0]])
+    assert _column_turns(5, 2).tolist() == [2, 4, 5]

@@ -36,7 +36,6 @@ from memorykit.lessons.salience_app import (
     shown_by_kind,
     spring_layout,
     top_objects,
-    typed_array,
 )
 from memorykit.scenarios.workflow import generate_workflow_scenario, run_workflow
 from memorykit.tokens import Tokenizer
@@ -77,16 +76,6 @@ def test_spring_layout_validates():
         spring_layout(3, np.array([[0, 3]]))
     with pytest.raises(ValueError, match="n"):
         spring_layout(0, np.zeros((0, 2)))
-
-
-def test_typed_array_round_trips_with_nan():
-    import base64
-
-    a = np.array([[1.0, np.nan], [0.25, 3.0]])
-    spec = typed_array(a)
-    assert spec["dtype"] == "f4" and spec["shape"] == "2,2"
-    back = np.frombuffer(base64.b64decode(spec["bdata"]), dtype="<f4").reshape(2, 2)
-    assert np.array_equal(back, a.astype("f4"), equal_nan=True)
 
 
 # -------------------------------------------------------------- salience

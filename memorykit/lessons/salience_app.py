@@ -37,7 +37,7 @@ import numpy as np
 
 from memorykit._validate import require_int
 from memorykit.lessons._app import LessonExplorer, _go, float_slider, int_slider
-from memorykit.lessons._figure import legend_below, typed_spec
+from memorykit.lessons._figure import heat_grid, legend_below, typed_spec
 from memorykit.scenarios.workflow import (
     WorkflowScenario,
     generate_workflow_scenario,
@@ -392,8 +392,8 @@ class SalienceExplorer(LessonExplorer):
         if m is not self._drawn_matrix:
             # Sent as base64 typed arrays: a 45 x 600 list of lists costs ~100 ms in
             # ipywidgets' message encoding, the packed float32 bytes well under 1 ms.
-            fig.data[0].z = typed_spec(np.where(m.selected, np.nan, m.total))
-            fig.data[1].z = typed_spec(np.where(m.selected, m.total, np.nan))
+            fig.data[0].z = heat_grid(m.total, ~m.selected)
+            fig.data[1].z = heat_grid(m.total, m.selected)
             self._drawn_matrix = m
         fig.data[2].x = [view.turn, view.turn]
         names = [r.name for r in view.top]
