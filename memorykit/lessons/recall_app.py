@@ -180,14 +180,19 @@ class EpisodicSurfaceExplorer(LessonExplorer):
         fig.add_heatmap(x=AGES_H, y=OVERLAPS, z=np.zeros((2, 2)), colorscale="Viridis", zmin=0,
                         zmax=2, colorbar=dict(title="S"),
                         hovertemplate="age %{x:.1f} h, overlap %{y:.2f}: S %{z:.3f}<extra></extra>")
-        fig.add_scatter(name="S = threshold", x=AGES_H, y=np.zeros_like(AGES_H), mode="lines",
-                        line=dict(color="white", width=3, dash="dash"))
+        fig.add_scatter(name="S = threshold (white dashes)", x=AGES_H, y=np.zeros_like(AGES_H),
+                        mode="lines", line=dict(color="white", width=3, dash="dash"))
         eps = probe_episodes()
-        fig.add_scatter(name="probe episodes", x=[e.age_hours for e in eps],
-                        y=[e.overlap for e in eps], mode="markers+text",
-                        text=[e.question for e in eps], textposition="middle right",
-                        textfont=dict(color="white", size=11), cliponaxis=False,
+        fig.add_scatter(name="probe episodes (red: recalled)", x=[e.age_hours for e in eps],
+                        y=[e.overlap for e in eps], mode="markers", hovertext=[e.question for e in eps],
+                        hoverinfo="text", cliponaxis=False,
                         marker=dict(size=12, symbol="circle", line=dict(color="white", width=2)))
+        # The probes never move (only their colour does): label them once, on a dark ground
+        # so the text reads over any colour of the surface.
+        for e in eps:
+            fig.add_annotation(x=e.age_hours, y=e.overlap, text=e.question, showarrow=False,
+                               xanchor="left", xshift=10, font=dict(color="white", size=11),
+                               bgcolor="rgba(0,0,0,0.55)", borderpad=2)
         fig.update_xaxes(title="episode age (hours)")
         fig.update_yaxes(title="keyword overlap |K ∩ T| / |T|", range=[-0.04, 1.08])
         fig.update_layout(height=430, margin=dict(l=70, r=20, t=60, b=50), title=self.title,
