@@ -116,6 +116,9 @@ def _press_and_time(session: labdriver.NotebookSession, slider_index: int, key: 
                         "draws": len(after), "value": value, "from": before_value}
         page.wait_for_timeout(20)
     value = readout.first.text_content() if readout.count() else None
+    if value == before_value:  # the explorer put the slider back (lesson 03: target < threshold)
+        return {"ok": None, "why": "held at its limit by the explorer", "value": value,
+                "from": before_value}
     return {"ok": False, "ms": None, "value": value, "from": before_value,
             "why": "no key event seen" if key_t is None
             else f"neither the figure nor the readout changed within {timeout:.0f} s"}
@@ -151,7 +154,7 @@ def bench_notebook(browser: Any, lab: dict[str, Any], nb_path: Path, moves: int,
             first = [p["ms"] for p in presses if p["ok"] and p["phase"] == "first visit"]
             out.append({"slider": s["label"], "start": s["value"], "cell": s["cell"],
                         "all": _stats(ok), "first_visit": _stats(first),
-                        "misses": [p for p in presses if not p["ok"]],
+                        "misses": [p for p in presses if p["ok"] is False],
                         "presses": presses})
             drawn = [p for p in presses if p["ok"] and p["figure"]]
             out[-1]["readout_only"] = sum(1 for p in presses if p["ok"] and not p["figure"])

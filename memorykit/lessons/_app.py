@@ -167,14 +167,19 @@ def readout_table(items: list[tuple[str, Any]]) -> str:
     A CSS grid of equal columns (at least 250 px each): names left, values right-aligned in
     tabular figures, so a column of numbers lines up whatever the notebook's width.
     """
+    def value_style(value: str) -> str:
+        # short values never break ("59/114" on one line); long ones wrap at any character
+        return ("white-space:nowrap" if len(value) <= 28
+                else "overflow-wrap:anywhere;min-width:0;flex:1 1 60%")
+
     cells = "".join(
         "<div style='display:flex;justify-content:space-between;gap:12px;padding:1px 0;"
         "border-bottom:1px solid #eee'><span style='color:#555'>"
         f"{html.escape(name)}</span><b style='font-variant-numeric:tabular-nums;"
-        f"text-align:right;overflow-wrap:anywhere;min-width:0'>{html.escape(str(value))}</b></div>"
+        f"text-align:right;{value_style(str(value))}'>{html.escape(str(value))}</b></div>"
         for name, value in items)
     return ("<div class='memorykit-readout' style='display:grid;grid-template-columns:"
-            "repeat(auto-fill,minmax(250px,1fr));column-gap:28px;font-size:12px;line-height:1.35;"
+            "repeat(auto-fill,minmax(290px,1fr));column-gap:28px;font-size:12px;line-height:1.35;"
             "margin:4px 8px 0 8px'>" + cells + "</div>")
 
 

@@ -509,11 +509,15 @@ class ArchitecturesExplorer(LessonExplorer):
             "recall (fact key in the context)", "billed prompt tokens per call")))
         for col in (1, 2):
             for k in LETTERS:
+                # C and D often coincide: D is drawn thinner and dotted on top of a wider C
                 fig.add_scatter(name=NAMES[k], x=list(DISTRACTORS), y=[0] * len(DISTRACTORS),
                                 mode="lines+markers", row=1, col=col, showlegend=col == 1,
-                                line=dict(color=_COLORS[k], width=2,
-                                          dash="dot" if k == "D" else "solid"))
-        fig.update_yaxes(range=[-0.05, 1.05], tickformat=".0%", row=1, col=1)
+                                marker=dict(size=5 if k == "D" else 8,
+                                            symbol="diamond" if k == "D" else "circle"),
+                                line=dict(color=_COLORS[k], width=2 if k == "D" else 4 if k == "C"
+                                          else 2, dash="dot" if k == "D" else "solid"))
+        fig.update_yaxes(range=[-0.05, 1.05], tickformat=".0%", title_text="recall", row=1, col=1)
+        fig.update_yaxes(title_text="tokens per call", row=1, col=2)
         fig.update_xaxes(title="distractor turns after the facts")
         fig.update_layout(height=400, margin=dict(l=60, r=20, t=70, b=50), title=self.title,
                           legend=legend_below())

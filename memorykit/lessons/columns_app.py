@@ -481,7 +481,7 @@ class ColumnsExplorer(LessonExplorer):
         fig.data[3].x = [result["turn"], result["turn"]]
         fig.data[4].x = [result["turn"]] * 3
         fig.data[4].y = [int(cmp.history[t]), int(cmp.flat[t]), int(cmp.columns[t])]
-        self.prompt.value = ("<pre style='font-size:11px;line-height:1.25;max-height:420px;overflow:auto'>"
+        self.prompt.value = ("<pre style='font-size:11px;line-height:1.25;max-height:420px;overflow:auto;white-space:pre-wrap;word-break:normal;overflow-wrap:break-word'>"
                              + html.escape(result["prompt"]) + "</pre>")
 
     def extra_widgets(self) -> list[Any]:

@@ -168,7 +168,7 @@ def token_figure(costs: TokenCosts) -> Any:
     fig.add_scatter(x=costs.turn, y=costs.full_history, name="full history + new message")
     fig.add_scatter(x=costs.turn, y=costs.entity_prompt, name="entity ids in the system prompt")
     fig.update_layout(title=f"Prompt tokens per turn ({costs.encoding})", height=360,
-                      xaxis_title="turn", yaxis_title="billed prompt tokens", yaxis_type="log",
+                      xaxis_title="turn", yaxis_title="billed prompt tokens", yaxis_type="log", yaxis_dtick=1,
                       margin=dict(l=60, r=20, t=50, b=40))
     return fig
 
@@ -297,15 +297,15 @@ class EntityHeatmapExplorer(LessonExplorer):
         from plotly.subplots import make_subplots
 
         go = _go()
-        fig = make_subplots(rows=1, cols=2, column_widths=[0.80, 0.20], horizontal_spacing=0.15,
+        fig = make_subplots(rows=1, cols=2, column_widths=[0.78, 0.22], horizontal_spacing=0.2,
                             subplot_titles=("relevance memory: eviction score of each entity, "
-                                            "turn by turn", "FIFO vs relevance"))
+                                            "turn by turn", "FIFO vs<br>relevance"))
         # z is a 2-D grid (entities x turns) sent as one binary typed-array spec (_figure.typed_spec)
         fig.add_trace(go.Heatmap(
             x=_column_turns(len(self.scenario.turns), self.turns_per_column), y=[], z=[],
 
             zmin=0.0, zmax=1.0, colorscale="Viridis",
-            colorbar=dict(title=dict(text="score", side="top"), x=0.695, xanchor="left",
+            colorbar=dict(title=dict(text="score", side="top"), x=0.635, xanchor="left",
                           thickness=12, len=0.85, y=0.5),
             hovertemplate="turns up to %{x}, row %{y}<br>mean score %{z:.3f}<extra></extra>",
             name="score"), row=1, col=1)
@@ -322,7 +322,7 @@ class EntityHeatmapExplorer(LessonExplorer):
         fig.update_yaxes(title_text="entity (first mentioned at the top)", autorange="reversed",
                          tickfont=dict(size=9), zeroline=False, row=1, col=1)
         fig.update_xaxes(title_text="turn", row=1, col=1)
-        fig.update_yaxes(range=[0, 1.18], tickformat=".0%", row=1, col=2)
+        fig.update_yaxes(range=[0, 1.18], tickformat=".0%", title_text="share", row=1, col=2)
         fig.update_layout(height=560, barmode="group", margin=dict(l=70, r=10, t=50, b=50),
                           legend=legend_below())
         return fig

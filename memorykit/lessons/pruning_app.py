@@ -347,9 +347,9 @@ class PruningExplorer(LessonExplorer):
         fig.update_yaxes(categoryorder="array", categoryarray=labels[::-1], row=1, col=1)
         fig.update_xaxes(title_text="turn the fact was planted", row=1, col=1)
         fig.update_xaxes(title_text="age (minutes)", row=1, col=2)
-        fig.update_yaxes(range=[0, 1.02], row=1, col=2)
+        fig.update_yaxes(range=[0, 1.02], title_text="weight", row=1, col=2)
         fig.update_xaxes(title_text="turn of the eviction", row=2, col=1)
-        fig.update_yaxes(title_text="1 + victim's age (turns)", type="log", row=2, col=1)
+        fig.update_yaxes(title_text="1 + victim's age (turns)", type="log", dtick=1, row=2, col=1)
         return fig
 
     def _compute(self, budget: int, threshold: float, decay_rate: float,

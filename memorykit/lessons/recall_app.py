@@ -38,7 +38,7 @@ from memorykit._validate import require_non_negative, require_positive, require_
 from memorykit.buffers import SummaryBuffer
 from memorykit.clock import StepClock
 from memorykit.lessons._app import LessonExplorer, _go, float_slider
-from memorykit.lessons._figure import legend_below
+from memorykit.lessons._figure import heat_grid, legend_below
 from memorykit.longterm.episodic import HOUR, EpisodicMemory, episode_scores
 from memorykit.longterm.protocol import probe_conversation
 from memorykit.longterm.semantic import SemanticMemory, SemanticSettings
@@ -194,7 +194,7 @@ class EpisodicSurfaceExplorer(LessonExplorer):
                                xanchor="left", xshift=10, font=dict(color="white", size=11),
                                bgcolor="rgba(0,0,0,0.55)", borderpad=2)
         fig.update_xaxes(title="episode age (hours)")
-        fig.update_yaxes(title="keyword overlap |K ∩ T| / |T|", range=[-0.04, 1.08])
+        fig.update_yaxes(title="keyword overlap (shared / question keywords)", range=[-0.04, 1.08])
         fig.update_layout(height=430, margin=dict(l=70, r=20, t=60, b=50), title=self.title,
                           legend=legend_below())
         return fig
@@ -205,7 +205,7 @@ class EpisodicSurfaceExplorer(LessonExplorer):
                 "verdicts": episode_verdicts(a, b, t, thr), "zmax": max(a + b, 1e-6)}
 
     def _draw(self, r: dict[str, Any]) -> None:
-        self.fig.data[0].z = r["z"]
+        self.fig.data[0].z = heat_grid(r["z"])
         self.fig.data[0].zmax = r["zmax"]
         self.fig.data[1].y = r["line"]
         self.fig.data[2].marker.color = ["#d62728" if v else "#7f7f7f" for v in r["verdicts"]]

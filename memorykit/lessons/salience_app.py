@@ -293,6 +293,10 @@ def object_rank(view: SalienceView, object_id: str) -> int | None:
 
 
 # ---------------------------------------------------------------- explorer
+GRAPH_LABELS = 10
+"""How many of the shown objects the knowledge-graph panel names (the most salient)."""
+
+
 class SalienceExplorer(LessonExplorer):
     """Heatmap of salience (objects x turns), the chosen turn's components, the 2-hop graph."""
 
@@ -404,9 +408,11 @@ class SalienceExplorer(LessonExplorer):
         depth = view.weights.neighbourhood_depth
         inside = view.hops <= depth
         shown = m.selected[:, view.turn - 1]
-        # The graph changes only when the neighbourhood or the shown set does: skip
-        # re-sending identical arrays (plotly validates every element it is given).
-        graph_key = (view.hops.tobytes(), shown.tobytes())
+        # names of the ten most salient shown objects only: more labels overlap unreadably
+        labelled = {r.name for r in view.top[:GRAPH_LABELS]}
+        # The graph changes only when the neighbourhood, the shown set or the labelled names
+        # do: skip re-sending identical arrays (plotly validates every element it is given).
+        graph_key = (view.hops.tobytes(), shown.tobytes(), tuple(sorted(labelled)))
         if graph_key == self._drawn_graph:
             return
         self._drawn_graph = graph_key
@@ -421,7 +427,7 @@ class SalienceExplorer(LessonExplorer):
         nodes = fig.data[10]
         nodes.marker.color = np.minimum(view.hops, 3.0)
         nodes.marker.size = np.where(shown, 16, 8)
-        nodes.text = [name if s else "" for name, s in zip(data.names, shown)]
+        nodes.text = [name if name in labelled else "" for name in data.names]
         hop_text = ["context" if h == 0 else (f"{int(h)} hops" if np.isfinite(h) else "unreachable")
                     for h in view.hops]
         nodes.hovertext = [f"{name}: {h}{', shown' if s else ''}"

@@ -36,7 +36,7 @@ import numpy as np
 
 from memorykit.clock import StepClock
 from memorykit.lessons._app import LessonExplorer, _go, float_slider, int_slider
-from memorykit.lessons._figure import legend_below
+from memorykit.lessons._figure import heat_grid, legend_below
 from memorykit.scenarios.workflow import WorkflowScenario, _work_on, load_workflow
 from memorykit.workspace import (
     FixedExtractor,
@@ -374,7 +374,7 @@ class SlotExplorer(LessonExplorer):
         number = np.array([int(t[1:]) for t in tl.task_ids])
         custom = np.where(tl.occupant >= 0, number[np.maximum(tl.occupant, 0)], 0)
         heat = self.fig.data[0]
-        heat.z = z
+        heat.z = heat_grid(z)
         heat.customdata = custom
         heat.x = np.arange(1, tl.n_turns + 1)
         heat.y = np.arange(1, k + 1)

@@ -310,11 +310,11 @@ class BudgetExplorer(LessonExplorer):
         fig = go.FigureWidget()
         for name, color in _PART_COLORS.items():
             fig.add_bar(name=name, y=["window"], x=[0], orientation="h", marker_color=color,
-                        text=[""], textposition="inside")
+                        text=[""], textposition="inside", textangle=0)
         fig.add_scatter(name="window edge", x=[0, 0], y=[-0.5, 0.5], mode="lines",
                         line=dict(color="black", dash="dash"), yaxis="y2", showlegend=False)
         fig.update_layout(
-            barmode="stack", height=280, margin=dict(l=60, r=20, t=50, b=40),
+            barmode="stack", height=280, uniformtext=dict(minsize=10, mode="hide"), margin=dict(l=60, r=20, t=50, b=40),
             title="Who gets the context window", xaxis_title="tokens",
             yaxis2=dict(overlaying="y", range=[-0.5, 0.5], visible=False),
             legend=legend_below(),

@@ -51,7 +51,7 @@ from memorykit.evaluation import (
     toolkit_policies,
 )
 from memorykit.lessons._app import LessonExplorer, _go, _widgets
-from memorykit.lessons._figure import legend_below
+from memorykit.lessons._figure import heat_grid, legend_below
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 FIXTURE = ROOT / "data" / "locomo_style" / "locomo_style.json"
@@ -381,7 +381,7 @@ class TuningExplorer(LessonExplorer):
                     name="selected", marker_color="red", row=1, col=2)
         fig.add_bar(x=list(self.sweeps.categories), y=[0] * len(self.sweeps.categories),
                     name="bm25 default", marker_color="gray", row=1, col=2)
-        fig.update_xaxes(type="log", title="mean context tokens (log)", row=2, col=1)
+        fig.update_xaxes(type="log", dtick=1, title="mean context tokens (log)", row=2, col=1)
         fig.update_yaxes(range=[-0.02, 1.05], title="recall", row=2, col=1)
         fig.update_yaxes(range=[0, 1.05], title="recall", row=1, col=2)
         fig.update_layout(height=760, margin=dict(l=60, r=10, t=70, b=40), title=self.title,
@@ -406,7 +406,7 @@ class TuningExplorer(LessonExplorer):
         xs = [str(x) for x in k.values[1]]
         ys = [str(y) for y in k.values[0]]
         heat = self.fig.data[0]
-        heat.z, heat.x, heat.y = v.surface, xs, ys
+        heat.z, heat.x, heat.y = heat_grid(v.surface), xs, ys
         self.fig.data[1].x, self.fig.data[1].y = [xs[v.j]], [ys[v.i]]
         self.fig.layout.xaxis.title = k.names[1]
         self.fig.layout.yaxis.title = k.names[0]
