@@ -228,7 +228,7 @@ JS_PAGE_ERRORS = """() => {
   for (const el of document.querySelectorAll(
       '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')) {
     const t = el.textContent;
-    if (t.includes('Traceback') || /\\b\\w+(Error|Exception)\\b/.test(t)) bad.push(t.slice(0, 800));
+    if (t.includes('Traceback') || /\\b\\w+(Error|Exception|Warning)\\b/.test(t)) bad.push(t.slice(0, 800));
   }
   for (const el of document.querySelectorAll('.jp-OutputArea-output .jp-RenderedText')) {
     const t = el.textContent;

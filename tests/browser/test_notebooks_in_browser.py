@@ -3,8 +3,8 @@
 For each ``notebooks/*.ipynb`` (one test each, named after the notebook): open it, clear its
 stored outputs, Run ▸ Run All Cells, wait until every code cell shows ``[n]``, and check that
 
-* no cell raised (error outputs in the notebook model, tracebacks in the page, widgets that
-  failed to render);
+* no cell raised or warned (error outputs in the notebook model, tracebacks or warnings in the
+  page, widgets that failed to render), neither after the run nor after the slider moves;
 * after load, and again after every slider of every explorer has been moved one step with the
   keyboard (ArrowRight on its handle, ArrowLeft at the end of its range): every trace of every
   ``FigureWidget`` in the kernel is in the rendered plot with the same number of points and the
@@ -185,6 +185,8 @@ def _move_every_slider(session: labdriver.NotebookSession) -> tuple[list[str], i
             changed += 1
         problems += _drawing_problems(session, f"after moving {label.strip()!r} "
                                                f"{value} -> {new_value}")
+    problems += [f"after the slider moves: error or warning in the page: {text[:300]}"
+                 for text in session.page_errors()]
     return problems, changed
 
 
