@@ -17,6 +17,7 @@ figure redraws within ``--timeout`` seconds is reported as a miss, never dropped
     python -m bench.browser                         # every lesson, 10 presses per slider
     python -m bench.browser --notebooks 04 07 --moves 20
     python -m bench.browser --json bench/results/browser.json --markdown
+    python -m bench.browser --from run1.json run2.json run3.json   # one table over runs
 """
 
 from __future__ import annotations
@@ -233,6 +234,38 @@ def format_markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def format_runs(reports: list[dict[str, Any]]) -> str:
+    """One row per slider over several runs: p50 and p95 of each, draw split, verdict."""
+    target = reports[0]["target_p95_ms"]
+    runs = len(reports)
+    head = ("| lesson | slider | " + " | ".join(f"run {i + 1} p50 / p95 ms" for i in range(runs))
+            + " | key to draw start p50 | plotly.js draw p50 | kB per move | p95 <= "
+            f"{target:.0f} ms |")
+    lines = [head, "|---|---|" + "---:|" * runs + "---:|---:|---:|---|"]
+    by_key: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for report in reports:
+        for r in report["notebooks"]:
+            for s in r["sliders"]:
+                by_key.setdefault((r["notebook"][:2], s["slider"]), []).append(s)
+    for (lesson, slider), rows in by_key.items():
+        cells = [f"{s['all'].get('p50_ms', '-')} / {s['all'].get('p95_ms', '-')}" for s in rows]
+        missed = sum(1 for s in rows if s["misses"] or s["all"].get("p95_ms") is None
+                     or s["all"]["p95_ms"] > target)
+        verdict = "yes" if not missed else f"**no** in {missed} of {len(rows)} runs"
+        last = rows[-1]
+        lines.append(f"| {lesson} | {slider} | " + " | ".join(cells) + f" | "
+                     f"{last['to_draw_start'].get('p50_ms', '-')} | {last['draw'].get('p50_ms', '-')} | "
+                     f"{last['kb_received_median'] or '-'} | {verdict} |")
+    overall = ", ".join(f"run {i + 1}: p50 {r['overall'].get('p50_ms')} ms, p95 "
+                        f"{r['overall'].get('p95_ms')} ms" for i, r in enumerate(reports))
+    met = sum(1 for rows in by_key.values()
+              if all(not s["misses"] and s["all"].get("p95_ms") is not None
+                     and s["all"]["p95_ms"] <= target for s in rows))
+    lines += ["", f"All presses: {overall}. Sliders meeting the target in every run: {met} of "
+              f"{len(by_key)}."]
+    return "\n".join(lines)
+
+
 def _pick(names: list[str]) -> list[Path]:
     all_nbs = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     if not names:
@@ -254,7 +287,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=15.0, help="seconds to wait for a redraw")
     p.add_argument("--json", type=Path, default=None, help="write the full report here")
     p.add_argument("--markdown", action="store_true", help="print the table for BENCHMARKS.md")
+    p.add_argument("--from", dest="from_json", nargs="+", type=Path, default=None,
+                   help="no run: print one table over these saved reports (several runs)")
     args = p.parse_args(argv)
+    if args.from_json:
+        print(format_runs([json.loads(path.read_text()) for path in args.from_json]))
+        return 0
     if args.moves < 2:
         p.error(f"--moves must be >= 2, got {args.moves}")
     if not Path(labdriver.CHROMIUM).exists():
