@@ -46,7 +46,8 @@ ENCODING = "cl100k_base"
 DEFAULT_SIZES = (1_000, 10_000, 100_000)
 QUICK_SIZES = (200, 1_000)
 DEFAULT_BUDGETS = (2_000, 128_000)
-POLICIES = ("fifo", "importance", "hybrid")
+SEED_POLICIES = ("fifo", "importance", "hybrid")
+"""The policies seed 001 sketches (its list-based version is benchmarked beside ours)."""
 IMPORTANCE_THRESHOLD = 0.5
 # Billed-token framing, as memorykit.tokens.ChatFormat: 3 per message + 1 for the role;
 # 3 more prime the reply, once per prompt.
@@ -119,21 +120,14 @@ def run_floor(turns: list[Turn], budget: int, deadline: float) -> RunResult:
 def memorykit_runner(policy: str, trace_limit: int | None = None
                      ) -> Callable[[list[Turn], int, float], RunResult]:
     def run(turns: list[Turn], budget: int, deadline: float) -> RunResult:
-        from memorykit.buffers import FIFOBuffer, HybridBuffer, ImportanceBuffer
+        from memorykit.buffers.registry import policy as registered
         from memorykit.messages import MessageFactory
         from memorykit.tokens import Tokenizer, count_chat_tokens
         from memorykit.trace import Trace
 
         tokenizer = Tokenizer(ENCODING)
         factory = MessageFactory(tokenizer)
-        trace = Trace(max_events=trace_limit)
-        if policy == "fifo":
-            buffer = FIFOBuffer(max_tokens=budget, trace=trace)
-        elif policy == "importance":
-            buffer = ImportanceBuffer(max_tokens=budget, trace=trace)
-        else:
-            buffer = HybridBuffer(max_tokens=budget, importance_threshold=IMPORTANCE_THRESHOLD,
-                                  trace=trace)
+        buffer = registered(policy).build(budget, trace=Trace(max_events=trace_limit))
         work = [(t.role, t.text, t.importance) for t in turns]
         make, add, read = factory.message, buffer.add, buffer.messages
         half = len(work) // 2
@@ -165,18 +159,13 @@ def buffer_only_runner(policy: str) -> Callable[[list[Turn], int, float], RunRes
     """Diagnostic: the same buffer work with every message built (and counted) beforehand."""
 
     def run(turns: list[Turn], budget: int, deadline: float) -> RunResult:
-        from memorykit.buffers import FIFOBuffer, HybridBuffer, ImportanceBuffer
+        from memorykit.buffers.registry import policy as registered
         from memorykit.messages import MessageFactory
         from memorykit.tokens import Tokenizer
 
         factory = MessageFactory(Tokenizer(ENCODING))
         messages = [factory.message(t.role, t.text, importance=t.importance) for t in turns]
-        if policy == "fifo":
-            buffer = FIFOBuffer(max_tokens=budget)
-        elif policy == "importance":
-            buffer = ImportanceBuffer(max_tokens=budget)
-        else:
-            buffer = HybridBuffer(max_tokens=budget, importance_threshold=IMPORTANCE_THRESHOLD)
+        buffer = registered(policy).build(budget)
         add, read = buffer.add, buffer.messages
         # The pre-built messages are not the buffer's doing: keep them out of the collector.
         gc.collect()
@@ -376,27 +365,31 @@ def run_llamaindex(turns: list[Turn], budget: int, deadline: float) -> RunResult
 
 
 def runners(peer_max_n: int = 10_000) -> list[Runner]:
+    from memorykit.buffers.registry import policies
+
     out = [Runner("floor", "floor: tiktoken count per message", "floor", None, run_floor)]
-    names = {"fifo": "FIFOBuffer", "importance": "ImportanceBuffer", "hybrid": "HybridBuffer"}
-    for policy in POLICIES:
+    # every pruning policy of the registry; a newly registered one is benchmarked too
+    names = {s.name: s.factory.__name__ for s in policies("pruning")}
+    pruning = tuple(names)
+    for policy in pruning:
         out.append(
             Runner(f"memorykit-{policy}", f"memorykit {names[policy]}", "memorykit", policy,
                    memorykit_runner(policy))
         )
-    for policy in POLICIES:
+    for policy in pruning:
         out.append(
             Runner(f"memorykit-{policy}-bounded",
                    f"memorykit {names[policy]}, Trace(max_events={BOUNDED_TRACE:,})", "memorykit",
                    policy, memorykit_runner(policy, BOUNDED_TRACE),
                    note="the trace keeps only its newest events, so it stops growing with n")
         )
-    for policy in POLICIES:
+    for policy in pruning:
         out.append(
             Runner(f"buffer-only-{policy}", f"diagnostic: {names[policy]} add + read only",
                    "diagnostic", policy, buffer_only_runner(policy),
                    note="messages built beforehand: the buffer's own cost, tokenizer excluded")
         )
-    for policy in POLICIES:
+    for policy in SEED_POLICIES:
         out.append(
             Runner(f"seed-{policy}", f"seed-style list ({policy})", "seed", policy,
                    seed_runner(policy),
@@ -590,7 +583,9 @@ def check_targets(report: dict[str, Any]) -> list[dict[str, Any]]:
     small_budget = min(budgets)
     out: list[dict[str, Any]] = []
     ratios = {}
-    for policy in POLICIES:
+    policies = sorted({row["key"].removeprefix("memorykit-") for row in report["results"]
+                       if row["group"] == "memorykit" and not row["key"].endswith("-bounded")})
+    for policy in policies:
         row = _row(report, f"memorykit-{policy}", big, small_budget)
         if row and "ratio_to_floor" in row:
             ratios[policy] = row["ratio_to_floor"]

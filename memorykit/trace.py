@@ -10,9 +10,27 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import asdict, dataclass
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
 from memorykit._validate import require_optional_int
+
+
+class Victim(NamedTuple):
+    """A memory's choice of what to evict, before it is evicted (every memory uses this one).
+
+    Conversation buffers choose message ids, entity memories ``type:id`` keys; the
+    eviction record built from it (``Eviction``, ``EntityEviction``) adds the numbers of
+    the moment.
+    """
+
+    id: str
+    """The message id or entity key chosen."""
+    rule: str
+    """The rule that chose it: 'fifo', 'importance', 'relevance', ..."""
+    reason: str
+    """A human sentence with the numbers that decided it."""
+    score: float | None = None
+    """The victim's score under the rule, if the rule has one."""
 
 
 @dataclass(frozen=True, slots=True)

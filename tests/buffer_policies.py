@@ -1,35 +1,33 @@
-"""The buffer policies the contract suite runs over, built with small budgets.
+"""The buffer policies the contract suite runs over: every policy in the registry.
 
-Each entry builds a fresh buffer from (max_tokens, clock). A new policy joins
-the contract by being listed here.
+``memorykit.buffers.registry.POLICIES`` is the one list of policies; a policy registered
+there joins the contract here with its defaults. The settings below only shrink a few
+defaults so a short random stream reaches the limits (a 20-message window or 100 entries
+would never fill).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
-from memorykit.buffers import (
-    BufferWindow,
-    FIFOBuffer,
-    HybridBuffer,
-    ImportanceBuffer,
-    MessageBuffer,
-    RecencyWeightedBuffer,
-    SummaryBuffer,
-    TokenBuffer,
-)
+from memorykit.buffers import MessageBuffer
+from memorykit.buffers.registry import POLICIES as REGISTRY
 from memorykit.clock import StepClock
 
 BufferMaker = Callable[[int, StepClock], MessageBuffer]
 
-POLICIES: dict[str, BufferMaker] = {
-    "fifo": lambda budget, clock: FIFOBuffer(max_tokens=budget),
-    "token": lambda budget, clock: TokenBuffer(max_tokens=budget, max_entries=12),
-    "window": lambda budget, clock: BufferWindow(window_size=max(1, budget // 60)),
-    "importance": lambda budget, clock: ImportanceBuffer(max_tokens=budget),
-    "hybrid": lambda budget, clock: HybridBuffer(max_tokens=budget, importance_threshold=0.5),
-    "recency": lambda budget, clock: RecencyWeightedBuffer(
-        max_tokens=budget, decay_rate=0.1, half_life_minutes=5, clock=clock
-    ),
-    "summary": lambda budget, clock: SummaryBuffer(budget, threshold=0.8, target=0.6, min_recent=2),
+CONTRACT_SETTINGS: dict[str, Callable[[int], dict[str, Any]]] = {
+    "window": lambda budget: {"window_size": max(1, budget // 60)},
+    "token": lambda budget: {"max_entries": 12},
+    "summary": lambda budget: {"min_recent": 2},
 }
+
+
+def _maker(name: str) -> BufferMaker:
+    spec = REGISTRY[name]
+    settings = CONTRACT_SETTINGS.get(name, lambda budget: {})
+    return lambda budget, clock: spec.build(budget, clock=clock, **settings(budget))
+
+
+POLICIES: dict[str, BufferMaker] = {name: _maker(name) for name in REGISTRY}

@@ -188,3 +188,18 @@ def test_trace_is_injected_and_validated():
         Trace(max_events="5")
     with pytest.raises(TypeError, match="trace must be a Trace, got \\[\\]"):
         FIFOBuffer(max_tokens=30, trace=[])
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+def test_every_policy_forwards_the_base_keywords(policy):
+    # The options a long-running agent needs (a bounded trace, its clock, its chat format,
+    # unpinned system messages) reach MessageBuffer through every policy's constructor.
+    from memorykit.buffers.registry import POLICIES as REGISTRY
+    from memorykit.tokens import ChatFormat
+    from memorykit.trace import Trace
+
+    trace, clock, fmt = Trace(max_events=5), StepClock(), ChatFormat(tokens_per_message=4)
+    buffer = REGISTRY[policy].build(200, trace=trace, clock=clock, chat_format=fmt,
+                                    pin_system=False)
+    assert buffer.trace is trace and buffer.clock is clock
+    assert buffer.chat_format == fmt and buffer.pin_system is False

@@ -34,7 +34,7 @@ pytest.importorskip("plotly")
 pytest.importorskip("ipywidgets")
 
 # Reference answers used by the notebooks.
-PRUNING_ANSWER = {"policy": "hybrid", "threshold": 0.75}
+PRUNING_ANSWER = {"policy": "hybrid", "importance_threshold": 0.75}
 SUMMARY_ANSWER = {"threshold": 0.9, "target": 0.4, "min_recent": 0}
 
 
@@ -51,7 +51,7 @@ def conv():
     ("recency", lambda: RecencyWeightedBuffer(1500, decay_rate=0.2, half_life_minutes=10)),
 ])
 def test_run_policy_matches_the_library(conv, policy, buffer):
-    run = pa.run_policy(conv, policy, budget=1500, threshold=0.6, decay_rate=0.2,
+    run = pa.run_policy(conv, policy, budget=1500, importance_threshold=0.6, decay_rate=0.2,
                         half_life_minutes=10)
     buf = buffer()
     buf.extend(conv.messages)
@@ -64,7 +64,7 @@ def test_run_policy_matches_the_library(conv, policy, buffer):
 
 def test_every_lost_fact_has_an_eviction_and_system_stays(conv):
     system = next(m for m in conv.messages if m.role == "system")
-    for policy in pa.POLICIES:
+    for policy in [s.name for s in pa.pruning_policies()]:
         run = pa.run_policy(conv, policy, budget=1000)
         assert system.id not in run.evicted_at
         for f in conv.facts:
@@ -81,10 +81,10 @@ def test_fifo_evicts_in_arrival_order(conv):
 
 
 def test_hybrid_rules_and_threshold_extremes(conv):
-    run = pa.run_policy(conv, "hybrid", budget=1500, threshold=0.5)
+    run = pa.run_policy(conv, "hybrid", budget=1500, importance_threshold=0.5)
     assert set(run.rules) <= {"hybrid-below-threshold", "hybrid-fifo-fallback"}
     # Nothing is below importance 0: threshold 1e-9 means pure FIFO fallback.
-    tiny = pa.run_policy(conv, "hybrid", budget=1500, threshold=1e-9)
+    tiny = pa.run_policy(conv, "hybrid", budget=1500, importance_threshold=1e-9)
     assert set(tiny.rules) == {"hybrid-fifo-fallback"}
     assert tiny.fact_alive == pa.run_policy(conv, "fifo", budget=1500).fact_alive
 
@@ -98,18 +98,20 @@ def test_importance_keeps_more_facts_than_fifo(conv):
 
 
 def test_run_policy_is_memoized_and_ignores_unused_params(conv):
-    a = pa.run_policy(conv, "fifo", budget=1750, threshold=0.3)
-    b = pa.run_policy(conv, "fifo", budget=1750, threshold=0.9, decay_rate=0.5)
+    a = pa.run_policy(conv, "fifo", budget=1750, importance_threshold=0.3)
+    b = pa.run_policy(conv, "fifo", budget=1750, importance_threshold=0.9, decay_rate=0.5)
     assert a is b
-    c = pa.run_policy(conv, "hybrid", budget=1750, threshold=0.3)
-    d = pa.run_policy(conv, "hybrid", budget=1750, threshold=0.9)
+    c = pa.run_policy(conv, "hybrid", budget=1750, importance_threshold=0.3)
+    d = pa.run_policy(conv, "hybrid", budget=1750, importance_threshold=0.9)
     assert c is not d
 
 
 @pytest.mark.parametrize("kwargs,word", [
     ({"policy": "lifo"}, "'lifo'"),
     ({"policy": "fifo", "budget": 0}, "budget"),
-    ({"policy": "hybrid", "threshold": 1.5}, "1.5"),
+    ({"policy": "hybrid", "importance_threshold": 1.5}, "1.5"),
+    ({"policy": "fifo", "importance_threshold": 1.5}, "1.5"),  # validated whatever the policy
+    ({"policy": "hybrid", "threshold": 0.5}, "'threshold'"),  # not a registered setting
     ({"policy": "recency", "decay_rate": -0.1}, "-0.1"),
     ({"policy": "recency", "half_life_minutes": 0}, "half_life_minutes"),
 ])
@@ -133,7 +135,7 @@ def test_curves_and_overtake():
 
 
 def test_rule_mask_and_fact_fates(conv, capsys):
-    run = pa.run_policy(conv, "hybrid", budget=1500, threshold=0.5)
+    run = pa.run_policy(conv, "hybrid", budget=1500, importance_threshold=0.5)
     below = run.rule_mask("hybrid-below-threshold")
     fallback = run.rule_mask("hybrid-fifo-fallback")
     assert below.sum() + fallback.sum() == run.evict_turn.size
@@ -143,7 +145,7 @@ def test_rule_mask_and_fact_fates(conv, capsys):
         m = by_id[mid]
         if rule == "hybrid-below-threshold" and m.importance >= 0.5:
             assert m.role == "tool" or m.tool_calls
-    runs = {p: pa.run_policy(conv, p, budget=1500) for p in pa.POLICIES}
+    runs = {p: pa.run_policy(conv, p, budget=1500) for p in [s.name for s in pa.pruning_policies()]}
     pa.print_fact_fates(runs, conv.facts[-3:])
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 4 and lines[1].startswith(conv.facts[-3].id)
@@ -151,7 +153,7 @@ def test_rule_mask_and_fact_fates(conv, capsys):
 
 def test_compare_policies(conv):
     table = pa.compare_policies(conv, budget=1500)
-    assert list(table) == list(pa.POLICIES)
+    assert list(table) == list([s.name for s in pa.pruning_policies()])
     n_recent = sum(1 for f in conv.facts if f.turn >= 401)
     for row in table.values():
         assert 0 <= row["recent_facts_alive"] <= min(n_recent, row["facts_alive"])
@@ -164,7 +166,7 @@ def _data(fig):
 
 @pytest.mark.parametrize("param,value,changed", [
     ("budget", 2500, [0, 6, 7, 8, 9, 10]),
-    ("threshold", 0.75, [8, 9]),
+    ("importance_threshold", 0.75, [8, 9]),
     ("decay_rate", 0.3, [2, 3, 4, 10]),
     ("half_life_minutes", 20.0, [2, 3, 4, 5, 10]),
 ])
@@ -183,22 +185,23 @@ def test_pruning_explorer_updates_figure(conv, param, value, changed):
 
 def test_pruning_explorer_slider_drives_update(conv):
     ex = pa.PruningExplorer(conv)
-    ex.sliders["threshold"].value = 0.7000000000000001
-    assert ex.params["threshold"] == 0.7
-    assert ex.result["runs"]["hybrid"].params["threshold"] == 0.7
+    ex.sliders["importance_threshold"].value = 0.7000000000000001
+    assert ex.params["importance_threshold"] == 0.7
+    assert ex.result["runs"]["hybrid"].params["importance_threshold"] == 0.7
 
 
 def test_check_pruning_choice(conv):
-    ok = check_pruning_choice(PRUNING_ANSWER["policy"], threshold=PRUNING_ANSWER["threshold"])
+    ok = check_pruning_choice(PRUNING_ANSWER["policy"],
+                              importance_threshold=PRUNING_ANSWER["importance_threshold"])
     assert ok.passed, ok
     fifo = check_pruning_choice("fifo")
     assert not fifo.passed
     assert "FIFO evicts by age" in fifo.reason
     assert any("left at turn" in d for d in fifo.details)
-    low = check_pruning_choice("hybrid", threshold=0.5)
+    low = check_pruning_choice("hybrid", importance_threshold=0.5)
     assert not low.passed and "loses" in low.reason
     assert not check_pruning_choice("random").passed
-    wrong_budget = check_pruning_choice("hybrid", threshold=0.75, budget=3000)
+    wrong_budget = check_pruning_choice("hybrid", importance_threshold=0.75, budget=3000)
     assert not wrong_budget.passed and "1500" in wrong_budget.reason
     assert PRUNING_EXERCISE["budget"] == 1500
 

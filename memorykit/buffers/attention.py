@@ -113,7 +113,7 @@ class AttentionWindow:
         scores = self.scores(query)
         kept = list(self.buffer)
         budget = self.window_tokens
-        pinned = [m for m in kept if self.include_pinned and self.buffer._is_pinned(m)]
+        pinned = [m for m in kept if self.include_pinned and self.buffer.is_pinned(m)]
         pinned_ids = {m.id for m in pinned}
         units = tool_units([m for m in kept if m.id not in pinned_ids])
         chosen: set[int] = set()

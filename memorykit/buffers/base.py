@@ -28,10 +28,7 @@ from memorykit._validate import require_int, require_optional_int
 from memorykit.clock import Clock
 from memorykit.messages import Message, check_importance
 from memorykit.tokens import ChatFormat
-from memorykit.trace import Eviction, OverBudget, Trace
-
-# A victim choice: (message id, rule name, score under the rule, human reason).
-Victim = tuple[str, str, float | None, str]
+from memorykit.trace import Eviction, OverBudget, Trace, Victim
 
 _EVICTION_FIELDS = (
     "message_ids", "rule", "reason", "score", "tokens_before", "tokens_after", "budget", "at",
@@ -258,16 +255,16 @@ class MessageBuffer:
         max_entries = self.max_entries
         return max_entries is not None and len(self._messages) > max_entries
 
-    def _is_pinned(self, message: Message) -> bool:
-        return self.pin_system and message.role == "system" and not message.summary_depth
+    def is_pinned(self, message: Message) -> bool:
+        """Whether this buffer never evicts ``message``: ``Message.pinned`` (a system
+        instruction, not a summary) when ``pin_system`` is on. The one statement of the rule."""
+        return self.pin_system and message.pinned
 
     def _evictable(self, message_id: str) -> bool:
         """May this message leave now? Policies skip candidates for which this is False."""
         if message_id == self._newest:
             return False
-        message = self._messages[message_id]
-        # Inlined _is_pinned (message.pinned): this runs for every candidate of every eviction.
-        if self.pin_system and message.role == "system" and not message.summary_depth:
+        if self.pin_system and self._messages[message_id].pinned:
             return False
         group = self._companions.get(message_id)
         if group is not None:
@@ -296,7 +293,7 @@ class MessageBuffer:
         return events
 
     def _evict(self, victim: Victim, trigger: Message, now: float) -> Eviction:
-        victim_id, rule, score, reason = victim
+        victim_id, rule, reason, score = victim
         before = self._tokens
         group = self._companions.get(victim_id)
         if group is None:
@@ -357,7 +354,7 @@ class MessageBuffer:
         """The oldest evictable message (FIFO). Policies override this."""
         for mid in self._messages:
             if self._evictable(mid):
-                return (mid, "fifo", None, f"oldest evictable message; {self._limit_text()}")
+                return Victim(mid, "fifo", f"oldest evictable message; {self._limit_text()}")
         return None
 
     def _on_add(self, message: Message) -> None:

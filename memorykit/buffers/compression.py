@@ -230,7 +230,7 @@ class CompressionPipeline:
     def segment(self) -> list[Message]:
         """The oldest ``segment_fraction`` of non-pinned messages, whole tool groups only."""
         b = self.buffer
-        window = [m for m in b if not b._is_pinned(m)]
+        window = [m for m in b if not b.is_pinned(m)]
         size = int(len(window) * self.segment_fraction)
         head = window[:size]
         head_ids = {m.id for m in head}

@@ -25,10 +25,9 @@ from typing import Any
 import numpy as np
 
 from memorykit._validate import require_fraction, require_int, require_non_negative, require_positive
-from memorykit.buffers.base import MessageBuffer, Victim
-from memorykit.clock import Clock
+from memorykit.buffers.base import MessageBuffer
 from memorykit.messages import Message
-from memorykit.tokens import ChatFormat
+from memorykit.trace import Victim
 
 
 class FIFOBuffer(MessageBuffer):
@@ -63,7 +62,7 @@ class BufferWindow(FIFOBuffer):
     def _choose_victim(self, now: float) -> Victim | None:
         for mid in self._messages:
             if self._evictable(mid):
-                return (mid, "window", None, f"outside the last {self.window_size} messages")
+                return Victim(mid, "window", f"outside the last {self.window_size} messages")
         return None
 
 
@@ -87,14 +86,16 @@ class _HeapPolicy(MessageBuffer):
         self._arrival += 1
         heappush(self._heap, (self._key(message), self._arrival, message.id, message))
 
+    def _indexed(self, message: Message) -> bool:
+        """Whether ``message`` can ever be a victim of this policy (pinned ones cannot)."""
+        return not (self.pin_system and message.pinned)
+
     def _on_add(self, message: Message) -> None:
-        # Inlined _is_pinned and _push: this runs for every message added.
-        if not (self.pin_system and message.role == "system" and not message.summary_depth):
-            self._arrival += 1
-            heappush(self._heap, (self._key(message), self._arrival, message.id, message))
+        if self._indexed(message):
+            self._push(message)
 
     def _on_update(self, old: Message, new: Message) -> None:
-        if not self._is_pinned(new):
+        if self._indexed(new):
             self._push(new)
 
     def _on_clear(self) -> None:
@@ -145,26 +146,20 @@ class ImportanceBuffer(_HeapPolicy):
     def _key(self, message: Message) -> float:
         return message.importance
 
-    def _on_add(self, message: Message) -> None:
-        # _HeapPolicy._on_add with the key inlined (this runs for every message added).
-        if not (self.pin_system and message.role == "system" and not message.summary_depth):
-            self._arrival += 1
-            heappush(self._heap, (message.importance, self._arrival, message.id, message))
-
     def _choose_victim(self, now: float) -> Victim | None:
         found = self._pop_min()
         if found is None:
             return None
         importance, mid, _ = found
-        return (mid, "importance", importance,
-                f"lowest importance {importance:.2f}; {self._limit_text()}")
+        return Victim(mid, "importance", f"lowest importance {importance:.2f}; "
+                      f"{self._limit_text()}", importance)
 
 
-class HybridBuffer(MessageBuffer):
+class HybridBuffer(_HeapPolicy):
     """Evicts the oldest message under ``importance_threshold``; FIFO when none is.
 
-    Low-importance messages are indexed by arrival in a heap, so finding the
-    oldest one costs O(log n) instead of a scan.
+    Only low-importance messages are indexed, keyed by arrival, so finding the oldest
+    of them costs O(log n) instead of a scan.
     """
 
     rule = "hybrid"
@@ -179,62 +174,41 @@ class HybridBuffer(MessageBuffer):
     ) -> None:
         self.importance_threshold = require_fraction("importance_threshold", importance_threshold)
         super().__init__(max_tokens, max_entries, **kw)
-        self._low: list[tuple[int, str, Message]] = []
-        self._arrival: dict[str, int] = {}
-        self._seq = 0
+        self._added_at: dict[str, int] = {}
+
+    def _indexed(self, message: Message) -> bool:
+        return message.importance < self.importance_threshold and super()._indexed(message)
+
+    def _key(self, message: Message) -> float:
+        # Age is arrival order, kept when a message's importance is changed later.
+        return float(self._added_at[message.id])
 
     def _on_add(self, message: Message) -> None:
-        seq = self._seq = self._seq + 1
-        self._arrival[message.id] = seq
-        if message.importance < self.importance_threshold and not (
-            self.pin_system and message.role == "system" and not message.summary_depth
-        ):
-            heappush(self._low, (seq, message.id, message))
-
-    def _on_update(self, old: Message, new: Message) -> None:
-        if new.importance < self.importance_threshold and not self._is_pinned(new):
-            heapq.heappush(self._low, (self._arrival[new.id], new.id, new))
+        self._added_at[message.id] = self.added_count
+        super()._on_add(message)
 
     def _on_remove(self, message: Message) -> None:
-        del self._arrival[message.id]
-        if len(self._low) > 64 and len(self._low) > 4 * len(self._messages):
-            kept = self._messages
-            self._low = [e for e in self._low if kept.get(e[1]) is e[2]]
-            heapq.heapify(self._low)
+        del self._added_at[message.id]
+        super()._on_remove(message)
 
     def _on_clear(self) -> None:
-        self._low.clear()
-        self._arrival.clear()
+        self._added_at.clear()
+        super()._on_clear()
 
     def _choose_victim(self, now: float) -> Victim | None:
-        low, kept, evictable = self._low, self._messages, self._evictable
-        skipped = None
-        victim: Victim | None = None
-        while low:
-            _, mid, message = low[0]
-            if kept.get(mid) is not message:
-                heappop(low)
-                continue
-            if not evictable(mid):
-                if skipped is None:
-                    skipped = [heappop(low)]
-                else:
-                    skipped.append(heappop(low))
-                continue
-            victim = (mid, "hybrid-below-threshold", message.importance,
-                      f"oldest message with importance {message.importance:.2f} < "
-                      f"threshold {self.importance_threshold:.2f}; {self._limit_text()}")
-            break
-        if skipped is not None:
-            for entry in skipped:
-                heappush(low, entry)
-        if victim is not None:
-            return victim
+        found = self._pop_min()
+        if found is not None:
+            _, mid, message = found
+            return Victim(mid, "hybrid-below-threshold",
+                          f"oldest message with importance {message.importance:.2f} < "
+                          f"threshold {self.importance_threshold:.2f}; {self._limit_text()}",
+                          message.importance)
+        kept = self._messages
         for mid in kept:
             if self._evictable(mid):
-                return (mid, "hybrid-fifo-fallback", kept[mid].importance,
-                        f"no message under threshold {self.importance_threshold:.2f}, so the "
-                        f"oldest goes; {self._limit_text()}")
+                return Victim(mid, "hybrid-fifo-fallback",
+                              f"no message under threshold {self.importance_threshold:.2f}, so "
+                              f"the oldest goes; {self._limit_text()}", kept[mid].importance)
         return None
 
 
@@ -274,16 +248,12 @@ class RecencyWeightedBuffer(_HeapPolicy):
         *,
         decay_rate: float = 0.1,
         half_life_minutes: float = 5.0,
-        clock: Clock | None = None,
-        chat_format: ChatFormat = ChatFormat(),
-        pin_system: bool = True,
+        **kw: Any,
     ) -> None:
         self.decay_rate = require_non_negative("decay_rate", decay_rate)
         self.half_life_minutes = require_positive("half_life_minutes", half_life_minutes)
         self._k = self.decay_rate / (60.0 * self.half_life_minutes)
-        super().__init__(
-            max_tokens, max_entries, chat_format=chat_format, clock=clock, pin_system=pin_system
-        )
+        super().__init__(max_tokens, max_entries, **kw)
 
     def _key(self, message: Message) -> float:
         if message.importance <= 0.0:
@@ -323,10 +293,10 @@ class RecencyWeightedBuffer(_HeapPolicy):
         _, mid, message = found
         score = self.effective_importance(message, now)
         age = max(0.0, now - message.created_at) / 60.0
-        return (mid, "recency", score,
-                f"lowest effective importance {score:.3f} = {message.importance:.2f} x "
-                f"exp(-{self.decay_rate:g} x {age:.1f} min / {self.half_life_minutes:g}); "
-                f"{self._limit_text()}")
+        return Victim(mid, "recency",
+                      f"lowest effective importance {score:.3f} = {message.importance:.2f} x "
+                      f"exp(-{self.decay_rate:g} x {age:.1f} min / {self.half_life_minutes:g}); "
+                      f"{self._limit_text()}", score)
 
 
 def effective_importance_curves(

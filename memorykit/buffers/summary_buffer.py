@@ -26,7 +26,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 from memorykit._validate import require_fraction, require_int, require_real
-from memorykit.buffers.base import MessageBuffer, Victim
+from memorykit.buffers.base import MessageBuffer
+from memorykit.trace import Victim
 from memorykit.clock import Clock
 from memorykit.messages import Message, MessageFactory
 from memorykit.summary import ExtractiveSummarizer, Summarizer
@@ -144,8 +145,7 @@ class SummaryBuffer(MessageBuffer):
         summary_max_tokens: int | None = None,
         factory: MessageFactory | None = None,
         chat_format: ChatFormat = ChatFormat(),
-        clock: Clock | None = None,
-        pin_system: bool = True,
+        **kw: Any,
     ) -> None:
         budget = require_int("budget", budget, minimum=1)
         self.threshold = require_fraction("threshold", threshold)
@@ -158,7 +158,8 @@ class SummaryBuffer(MessageBuffer):
         if summary_max_tokens is None:
             summary_max_tokens = max(1, budget // 4)
         self.summary_max_tokens = require_int("summary_max_tokens", summary_max_tokens, minimum=1)
-        super().__init__(budget, None, chat_format=chat_format, clock=clock, pin_system=pin_system)
+        # The base's keywords (clock, pin_system, trace) pass through untouched.
+        super().__init__(budget, None, chat_format=chat_format, **kw)
         if factory is None:
             factory = MessageFactory(chat_format=chat_format, id_prefix="summary")
         elif not isinstance(factory, MessageFactory):
@@ -235,7 +236,7 @@ class SummaryBuffer(MessageBuffer):
     # --------------------------------------------------------------- internals
     def _plan(self, trigger: Message, min_recent: int) -> list[Message]:
         """The oldest non-pinned messages to summarize now (whole tool groups only)."""
-        window = [m for m in self._messages.values() if not self._is_pinned(m)]
+        window = [m for m in self._messages.values() if not self.is_pinned(m)]
         recent = window[max(0, len(window) - min_recent):] if min_recent else []
         protected = {m.id for m in recent}
         protected.add(trigger.id)
@@ -323,10 +324,9 @@ class SummaryBuffer(MessageBuffer):
     def _choose_victim(self, now: float) -> Victim | None:
         for mid in self._messages:
             if self._evictable(mid):
-                return (
+                return Victim(
                     mid,
                     "summary-fallback-fifo",
-                    None,
                     "summarizing could not get under the hard budget, so the oldest message "
                     f"goes; {self._limit_text()}",
                 )

@@ -48,10 +48,7 @@ from memorykit.entities.records import (
     check_payload_settings,
 )
 from memorykit.entities.scoring import SEED_WEIGHTS, RelevanceWeights, _scores, relevance_scores
-from memorykit.trace import Trace
-
-# A victim choice: (key, rule, human reason).
-EntityVictim = tuple[str, str, str]
+from memorykit.trace import Trace, Victim
 
 SEED_MAX_SIZE = 20
 SEED_TTL_MINUTES = 5.0
@@ -231,8 +228,8 @@ class EntityMemory:
         self._by_access[key] = None
         self.adds += 1
         while len(slots) > self.max_size:
-            victim_key, rule, reason = self._choose_victim(now, key)
-            events.append(self._evict(victim_key, rule, reason, now))
+            victim = self._choose_victim(now, key)
+            events.append(self._evict(victim.id, victim.rule, victim.reason, now))
         return events
 
     def extend(self, entities: Iterable[Entity], *, turn: int | None = None) -> list[EntityEviction]:
@@ -345,7 +342,7 @@ class EntityMemory:
         return f"{len(self._slots)} entities > max_size {self.max_size}"
 
     # ------------------------------------------------------------ policy hooks
-    def _choose_victim(self, now: float, protect: str) -> EntityVictim:
+    def _choose_victim(self, now: float, protect: str) -> Victim:
         """FIFO: the entity added longest ago (never ``protect``, the one just added)."""
         slots = self._slots
         victim = next(k for k in slots if k != protect)
@@ -355,11 +352,12 @@ class EntityMemory:
         mine = score[0]
         rank = int(np.sum(score < mine)) + 1
         held = (now - slots[victim].added_at) / 60.0
-        return (
+        return Victim(
             victim,
             "fifo",
             f"added longest ago ({held:.2f} min); its relevance {mine:.3f} ranks {rank} of "
             f"{len(keys)} from the bottom; {self._over_text()}",
+            float(mine),
         )
 
     def _on_remove(self, key: str) -> None:
@@ -394,7 +392,7 @@ class RelevanceMemory(EntityMemory):
                  **kw: Any) -> None:
         super().__init__(max_size, weights=weights, **kw)
 
-    def _choose_victim(self, now: float, protect: str) -> EntityVictim:
+    def _choose_victim(self, now: float, protect: str) -> Victim:
         keys = [k for k in self._slots if k != protect]
         ages, counts = self._arrays(keys, now)
         recency, frequency, score = _scores(ages, counts, self.weights)
@@ -411,4 +409,4 @@ class RelevanceMemory(EntityMemory):
             j = int(np.argmin(score))
             reason += f"; next lowest {keys[j]} at {score[j]:.3f}"
             score[i] = mine
-        return keys[i], "relevance", reason + f"; {self._over_text()}"
+        return Victim(keys[i], "relevance", reason + f"; {self._over_text()}", float(score[i]))

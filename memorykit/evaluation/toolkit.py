@@ -1,7 +1,7 @@
 """The toolkit's short-term memories as ContextPolicies, ready for a side-by-side comparison.
 
-``toolkit_policies()`` returns the buffers (FIFO, importance, hybrid, recency,
-window, summary) through ``BufferPolicy`` and the attention window through
+``toolkit_policies()`` returns the registered buffers (FIFO, importance, hybrid,
+recency, window, summary: ``memorykit.buffers.registry``) through ``BufferPolicy`` and the attention window through
 ``AttentionPolicy``, each built with module-level factories so a process pool
 can pickle them. ``AttentionPolicy`` has the harness's per-conversation fast
 path (``prepare``): every message is embedded once per conversation, not once
@@ -20,26 +20,14 @@ from typing import Any
 import numpy as np
 
 from memorykit._validate import require_int, require_str
-from memorykit.buffers import (
-    AttentionWindow,
-    BufferWindow,
-    FIFOBuffer,
-    HybridBuffer,
-    ImportanceBuffer,
-    MessageBuffer,
-    RecencyWeightedBuffer,
-    SummaryBuffer,
-)
+from memorykit.buffers import AttentionWindow, MessageBuffer
+from memorykit.buffers.registry import policies
 from memorykit.context import BufferPolicy, Context, check_request, context_from_messages
 from memorykit.evaluation.dataset import EvalConversation
 from memorykit.embeddings import Embedder, LexicalHashingEmbedder
 from memorykit.messages import Message
 
 __all__ = ["AttentionPolicy", "toolkit_policies"]
-
-
-def _window(window_size: int, budget: int) -> BufferWindow:
-    return BufferWindow(window_size)
 
 
 class AttentionPolicy:
@@ -113,14 +101,21 @@ class _PreparedAttention:
 
 
 def toolkit_policies(window_size: int = 20) -> dict[str, Any]:
-    """Every short-term memory of the toolkit with its default settings, by name."""
+    """Every short-term memory of the toolkit with its default settings, by name.
+
+    The buffers are every policy of the buffer registry (``memorykit.buffers.registry``)
+    except presets, built by ``PolicySpec.build`` (picklable, for process pools); the window
+    is named for its size. The attention window comes last.
+    """
     require_int("window_size", window_size, minimum=1)
-    return {
-        "fifo": BufferPolicy(FIFOBuffer, "fifo"),
-        "importance": BufferPolicy(ImportanceBuffer, "importance"),
-        "hybrid": BufferPolicy(HybridBuffer, "hybrid"),
-        "recency": BufferPolicy(RecencyWeightedBuffer, "recency"),
-        f"window-{window_size}": BufferPolicy(partial(_window, window_size), f"window-{window_size}"),
-        "summary": BufferPolicy(SummaryBuffer, "summary"),
-        "attention": AttentionPolicy(),
-    }
+    out: dict[str, Any] = {}
+    for spec in policies():
+        if spec.kind == "preset":
+            continue
+        if spec.kind == "window":
+            name = f"{spec.name}-{window_size}"
+            out[name] = BufferPolicy(partial(spec.build, window_size=window_size), name)
+        else:
+            out[spec.name] = BufferPolicy(spec.build, spec.name)
+    out["attention"] = AttentionPolicy()
+    return out

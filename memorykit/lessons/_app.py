@@ -139,6 +139,14 @@ class LessonExplorer:
         publish(self.fig)  # views of the box draw the figure as the kernel holds it now
         return self._box
 
+    def trace(self, name: str) -> Any:
+        """The figure's trace called ``name`` (explorers address traces by name, not position)."""
+        found = [t for t in self.fig.data if t.name == name]
+        if len(found) != 1:
+            raise KeyError(f"the figure has {len(found)} traces named {name!r}; names: "
+                           f"{', '.join(str(t.name) for t in self.fig.data)}")
+        return found[0]
+
     def print_summary(self) -> None:
         """Print ``summary()`` one ``name: value`` per line (what nbval compares)."""
         for key, value in self.summary().items():
@@ -181,6 +189,17 @@ def readout_table(items: list[tuple[str, Any]]) -> str:
     return ("<div class='memorykit-readout' style='display:grid;grid-template-columns:"
             "repeat(auto-fill,minmax(290px,1fr));column-gap:28px;font-size:12px;line-height:1.35;"
             "margin:4px 8px 0 8px'>" + cells + "</div>")
+
+
+def setting_slider(setting: Any, value: Any) -> Any:
+    """A slider for a declared setting (``name``, ``label``, ``low``, ``high``, ``step``):
+    an integer slider when the range and step are whole numbers, a float slider otherwise."""
+    whole = all(float(v).is_integer() for v in (setting.low, setting.high, setting.step))
+    if whole:
+        return int_slider(setting.label, int(value), int(setting.low), int(setting.high),
+                          int(setting.step))
+    return float_slider(setting.label, float(value), float(setting.low), float(setting.high),
+                        float(setting.step), ".2f" if setting.step < 1 else ".1f")
 
 
 def float_slider(description: str, value: float, lo: float, hi: float, step: float,

@@ -1,26 +1,25 @@
 """Lesson 02: pruning strategies, who leaves when under which rule, and which facts survive.
 
-Pure computation (tested, benchmarked):
+Every policy here comes from the buffer registry (``memorykit.buffers.registry``, kind
+"pruning"): register a policy there and it appears in this lesson's explorer, table and
+checker. Pure computation (tested, benchmarked):
 
-* ``run_policy(conv, policy, budget=, threshold=, decay_rate=, half_life_minutes=)``:
-  the conversation replayed through one of the library's pruning buffers
-  (``memorykit.buffers.policies``: FIFO, importance, hybrid, recency-weighted)
-  at a token budget. Returns a ``PolicyRun``: every eviction (turn, the rule
-  that chose the victim, the victim's turn and importance), which planted facts
-  are still in the final window (``fact_alive``) and when each lost one left
-  (``evicted_at``: message id -> (turn, rule)). Memoized by the parameters the
-  policy actually uses (a replay takes 3-15 ms).
-* ``compare_policies(conv, ...)``: the four policies side by side;
-  ``print_fact_fates``: per fact and policy, kept or when and by which rule it left.
+* ``run_policy(conv, policy, budget=, **settings)``: the conversation replayed through one
+  of the registered pruning buffers at a token budget (settings by the registry's names:
+  ``importance_threshold``, ``decay_rate``, ``half_life_minutes``...). Returns a
+  ``PolicyRun``: every eviction (turn, the rule that chose the victim, the victim's turn and
+  importance), which planted facts are still in the final window (``fact_alive``) and when
+  each lost one left (``evicted_at``: message id -> (turn, rule)). Memoized by the settings
+  the policy actually uses (a replay takes 3-15 ms).
+* ``compare_policies(conv, ...)``: the policies side by side; ``print_fact_fates``: per fact
+  and policy, kept or when and by which rule it left.
 * ``importance_curves(...)``: seed 001's effective importance
-  ``importance * exp(-decay_rate * age / half_life)`` over age for a few
-  typical importances (vectorized, ``effective_importance_curves``), and
-  ``overtake_minutes``: how old a message of importance a must be before a
-  fresh one of importance b outranks it.
+  ``importance * exp(-decay_rate * age / half_life)`` over age for a few typical
+  importances (vectorized, ``effective_importance_curves``), and ``overtake_minutes``: how
+  old a message of importance a must be before a fresh one of importance b outranks it.
 
-Explorer: ``PruningExplorer`` (sliders for budget, importance threshold, decay
-rate and half-life; fact survival per policy, the eviction timeline of every
-policy, the recency weighting's curves).
+Explorer: ``PruningExplorer`` (a budget slider and one slider per registered setting; fact
+survival per policy, the eviction timeline of every policy and rule, the recency curves).
 Taught in ``notebooks/02_pruning_strategies.ipynb``.
 """
 
@@ -34,33 +33,53 @@ from typing import Any
 
 import numpy as np
 
-from memorykit._validate import require_fraction, require_int, require_non_negative, require_positive
-from memorykit.buffers.policies import (
-    FIFOBuffer,
-    HybridBuffer,
-    ImportanceBuffer,
-    RecencyWeightedBuffer,
-    effective_importance_curves,
-    true_half_life_minutes,
-)
-from memorykit.lessons._app import LessonExplorer, _go, float_slider, int_slider
+from memorykit._validate import require_int, require_non_negative, require_positive
+from memorykit.buffers.policies import effective_importance_curves, true_half_life_minutes
+from memorykit.buffers.registry import PolicyParam, PolicySpec, policies, policy
+from memorykit.lessons._app import LessonExplorer, _go, setting_slider
 from memorykit.lessons._figure import legend_below
 from memorykit.simulate import SimulatedConversation, fact_survival
 
-POLICIES: tuple[str, ...] = ("fifo", "importance", "hybrid", "recency")
-"""Policy names accepted by ``run_policy``."""
-
-POLICY_LABELS = {
-    "fifo": "FIFO", "importance": "importance", "hybrid": "hybrid", "recency": "recency-weighted",
-}
-POLICY_COLORS = {"fifo": "#1f77b4", "importance": "#ff7f0e", "hybrid": "#2ca02c",
-                 "recency": "#9467bd"}
+BUDGET = PolicyParam("budget", 1500, 500, 4000, 250, "budget (tokens)")
+"""The token budget every policy runs under (lesson 02's exercise fixes 1,500)."""
 
 CURVE_IMPORTANCES: tuple[tuple[str, float], ...] = (
     ("fact (0.9)", 0.9), ("answer (0.5)", 0.5), ("chitchat (0.15)", 0.15),
 )
 """Typical importances of the simulated conversation's message kinds."""
 CURVE_MINUTES = np.linspace(0.0, 240.0, 241)
+DEFAULT_DECAY = policy("recency").param("decay_rate").default
+DEFAULT_HALF_LIFE = policy("recency").param("half_life_minutes").default
+
+
+def pruning_policies() -> tuple[PolicySpec, ...]:
+    """The registered policies this lesson compares (kind "pruning"), in registry order."""
+    return policies("pruning")
+
+
+def policy_settings() -> tuple[PolicyParam, ...]:
+    """Every setting any compared policy has, once each (the explorer's sliders)."""
+    seen: dict[str, PolicyParam] = {}
+    for spec in pruning_policies():
+        for p in spec.params:
+            seen.setdefault(p.name, p)
+    return tuple(seen.values())
+
+
+def _settings_for(spec: PolicySpec, settings: dict[str, Any]) -> dict[str, Any]:
+    """The settings ``spec`` uses (defaults for those not given). A name no compared policy
+    has is a ValueError; values are checked by building a buffer of each policy that has the
+    setting (the classes decide what is valid), so a bad value fails whatever the policy."""
+    known = {p.name for p in policy_settings()}
+    unknown = sorted(set(settings) - known)
+    if unknown:
+        raise ValueError(f"no compared policy has a setting {', '.join(map(repr, unknown))}; "
+                         f"settings: {', '.join(sorted(known)) or 'none'}")
+    for other in pruning_policies():
+        given = {p.name: settings[p.name] for p in other.params if p.name in settings}
+        if given and other is not spec:
+            other.build(1, **given)
+    return {p.name: settings.get(p.name, p.default) for p in spec.params}
 
 
 @dataclass(frozen=True)
@@ -100,51 +119,34 @@ class PolicyRun:
         return int(kept.min()) if kept.size else 0
 
 
-def _check_policy(policy: Any) -> str:
-    if policy not in POLICIES:
-        raise ValueError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
-    return policy
-
-
-def _policy_params(policy: str, budget: int, threshold: float, decay_rate: float,
-                   half_life_minutes: float) -> dict[str, Any]:
-    if policy == "hybrid":
-        return {"budget": budget, "threshold": threshold}
-    if policy == "recency":
-        return {"budget": budget, "decay_rate": decay_rate, "half_life_minutes": half_life_minutes}
-    return {"budget": budget}
+def _pruning_spec(name: Any) -> PolicySpec:
+    spec = policy(name)
+    if spec.kind != "pruning":
+        raise ValueError(f"policy must be one of {', '.join(p.name for p in pruning_policies())}, "
+                         f"got {name!r} (a {spec.kind} policy)")
+    return spec
 
 
 _RUNS: OrderedDict[tuple, tuple[SimulatedConversation, PolicyRun]] = OrderedDict()
 _RUN_CACHE_SIZE = 512
 
 
-def run_policy(
-    conv: SimulatedConversation,
-    policy: str,
-    *,
-    budget: int = 1500,
-    threshold: float = 0.5,
-    decay_rate: float = 0.1,
-    half_life_minutes: float = 5.0,
-) -> PolicyRun:
+def run_policy(conv: SimulatedConversation, policy: str, *, budget: int = 1500,
+               **settings: float) -> PolicyRun:
     """Replay ``conv`` through ``policy`` at ``budget`` billed tokens (memoized).
 
-    Only the parameters a policy uses matter (``threshold`` for hybrid,
-    ``decay_rate`` and ``half_life_minutes`` for recency), but all are validated.
+    Only the settings a policy has matter (``importance_threshold`` for hybrid,
+    ``decay_rate`` and ``half_life_minutes`` for recency), but all given are validated.
     """
-    policy = _check_policy(policy)
+    spec = _pruning_spec(policy)
     budget = require_int("budget", budget, minimum=1)
-    threshold = float(require_fraction("threshold", threshold))
-    decay_rate = float(require_non_negative("decay_rate", decay_rate))
-    half_life_minutes = float(require_positive("half_life_minutes", half_life_minutes))
-    params = _policy_params(policy, budget, threshold, decay_rate, half_life_minutes)
-    key = (id(conv), len(conv.messages), policy, *params.values())
+    own = _settings_for(spec, settings)
+    key = (id(conv), len(conv.messages), spec.name, budget, *sorted(own.items()))
     hit = _RUNS.get(key)
     if hit is not None:
         _RUNS.move_to_end(key)
         return hit[1]
-    run = _replay(conv, policy, params)
+    run = _replay(conv, spec, budget, own)
     # The entry holds the conversation itself, so its id cannot be reused while cached.
     _RUNS[key] = (conv, run)
     while len(_RUNS) > _RUN_CACHE_SIZE:
@@ -152,23 +154,9 @@ def run_policy(
     return run
 
 
-def make_buffer(policy: str, budget: int, threshold: float = 0.5, decay_rate: float = 0.1,
-                half_life_minutes: float = 5.0):
-    """The library buffer behind a policy name."""
-    policy = _check_policy(policy)
-    if policy == "fifo":
-        return FIFOBuffer(budget)
-    if policy == "importance":
-        return ImportanceBuffer(budget)
-    if policy == "hybrid":
-        return HybridBuffer(budget, importance_threshold=threshold)
-    return RecencyWeightedBuffer(budget, decay_rate=decay_rate,
-                                 half_life_minutes=half_life_minutes)
-
-
-def _replay(conv: SimulatedConversation, policy: str, params: dict[str, Any]) -> PolicyRun:
-    buf = make_buffer(policy, params["budget"], params.get("threshold", 0.5),
-                      params.get("decay_rate", 0.1), params.get("half_life_minutes", 5.0))
+def _replay(conv: SimulatedConversation, spec: PolicySpec, budget: int,
+            own: dict[str, float]) -> PolicyRun:
+    buf = spec.build(budget, **own)
     turn_of = {}
     importance_of = {}
     for m in conv.messages:
@@ -189,23 +177,21 @@ def _replay(conv: SimulatedConversation, policy: str, params: dict[str, Any]) ->
             evicted_at[mid] = (e.turn, e.rule)
     kept = buf.messages()
     return PolicyRun(
-        policy, params, np.asarray(evict_turn, int), np.asarray(victim_turn, int),
-        np.asarray(victim_imp, float), tuple(rules), evicted_at,
+        spec.name, {"budget": budget, **own}, np.asarray(evict_turn, int),
+        np.asarray(victim_turn, int), np.asarray(victim_imp, float), tuple(rules), evicted_at,
         fact_survival(conv.facts, kept), len(kept), buf.tokens,
         np.asarray([m.turn for m in kept], int),
     )
 
 
-def compare_policies(conv: SimulatedConversation, *, budget: int = 1500, threshold: float = 0.5,
-                     decay_rate: float = 0.1, half_life_minutes: float = 5.0,
-                     recent_from_turn: int = 401) -> dict[str, dict[str, Any]]:
+def compare_policies(conv: SimulatedConversation, *, budget: int = 1500,
+                     recent_from_turn: int = 401, **settings: float) -> dict[str, dict[str, Any]]:
     """Rounded facts about each policy's run: evictions, rules, facts kept (all and recent)."""
     out = {}
     recent = [f for f in conv.facts if f.turn >= recent_from_turn]
-    for policy in POLICIES:
-        run = run_policy(conv, policy, budget=budget, threshold=threshold, decay_rate=decay_rate,
-                         half_life_minutes=half_life_minutes)
-        out[policy] = {
+    for spec in pruning_policies():
+        run = run_policy(conv, spec.name, budget=budget, **settings)
+        out[spec.name] = {
             "evictions": int(run.evict_turn.size),
             "rules": run.rule_counts(),
             "final_messages": run.final_messages,
@@ -221,8 +207,8 @@ def compare_policies(conv: SimulatedConversation, *, budget: int = 1500, thresho
 def print_comparison(table: dict[str, dict[str, Any]], n_recent: int, n_facts: int) -> None:
     print(f"{'policy':<17}{'evictions':>10}{'kept':>6}{'oldest kept turn':>18}"
           f"{'mean age at eviction':>22}{'facts kept':>12}{'recent facts':>14}")
-    for policy, row in table.items():
-        print(f"{POLICY_LABELS[policy]:<17}{row['evictions']:>10}{row['final_messages']:>6}"
+    for name, row in table.items():
+        print(f"{policy(name).label:<17}{row['evictions']:>10}{row['final_messages']:>6}"
               f"{row['oldest_kept_turn']:>18}{row['mean_age_at_eviction']:>22}"
               f"{row['facts_alive']:>7} / {n_facts}{row['recent_facts_alive']:>9} / {n_recent}")
 
@@ -259,7 +245,7 @@ def overtake_minutes(old_importance: float, new_importance: float, decay_rate: f
 
 def print_fact_fates(runs: dict[str, PolicyRun], facts: Sequence[Any]) -> None:
     """One line per fact, one column per policy: kept, or the turn it left at and the rule."""
-    print((f"{'fact':<6}{'planted':>8}  " + "".join(f"{POLICY_LABELS[p]:<37}" for p in runs))
+    print((f"{'fact':<6}{'planted':>8}  " + "".join(f"{policy(p).label:<37}" for p in runs))
           .rstrip())
     for f in facts:
         cells = []
@@ -273,51 +259,46 @@ def print_fact_fates(runs: dict[str, PolicyRun], facts: Sequence[Any]) -> None:
 
 
 # ---------------------------------------------------------------- explorer
-_TIMELINE_TRACES: tuple[tuple[str, str, str], ...] = (
-    ("fifo", "fifo", "circle"),
-    ("importance", "importance", "circle"),
-    ("hybrid", "hybrid-below-threshold", "circle"),
-    ("hybrid", "hybrid-fifo-fallback", "diamond"),
-    ("recency", "recency", "circle"),
-)
-"""(policy, rule, marker symbol) of each eviction-timeline trace: one per rule."""
+def timeline_traces() -> tuple[tuple[PolicySpec, str, str], ...]:
+    """(policy, rule, trace name) of each eviction-timeline trace: one per policy and rule."""
+    out = []
+    for spec in pruning_policies():
+        for rule in spec.rules:
+            suffix = "" if len(spec.rules) == 1 else \
+                f" ({rule.removeprefix(spec.name + '-').replace('-', ' ')})"
+            out.append((spec, rule, spec.label + suffix))
+    return tuple(out)
 
 
 class PruningExplorer(LessonExplorer):
-    """Four policies on one conversation: facts kept, eviction timeline, recency curves."""
+    """Every registered pruning policy on one conversation: facts kept, eviction timeline,
+    recency curves. A budget slider and one slider per registered setting."""
 
-    def __init__(self, conv: SimulatedConversation, budget: int = 1500, threshold: float = 0.5,
-                 decay_rate: float = 0.1, half_life_minutes: float = 5.0,
-                 recent_from_turn: int = 401) -> None:
+    def __init__(self, conv: SimulatedConversation, recent_from_turn: int = 401,
+                 **params: float) -> None:
         self.conv = conv
         self.facts = list(conv.facts)
         self.recent = [f for f in self.facts if f.turn >= recent_from_turn]
         self.recent_from_turn = recent_from_turn
-        super().__init__(budget=budget, threshold=threshold, decay_rate=decay_rate,
-                         half_life_minutes=half_life_minutes)
+        self.specs = pruning_policies()
+        self.timeline = timeline_traces()
+        super().__init__(**params)
 
     def _make_sliders(self, params: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "budget": int_slider("budget (tokens)", params["budget"], 500, 4000, 250),
-            "threshold": float_slider("hybrid threshold", params["threshold"], 0.05, 1.0, 0.05),
-            "decay_rate": float_slider("decay rate", params["decay_rate"], 0.0, 1.0, 0.01),
-            "half_life_minutes": float_slider("half_life_minutes", params["half_life_minutes"],
-                                              1.0, 120.0, 1.0, ".0f"),
-        }
+        return {p.name: setting_slider(p, params.get(p.name, p.default))
+                for p in (BUDGET, *policy_settings())}
 
     def _make_figure(self) -> Any:
         from plotly.subplots import make_subplots
 
         go = _go()
-        base = make_subplots(
+        fig = make_subplots(
             rows=2, cols=2, column_widths=[0.60, 0.40], row_heights=[0.45, 0.55],
             specs=[[{}, {}], [{"colspan": 2}, None]], vertical_spacing=0.16,
             horizontal_spacing=0.1,
             subplot_titles=("planted facts kept at the end",
                             "effective importance by age",
                             "eviction timeline: age of each victim when it left"))
-        fig = go.FigureWidget(base)
-        labels = [POLICY_LABELS[p] for p in POLICIES]
         groups = {"facts": "planted facts", "curves": "importance x recency weight",
                   "evictions": "evictions (one dot each)"}
         fig.add_scatter(name="kept", x=[], y=[], mode="markers", legendgroup="facts",
@@ -334,17 +315,17 @@ class PruningExplorer(LessonExplorer):
         fig.add_scatter(name="weight halves", x=[0, 0], y=[0, 1], mode="lines",
                         legendgroup="curves",
                         line=dict(color="black", dash="dot", width=1), row=1, col=2)
-        for i, (policy, rule, symbol) in enumerate(_TIMELINE_TRACES):
-            name = POLICY_LABELS[policy] + ("" if rule == policy else
-                                            f" ({rule.removeprefix('hybrid-').replace('-', ' ')})")
+        for i, (spec, rule, name) in enumerate(self.timeline):
+            symbol = "circle" if rule == spec.rules[0] else "diamond"
             fig.add_scattergl(name=name, x=[], y=[], legendgroup="evictions",
                               legendgrouptitle_text=groups["evictions"] if i == 0 else None,
-                              mode="markers", marker=dict(size=4, color=POLICY_COLORS[policy],
+                              mode="markers", marker=dict(size=4, color=spec.color,
                                                           symbol=symbol, opacity=0.6),
                               row=2, col=1)
         fig.update_layout(height=780, margin=dict(l=60, r=10, t=40, b=40),
                           legend=legend_below(groupclick="toggleitem"))
-        fig.update_yaxes(categoryorder="array", categoryarray=labels[::-1], row=1, col=1)
+        fig.update_yaxes(categoryorder="array", categoryarray=[s.label for s in self.specs][::-1],
+                         row=1, col=1)
         fig.update_xaxes(title_text="turn the fact was planted", row=1, col=1)
         fig.update_xaxes(title_text="age (minutes)", row=1, col=2)
         fig.update_yaxes(range=[0, 1.02], title_text="weight", row=1, col=2)
@@ -352,61 +333,57 @@ class PruningExplorer(LessonExplorer):
         fig.update_yaxes(title_text="1 + victim's age (turns)", type="log", dtick=1, row=2, col=1)
         return fig
 
-    def _compute(self, budget: int, threshold: float, decay_rate: float,
-                 half_life_minutes: float) -> dict[str, Any]:
-        runs = {p: run_policy(self.conv, p, budget=budget, threshold=threshold,
-                              decay_rate=decay_rate, half_life_minutes=half_life_minutes)
-                for p in POLICIES}
-        return {"runs": runs, "curves": importance_curves(decay_rate, half_life_minutes),
-                "decay_rate": decay_rate, "half_life_minutes": half_life_minutes}
+    def _compute(self, budget: int, **settings: float) -> dict[str, Any]:
+        runs = {s.name: run_policy(self.conv, s.name, budget=budget, **settings)
+                for s in self.specs}
+        d = settings.get("decay_rate", DEFAULT_DECAY)
+        h = settings.get("half_life_minutes", DEFAULT_HALF_LIFE)
+        return {"runs": runs, "curves": importance_curves(d, h), "decay_rate": d,
+                "half_life_minutes": h}
 
     def _draw(self, result: dict[str, Any]) -> None:
-        data = self.fig.data
         kx: list = []
         ky: list = []
         lx: list = []
         ly: list = []
         lt: list = []
-        for policy, run in result["runs"].items():
-            label = POLICY_LABELS[policy]
+        for spec in self.specs:
+            run = result["runs"][spec.name]
             for f in self.facts:
                 if run.fact_alive[f.id]:
                     kx.append(f.turn)
-                    ky.append(label)
+                    ky.append(spec.label)
                 else:
                     lx.append(f.turn)
-                    ly.append(label)
+                    ly.append(spec.label)
                     turn, rule = run.evicted_at[f.message_id]
                     lt.append(f"{f.id} left at turn {turn} ({rule})")
-        data[0].x, data[0].y = kx, ky
-        data[1].x, data[1].y, data[1].text = lx, ly, lt
-        for trace, row in zip(data[2:5], result["curves"]):
-            trace.y = row
-        if result["decay_rate"] > 0:
-            t = min(true_half_life_minutes(result["decay_rate"], result["half_life_minutes"]),
-                    float(CURVE_MINUTES[-1]))
-        else:
-            t = float(CURVE_MINUTES[-1])
-        data[5].x = [t, t]
-        for trace, (policy, rule, _) in zip(data[6:], _TIMELINE_TRACES):
-            run = result["runs"][policy]
+        kept, lost = self.trace("kept"), self.trace("lost")
+        kept.x, kept.y = kx, ky
+        lost.x, lost.y, lost.text = lx, ly, lt
+        for (label, _), row in zip(CURVE_IMPORTANCES, result["curves"]):
+            self.trace(label).y = row
+        d, h = result["decay_rate"], result["half_life_minutes"]
+        t = min(true_half_life_minutes(d, h), float(CURVE_MINUTES[-1])) if d > 0 \
+            else float(CURVE_MINUTES[-1])
+        self.trace("weight halves").x = [t, t]
+        for spec, rule, name in self.timeline:
+            run = result["runs"][spec.name]
             mask = run.rule_mask(rule)
+            trace = self.trace(name)
             trace.x = run.evict_turn[mask]
             trace.y = np.maximum(run.evict_turn[mask] - run.victim_turn[mask], 0) + 1
 
     def summary(self) -> dict[str, Any]:
         runs = self.result["runs"]
         d, h = self.result["decay_rate"], self.result["half_life_minutes"]
-        out: dict[str, Any] = {
-            "budget": self.params["budget"],
-            "threshold": round(self.params["threshold"], 2),
-            "decay_rate": round(d, 3),
-            "half_life_minutes": round(h, 1),
-            "weight_halves_after_minutes": round(true_half_life_minutes(d, h), 1) if d > 0
-            else "never",
-        }
-        for policy, run in runs.items():
+        out: dict[str, Any] = {"budget": self.params["budget"]}
+        for p in policy_settings():
+            out[p.name] = round(self.params[p.name], 3)
+        out["weight_halves_after_minutes"] = round(true_half_life_minutes(d, h), 1) if d > 0 \
+            else "never"
+        for name, run in runs.items():
             recent = sum(run.fact_alive[f.id] for f in self.recent)
-            out[f"{policy}_facts_kept"] = f"{run.facts_alive}/{len(self.facts)} " \
+            out[f"{name}_facts_kept"] = f"{run.facts_alive}/{len(self.facts)} " \
                 f"(recent {recent}/{len(self.recent)})"
         return out

@@ -127,4 +127,4 @@ def check_history(history: Any) -> list[Message]:
 
 def is_instruction(message: Message) -> bool:
     """A pinned system message: sent every time, never forgotten or recalled."""
-    return message.role == "system" and not message.summary_depth
+    return message.pinned

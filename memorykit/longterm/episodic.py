@@ -266,7 +266,7 @@ class EpisodicMemory:
         """Add a message; returns the episode it triggered, if any."""
         if type(message) is not Message:
             raise TypeError(f"message must be a Message, got {message!r}")
-        if message.role == "system" and not message.summary_depth:
+        if message.pinned:
             self.instructions.append(message)
             return None
         self.stm.append(message)

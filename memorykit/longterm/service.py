@@ -295,7 +295,7 @@ class MemoryService:
                 ))
         working = []
         for rank, m in enumerate(s.working):
-            pinned = m.role == "system" and not m.is_summary
+            pinned = m.pinned
             working.append(Part(ContextItem.from_message(m), None if pinned else float(rank)))
         current = [Part(i, None) for i in self.pricer.query(current_input or "")]
         parts = recalled + working + current

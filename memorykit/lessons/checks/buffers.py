@@ -77,33 +77,34 @@ PRUNING_EXERCISE = {"budget": 1_500, "recent_from_turn": 401}
 def check_pruning_choice(
     policy: Any,
     *,
-    threshold: float = 0.5,
-    decay_rate: float = 0.1,
-    half_life_minutes: float = 5.0,
     budget: int = PRUNING_EXERCISE["budget"],
     show: bool = False,
+    **settings: float,
 ) -> Verdict:
-    """Lesson 02: a policy (and its parameters) that, at a 1,500-token budget, still holds
-    every fact planted in the last 100 turns of the default conversation at its end."""
-    from memorykit.lessons.pruning_app import POLICIES, run_policy
+    """Lesson 02: a policy (and its settings, by the registry's names: ``importance_threshold``,
+    ``decay_rate``, ``half_life_minutes``...) that, at a 1,500-token budget, still holds every
+    fact planted in the last 100 turns of the default conversation at its end."""
+    from memorykit.buffers.registry import policy as registered
+    from memorykit.lessons.pruning_app import pruning_policies, run_policy
 
     name = "02 pruning"
-    if policy not in POLICIES:
+    names = [s.name for s in pruning_policies()]
+    if policy not in names:
         return report(Verdict(name, False,
-                               f"policy must be one of {', '.join(POLICIES)}, got {policy!r}"), show)
+                               f"policy must be one of {', '.join(names)}, got {policy!r}"), show)
     if budget != PRUNING_EXERCISE["budget"]:
         return report(Verdict(name, False, f"the exercise fixes budget=1500, got {budget!r}"),
                        show)
     conv = default_conversation()
-    run = run_policy(conv, policy, budget=budget, threshold=threshold, decay_rate=decay_rate,
-                     half_life_minutes=half_life_minutes)
+    try:
+        run = run_policy(conv, policy, budget=budget, **settings)
+    except ValueError as exc:
+        return report(Verdict(name, False, str(exc)), show)
     first = PRUNING_EXERCISE["recent_from_turn"]
     wanted = [f for f in conv.facts if f.turn >= first]
     lost = [f for f in wanted if not run.fact_alive[f.id]]
     old_kept = sum(1 for f in conv.facts if f.turn < first and run.fact_alive[f.id])
-    params = {"fifo": "", "importance": "", "hybrid": f" threshold={threshold:g}",
-              "recency": f" decay_rate={decay_rate:g} half_life_minutes={half_life_minutes:g}"}
-    label = f"{policy}{params[policy]}"
+    label = " ".join([policy] + [f"{k}={v:g}" for k, v in run.params.items() if k != "budget"])
     details = [f"kept {len(wanted) - len(lost)}/{len(wanted)} facts from turn {first} on, "
                f"and {old_kept} older facts"]
     for f in lost[:5]:
@@ -115,13 +116,14 @@ def check_pruning_choice(
             "fifo": "FIFO evicts by age alone, so a fact goes as soon as it is old enough",
             "importance": "pure importance hoards the oldest important messages and has no "
                           "room left for new facts",
-            "hybrid": "planted facts have importance 0.8 or more; with a low threshold "
+            "hybrid": "planted facts have importance 0.8 or more; with a low importance_threshold "
                       "answers are protected too and the FIFO fallback takes facts once "
                       "they fill the window, with one above some facts' importance the "
                       "oldest high-importance facts are protected and hoard the window",
             "recency": "effective importance decays with age; the ratio decay_rate / "
                        "half_life_minutes sets how fast old facts lose to new chatter",
-        }[policy]
+        }.get(policy, f"{registered(policy).label} keeps what its rule keeps; compare its "
+                      "eviction timeline with the others'")
         return report(Verdict(name, False, f"{label} loses {len(lost)} of the {len(wanted)} "
                                f"recent facts; {hint}", tuple(details)), show)
     return report(Verdict(name, True, f"{label} keeps all {len(wanted)} facts planted from "
