@@ -28,11 +28,9 @@ from memorykit.entities import (
     Entity,
     RelevanceMemory,
     RelevanceWeights,
-    compare_policies,
     relevance_scores,
-    replay,
-    seed_policies,
 )
+from memorykit.evaluation.entity_replay import compare_policies, replay, seed_policies
 from memorykit.scenarios import load_scenario
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "entities" / "cms_large.jsonl"

@@ -14,11 +14,11 @@ from memorykit.entities import (
     RelevanceMemory,
     RelevanceWeights,
     SlidingWindowMemory,
-    replay,
 )
+from memorykit.evaluation.entity_replay import replay
 from memorykit.scenarios import load_scenario
 
-replay_module = sys.modules["memorykit.entities.replay"]
+replay_module = sys.modules["memorykit.evaluation.entity_replay"]
 DATA = Path(__file__).resolve().parent.parent / "data" / "entities"
 
 

@@ -12,11 +12,9 @@ from memorykit.entities import (
     ReferenceResolver,
     RelevanceMemory,
     RelevanceWeights,
-    compare_policies,
     prompt_token_series,
-    replay,
-    seed_policies,
 )
+from memorykit.evaluation.entity_replay import compare_policies, replay, seed_policies
 from memorykit.scenarios import generate_cms_scenario, load_scenario
 from memorykit.tokens import Tokenizer
 

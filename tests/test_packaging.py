@@ -78,3 +78,34 @@ def test_extras_are_declared():
     included = set(dev_self[0][len("memorykit["):-1].split(","))
     assert {"notebooks", "llm", "eval", "distributed", "qdrant"} <= included
     assert not {"minilm", "bench"} & included
+
+
+def _imports_of(package: str) -> dict[str, set[str]]:
+    """For every module of ``memorykit.<package>``, the memorykit modules it imports (AST)."""
+    import ast
+
+    out = {}
+    for path in sorted((ROOT / "memorykit" / package).glob("*.py")):
+        names = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names.add(node.module)
+            elif isinstance(node, ast.Import):
+                names.update(a.name for a in node.names)
+        out[path.name] = {n for n in names if n.startswith("memorykit")}
+    return out
+
+
+@pytest.mark.parametrize("package,forbidden", [
+    ("entities", ("memorykit.scenarios", "memorykit.evaluation", "memorykit.lessons")),
+    ("buffers", ("memorykit.scenarios", "memorykit.evaluation", "memorykit.lessons")),
+    ("workspace", ("memorykit.scenarios", "memorykit.evaluation", "memorykit.lessons")),
+    ("longterm", ("memorykit.lessons",)),
+    ("scenarios", ("memorykit.evaluation", "memorykit.lessons")),
+    ("evaluation", ("memorykit.lessons",)),
+])
+def test_library_layers_do_not_import_upwards(package, forbidden):
+    # memories know nothing of the scenarios that exercise them, measurements nothing of lessons
+    bad = {module: sorted(n for n in names if n.startswith(forbidden))
+           for module, names in _imports_of(package).items()}
+    assert not {m: n for m, n in bad.items() if n}, bad

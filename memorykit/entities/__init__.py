@@ -8,7 +8,6 @@
 * ``store``: read-through fallback with simulated latency.
 * ``health``: fill, eviction, resolution and latency with the seed's alert levels.
 * ``hybrid``: entities plus a running summary for long sessions.
-* ``replay``: run a policy over a labelled scenario and measure it.
 * ``context``: ``EntityContextPolicy``, entity memory behind ``ContextPolicy.build_context``.
 
 Taught in ``notebooks/04_entity_memory.ipynb``.
@@ -38,7 +37,6 @@ from memorykit.entities.records import (
     entity_key,
     parse_key,
 )
-from memorykit.entities.replay import ReplayResult, compare_policies, replay, seed_policies
 from memorykit.entities.resolution import DEFAULT_VOCABULARY, Reference, ReferenceResolver, Resolution
 from memorykit.entities.scoring import SEED_WEIGHTS, RelevanceWeights, relevance_scores
 from memorykit.entities.store import EntityStore, InMemoryStore, Lookup, ReadThroughMemory
@@ -48,7 +46,7 @@ __all__ = [
     "Entity", "EntityContextPolicy", "EntityEviction", "EntityMemory", "EntityState", "EntityStore",
     "EntitySummaryMemory", "HealthMetric", "HealthThresholds", "IdMentionExtractor", "InMemoryStore",
     "LargePayloadWarning", "Lookup", "ReadThroughMemory", "Reference", "ReferenceResolver",
-    "RelevanceMemory", "RelevanceWeights", "ReplayResult", "Resolution", "SlidingWindowMemory",
-    "compare_policies", "entity_key", "health_report", "measure_access_latency", "parse_key",
-    "prompt_token_series", "relevance_scores", "render_system_prompt", "replay", "seed_policies",
+    "RelevanceMemory", "RelevanceWeights", "Resolution", "SlidingWindowMemory",
+    "entity_key", "health_report", "measure_access_latency", "parse_key",
+    "prompt_token_series", "relevance_scores", "render_system_prompt",
 ]

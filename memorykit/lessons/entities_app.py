@@ -41,15 +41,14 @@ from memorykit.entities import (
     ReferenceResolver,
     RelevanceMemory,
     RelevanceWeights,
-    ReplayResult,
     Resolution,
     SlidingWindowMemory,
     health_report,
     prompt_token_series,
     relevance_scores,
     render_system_prompt,
-    replay,
 )
+from memorykit.evaluation.entity_replay import ReplayResult, replay
 from memorykit.lessons._app import LessonExplorer, _go, float_slider, int_slider
 from memorykit.lessons._figure import legend_below, typed_spec
 from memorykit.tokens import Tokenizer

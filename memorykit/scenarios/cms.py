@@ -100,7 +100,7 @@ class CMSScenario:
     turns: tuple[ScenarioTurn, ...]
     _index: dict[str, Entity] = field(init=False, repr=False, compare=False)
     _plans: dict[Any, Any] = field(init=False, repr=False, compare=False)
-    """Replay plans by resolver vocabulary (``memorykit.entities.replay``), built once."""
+    """Replay plans by resolver vocabulary (``memorykit.evaluation.entity_replay``), built once."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_index", {e.key: e for e in self.entities})

@@ -15,7 +15,8 @@ ENTITY_TTL_TARGET = 0.93
 
 
 def _entity_summary(max_size: int, ttl_minutes: float | None = None) -> dict[str, Any]:
-    from memorykit.entities import RelevanceMemory, replay
+    from memorykit.entities import RelevanceMemory
+    from memorykit.evaluation.entity_replay import replay
     from memorykit.lessons.entities_app import cms_scenario
 
     return replay(cms_scenario("large"), lambda c: RelevanceMemory(max_size, clock=c,

@@ -1,4 +1,7 @@
-"""Replay a memory policy over a labelled scenario, and measure it.
+"""Replay an entity-memory policy over a labelled CMS scenario, and measure it.
+
+A measurement (here, beside the other evaluations), not part of ``memorykit.entities``:
+the memories know nothing of scenarios, and scenarios only build on entity records.
 
 ``replay(scenario, make_memory)`` plays a CMS session through an agent loop:
 
@@ -36,7 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import math
 
@@ -47,9 +50,7 @@ from memorykit.entities.memory import EntityMemory, RelevanceMemory, SlidingWind
 from memorykit.entities.records import Entity, EntityEviction
 from memorykit.entities.resolution import ReferenceResolver
 from memorykit.entities.scoring import SEED_WEIGHTS, RelevanceWeights, relevance_scores
-
-if TYPE_CHECKING:  # scenarios import entities.records; import them lazily to avoid a cycle
-    from memorykit.scenarios.cms import CMSScenario
+from memorykit.scenarios.cms import CMSScenario, Mention
 
 MemoryFactory = Callable[[StepClock], EntityMemory]
 
@@ -175,7 +176,6 @@ def replay(
     entity over the payload limit); ``False`` forces the straightforward loop; ``True``
     raises when the fast path does not apply.
     """
-    from memorykit.scenarios.cms import Mention
 
     clock = StepClock()
     memory = make_memory(clock)
@@ -300,7 +300,6 @@ class ReplayPlan:
 
 def replay_plan(scenario: CMSScenario, resolver: ReferenceResolver | None = None) -> ReplayPlan:
     """The scenario's ``ReplayPlan`` for ``resolver``'s vocabulary (cached on the scenario)."""
-    from memorykit.scenarios.cms import Mention
 
     resolver = resolver or ReferenceResolver()
     cache = getattr(scenario, "_plans", None)
