@@ -69,6 +69,10 @@ class Message:
     """For a summary: ids of the original messages it stands for."""
     summary_depth: int = 0
     """0 for an original message, 1 for a summary, 2 for a summary of summaries, ..."""
+    pinned: bool = field(init=False, repr=False, compare=False)
+    """A system instruction (role system, not a summary): never evicted, forgotten or
+    recalled. The one statement of the rule; computed once here because buffers read it
+    for every candidate of every eviction."""
 
     def __post_init__(self) -> None:
         # Inline checks: this runs for every message on the hot path of every buffer.
@@ -102,15 +106,11 @@ class Message:
             raise ValueError(f"only assistant messages issue tool_calls, got role {role!r}")
         if type(self.metadata) is not MappingProxyType:
             self.metadata = MappingProxyType(dict(self.metadata))
+        self.pinned = role == "system" and not self.summary_depth
 
     @property
     def is_summary(self) -> bool:
         return self.summary_depth > 0
-
-    @property
-    def pinned(self) -> bool:
-        """System instructions are never evicted; summaries are, even with role system."""
-        return self.role == "system" and self.summary_depth == 0
 
     @property
     def covers(self) -> tuple[str, ...]:

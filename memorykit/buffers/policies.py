@@ -87,15 +87,17 @@ class _HeapPolicy(MessageBuffer):
         heappush(self._heap, (self._key(message), self._arrival, message.id, message))
 
     def _indexed(self, message: Message) -> bool:
-        """Whether ``message`` can ever be a victim of this policy (pinned ones cannot)."""
-        return not (self.pin_system and message.pinned)
+        """Whether an unpinned ``message`` can ever be this policy's victim (all, by default)."""
+        return True
 
     def _on_add(self, message: Message) -> None:
-        if self._indexed(message):
-            self._push(message)
+        # _indexed and _push, inlined: this runs for every message added.
+        if not (self.pin_system and message.pinned) and self._indexed(message):
+            self._arrival += 1
+            heappush(self._heap, (self._key(message), self._arrival, message.id, message))
 
     def _on_update(self, old: Message, new: Message) -> None:
-        if self._indexed(new):
+        if not self.is_pinned(new) and self._indexed(new):
             self._push(new)
 
     def _on_clear(self) -> None:
@@ -177,15 +179,19 @@ class HybridBuffer(_HeapPolicy):
         self._added_at: dict[str, int] = {}
 
     def _indexed(self, message: Message) -> bool:
-        return message.importance < self.importance_threshold and super()._indexed(message)
+        return message.importance < self.importance_threshold
 
     def _key(self, message: Message) -> float:
         # Age is arrival order, kept when a message's importance is changed later.
         return float(self._added_at[message.id])
 
     def _on_add(self, message: Message) -> None:
-        self._added_at[message.id] = self.added_count
-        super()._on_add(message)
+        # _HeapPolicy._on_add with the key and the test inlined (runs for every message added)
+        seq = self._added_at[message.id] = self.added_count
+        if message.importance < self.importance_threshold and not (
+                self.pin_system and message.pinned):
+            self._arrival += 1
+            heappush(self._heap, (seq, self._arrival, message.id, message))
 
     def _on_remove(self, message: Message) -> None:
         del self._added_at[message.id]
