@@ -47,6 +47,7 @@ class LessonExplorer:
         self.result: Any = None
         self.params: dict[str, Any] = {}
         self._box: Any = None
+        self._traces: dict[str, Any] | None = None
         self._static_png: bytes | None = None
         self._syncing = False
         for name, slider in self.sliders.items():
@@ -141,11 +142,14 @@ class LessonExplorer:
 
     def trace(self, name: str) -> Any:
         """The figure's trace called ``name`` (explorers address traces by name, not position)."""
-        found = [t for t in self.fig.data if t.name == name]
-        if len(found) != 1:
-            raise KeyError(f"the figure has {len(found)} traces named {name!r}; names: "
+        if self._traces is None:
+            names = [t.name for t in self.fig.data]
+            self._traces = {n: t for n, t in zip(names, self.fig.data) if names.count(n) == 1}
+        found = self._traces.get(name)
+        if found is None:
+            raise KeyError(f"the figure has no single trace named {name!r}; names: "
                            f"{', '.join(str(t.name) for t in self.fig.data)}")
-        return found[0]
+        return found
 
     def print_summary(self) -> None:
         """Print ``summary()`` one ``name: value`` per line (what nbval compares)."""

@@ -66,19 +66,23 @@ def policy_settings() -> tuple[PolicyParam, ...]:
     return tuple(seen.values())
 
 
+_VALID_SETTINGS: set[tuple[str, Any]] = set()
+"""(name, value) pairs a policy's class has already accepted (checking builds a buffer)."""
+
+
 def _settings_for(spec: PolicySpec, settings: dict[str, Any]) -> dict[str, Any]:
     """The settings ``spec`` uses (defaults for those not given). A name no compared policy
-    has is a ValueError; values are checked by building a buffer of each policy that has the
+    has is a ValueError; values are checked by building a buffer of a policy that has the
     setting (the classes decide what is valid), so a bad value fails whatever the policy."""
-    known = {p.name for p in policy_settings()}
-    unknown = sorted(set(settings) - known)
+    known = {p.name: other for other in pruning_policies() for p in other.params}
+    unknown = sorted(set(settings) - set(known))
     if unknown:
         raise ValueError(f"no compared policy has a setting {', '.join(map(repr, unknown))}; "
                          f"settings: {', '.join(sorted(known)) or 'none'}")
-    for other in pruning_policies():
-        given = {p.name: settings[p.name] for p in other.params if p.name in settings}
-        if given and other is not spec:
-            other.build(1, **given)
+    for name, value in settings.items():
+        if (name, value) not in _VALID_SETTINGS:
+            known[name].build(1, **{name: value})
+            _VALID_SETTINGS.add((name, value))
     return {p.name: settings.get(p.name, p.default) for p in spec.params}
 
 
