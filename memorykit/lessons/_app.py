@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import html
+from dataclasses import dataclass
 from typing import Any
 
 from memorykit.lessons._figure import live_figure, publish, static_figures_enabled, static_png
@@ -33,12 +34,44 @@ def _go():
     return go
 
 
+@dataclass(frozen=True)
+class Setting:
+    """One slider of an explorer, declared once: the explorer's sliders, its defaults and
+    the ranges a sweep offers are all read from its ``settings``."""
+
+    name: str
+    """The keyword the explorer's computation takes."""
+    label: str
+    """What the slider calls it."""
+    default: float
+    """The value the explorer starts at (the seed's, where the seed gives one)."""
+    low: float
+    """Smallest value the slider offers (the library decides what is valid)."""
+    high: float
+    """Largest value the slider offers."""
+    step: float
+    """Slider step; whole-number ranges and steps make an integer slider."""
+    fmt: str | None = None
+    """Readout format of a float slider (default ``.2f`` below a step of 1, else ``.1f``)."""
+
+
+def defaults(settings: tuple[Setting, ...]) -> dict[str, Any]:
+    """``{name: default}`` of declared settings (integers stay integers)."""
+    return {s.name: (int(s.default) if _whole(s) else s.default) for s in settings}
+
+
+def _whole(setting: Any) -> bool:
+    return all(float(v).is_integer() for v in (setting.low, setting.high, setting.step))
+
+
 class LessonExplorer:
     """Base class of the lesson apps (see the module docstring)."""
 
     #: decimals float slider values are rounded to in callbacks
     digits = 4
     title = ""
+    #: the sliders, declared once (an explorer may instead override ``_make_sliders``)
+    settings: tuple[Setting, ...] = ()
 
     def __init__(self, **params: Any) -> None:
         self.sliders: dict[str, Any] = self._make_sliders(params)
@@ -56,7 +89,17 @@ class LessonExplorer:
 
     # ------------------------------------------------------------ subclass API
     def _make_sliders(self, params: dict[str, Any]) -> dict[str, Any]:
-        raise NotImplementedError
+        """One slider per declared setting, at ``params``' value or the setting's default."""
+        if not self.settings:
+            raise NotImplementedError(f"{type(self).__name__} declares no settings")
+        names = [s.name for s in self.settings]
+        unknown = set(params) - set(names)
+        if unknown:
+            raise TypeError(f"unknown setting(s) {', '.join(sorted(unknown))}; "
+                            f"expected some of {', '.join(names)}")
+        start = defaults(self.settings)
+        return {s.name: setting_slider(s, params.get(s.name, start[s.name]))
+                for s in self.settings}
 
     def _make_figure(self) -> Any:
         raise NotImplementedError
@@ -198,12 +241,12 @@ def readout_table(items: list[tuple[str, Any]]) -> str:
 def setting_slider(setting: Any, value: Any) -> Any:
     """A slider for a declared setting (``name``, ``label``, ``low``, ``high``, ``step``):
     an integer slider when the range and step are whole numbers, a float slider otherwise."""
-    whole = all(float(v).is_integer() for v in (setting.low, setting.high, setting.step))
-    if whole:
+    if _whole(setting):
         return int_slider(setting.label, int(value), int(setting.low), int(setting.high),
                           int(setting.step))
+    fmt = getattr(setting, "fmt", None) or (".2f" if setting.step < 1 else ".1f")
     return float_slider(setting.label, float(value), float(setting.low), float(setting.high),
-                        float(setting.step), ".2f" if setting.step < 1 else ".1f")
+                        float(setting.step), fmt)
 
 
 def float_slider(description: str, value: float, lo: float, hi: float, step: float,
