@@ -22,11 +22,11 @@ import tempfile
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import tiktoken
 
-from memorykit._validate import require_int, require_str
+from memorykit._validate import require_int, require_real, require_str
 
 _ENDOFTEXT = "<|endoftext|>"
 _ENDOFPROMPT = "<|endofprompt|>"
@@ -285,16 +285,30 @@ class ContextBudget:
     """Tokens reserved for conversation memory: the buffer's budget."""
     user_input: int = 1_500
     """Tokens reserved for the current user input."""
+    strict: bool = True
+    """Raise when the prompt parts add up to more than the window. ``False`` keeps such a plan
+    so it can be shown (``fits`` is False, ``response_reserve`` negative)."""
 
     def __post_init__(self) -> None:
         require_int("context_window", self.context_window, minimum=1)
         for name in ("system_prompt", "tools", "retrieved", "memory", "user_input"):
             require_int(name, getattr(self, name), minimum=0)
-        if self.prompt_tokens > self.context_window:
+        if not isinstance(self.strict, bool):
+            raise TypeError(f"strict must be a bool, got {self.strict!r}")
+        if self.strict and not self.fits:
             raise ValueError(
                 f"the prompt parts add up to {self.prompt_tokens} tokens, more than "
                 f"context_window={self.context_window}"
             )
+
+    @classmethod
+    def with_memory_share(cls, context_window: int, memory_share: float, **parts: Any) -> ContextBudget:
+        """A budget whose memory part is ``memory_share`` of the window (rounded to a token)."""
+        share = require_real("memory_share", memory_share)
+        if not 0.0 <= share <= 1.0:
+            raise ValueError(f"memory_share must be in [0, 1], got {memory_share!r}")
+        require_int("context_window", context_window, minimum=1)
+        return cls(context_window, memory=int(round(share * context_window)), **parts)
 
     @property
     def prompt_tokens(self) -> int:
@@ -302,17 +316,22 @@ class ContextBudget:
 
     @property
     def response_reserve(self) -> int:
-        """What is left for the reply once every prompt part is placed."""
+        """What is left for the reply once every prompt part is placed (negative: overflow)."""
         return self.context_window - self.prompt_tokens
 
+    @property
+    def fits(self) -> bool:
+        return self.response_reserve >= 0
+
     def shares(self) -> dict[str, int]:
+        """Tokens per part of the window; an overflowing plan leaves no response reserve."""
         return {
             "system prompt": self.system_prompt,
             "tools": self.tools,
             "retrieved": self.retrieved,
             "memory": self.memory,
             "user input": self.user_input,
-            "response reserve": self.response_reserve,
+            "response reserve": max(0, self.response_reserve),
         }
 
     def fractions(self) -> dict[str, float]:

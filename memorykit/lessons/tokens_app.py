@@ -6,7 +6,7 @@ Pure computation (tested, benchmarked):
   beside the "characters / 4" rule of thumb.
 * ``chat_breakdown``: content tokens vs billed tokens of a small chat.
 * ``budget_picture``: seed 004's context-window picture for any window and
-  memory share, built on ``memorykit.tokens.ContextBudget``.
+  memory share: a ``memorykit.tokens.ContextBudget`` that may overflow.
 * ``recent_turns_that_fit``: how many of a conversation's latest turns a memory
   budget holds (measured on real messages, not averaged).
 * ``char_estimate_errors``: the error of ``chars / k`` against exact counts,
@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from memorykit._validate import require_int, require_positive, require_real
-from memorykit.lessons._app import LessonExplorer, _go, float_slider, int_slider
+from memorykit._validate import require_positive
+from memorykit.lessons._app import LessonExplorer, Setting, _go
 from memorykit.lessons._figure import legend_below
 from memorykit.messages import Message
 from memorykit.tokens import ChatFormat, ContextBudget, Tokenizer, count_chat_tokens, role_tokens
@@ -149,61 +149,16 @@ def chat_breakdown(
 
 
 # ------------------------------------------------------------------ budget
-@dataclass(frozen=True)
-class BudgetPicture:
-    context_window: int
-    parts: dict[str, int]
-    """Prompt parts in tokens: system prompt, tools, retrieved, memory, user input."""
-
-    @property
-    def prompt_tokens(self) -> int:
-        return sum(self.parts.values())
-
-    @property
-    def response_reserve(self) -> int:
-        """Negative when the prompt parts alone overflow the window."""
-        return self.context_window - self.prompt_tokens
-
-    @property
-    def fits(self) -> bool:
-        return self.response_reserve >= 0
-
-    def shares(self) -> dict[str, int]:
-        return {**self.parts, "response reserve": max(0, self.response_reserve)}
-
-    def budget(self) -> ContextBudget:
-        """The library's ``ContextBudget`` (raises ValueError if the parts do not fit)."""
-        p = self.parts
-        return ContextBudget(self.context_window, p["system prompt"], p["tools"],
-                             p["retrieved"], p["memory"], p["user input"])
-
-
-def budget_picture(
-    context_window: int = 128_000,
-    memory: int | None = None,
-    *,
-    memory_share: float | None = None,
-    system_prompt: int = 500,
-    tools: int = 1_000,
-    retrieved: int = 2_000,
-    user_input: int = 1_500,
-) -> BudgetPicture:
-    """Seed 004's picture; the memory part is given in tokens or as a share of the window."""
-    require_int("context_window", context_window, minimum=1)
+def budget_picture(context_window: int = 128_000, memory: int | None = None, *,
+                   memory_share: float | None = None, **parts: int) -> ContextBudget:
+    """Seed 004's picture, kept even when it overflows (``ContextBudget(strict=False)``); the
+    memory part is given in tokens or as a share of the window."""
     if (memory is None) == (memory_share is None):
         raise ValueError(f"give exactly one of memory or memory_share, got memory={memory!r}, "
                          f"memory_share={memory_share!r}")
     if memory is None:
-        share = require_real("memory_share", memory_share)
-        if not 0.0 <= share <= 1.0:
-            raise ValueError(f"memory_share must be in [0, 1], got {memory_share!r}")
-        memory = int(round(share * context_window))
-    require_int("memory", memory, minimum=0)
-    parts = {"system prompt": system_prompt, "tools": tools, "retrieved": retrieved,
-             "memory": memory, "user input": user_input}
-    for name, value in parts.items():
-        require_int(name, value, minimum=0)
-    return BudgetPicture(context_window, parts)
+        return ContextBudget.with_memory_share(context_window, memory_share, strict=False, **parts)
+    return ContextBudget(context_window, memory=memory, strict=False, **parts)
 
 
 def recent_turns_that_fit(messages: Sequence[Message], memory: int) -> int:
@@ -292,18 +247,14 @@ _PART_COLORS = {
 class BudgetExplorer(LessonExplorer):
     """The context window as a stacked bar; sliders for the window and the memory share."""
 
-    def __init__(self, messages: Sequence[Message], context_window_k: int = 128,
-                 memory_share: float = 0.02, **parts: int) -> None:
-        self.messages = list(messages)
-        self.parts = parts
-        super().__init__(context_window_k=context_window_k, memory_share=memory_share)
+    settings = (Setting("context_window_k", "context window (K tokens)", 128, 8, 200, 8),
+                Setting("memory_share", "memory share", 0.02, 0.0, 0.5, 0.01))
 
-    def _make_sliders(self, params: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "context_window_k": int_slider("context window (K tokens)",
-                                           params["context_window_k"], 8, 200, 8),
-            "memory_share": float_slider("memory share", params["memory_share"], 0.0, 0.5, 0.01),
-        }
+    def __init__(self, messages: Sequence[Message], *, parts: dict[str, int] | None = None,
+                 **settings: Any) -> None:
+        self.messages = list(messages)
+        self.parts = dict(parts or {})
+        super().__init__(**settings)
 
     def _make_figure(self) -> Any:
         go = _go()
@@ -321,41 +272,38 @@ class BudgetExplorer(LessonExplorer):
         )
         return fig
 
-    def _compute(self, context_window_k: int, memory_share: float) -> BudgetPicture:
+    def _compute(self, context_window_k: int, memory_share: float) -> ContextBudget:
         return budget_picture(context_window_k * 1000, memory_share=memory_share, **self.parts)
 
-    def _draw(self, pic: BudgetPicture) -> None:
-        shares = pic.shares()
-        for bar, (name, tokens) in zip(self.fig.data, shares.items()):
+    def _draw(self, pic: ContextBudget) -> None:
+        for name, tokens in pic.shares().items():
+            bar = self.trace(name)
             bar.x = [tokens]
             bar.text = [f"{tokens / pic.context_window:.1%}"]
-        edge = self.fig.data[-1]
-        edge.x = [pic.context_window, pic.context_window]
+        self.trace("window edge").x = [pic.context_window, pic.context_window]
 
     def summary(self) -> dict[str, Any]:
-        pic: BudgetPicture = self.result
+        pic: ContextBudget = self.result
         return {
             "context_window": pic.context_window,
-            "memory_tokens": pic.parts["memory"],
+            "memory_tokens": pic.memory,
             "prompt_tokens": pic.prompt_tokens,
             "response_reserve": pic.response_reserve,
             "fits": pic.fits,
-            "memory_pct": round(100 * pic.parts["memory"] / pic.context_window, 1),
+            "memory_pct": round(100 * pic.memory / pic.context_window, 1),
             "reserve_pct": round(100 * pic.response_reserve / pic.context_window, 1),
-            "recent_turns_in_memory": recent_turns_that_fit(self.messages, pic.parts["memory"]),
+            "recent_turns_in_memory": recent_turns_that_fit(self.messages, pic.memory),
         }
 
 
 class EstimateExplorer(LessonExplorer):
     """Exact tokens vs ``chars / k`` for every message; a slider for k."""
 
-    def __init__(self, messages: Sequence[Message], chars_per_token: float = 4.0) -> None:
-        self.messages = [m for m in messages if m.content]
-        super().__init__(chars_per_token=chars_per_token)
+    settings = (Setting("chars_per_token", "characters per token", 4.0, 2.0, 6.0, 0.1, ".1f"),)
 
-    def _make_sliders(self, params: dict[str, Any]) -> dict[str, Any]:
-        return {"chars_per_token": float_slider("characters per token",
-                                                params["chars_per_token"], 2.0, 6.0, 0.1, ".1f")}
+    def __init__(self, messages: Sequence[Message], **settings: Any) -> None:
+        self.messages = [m for m in messages if m.content]
+        super().__init__(**settings)
 
     def _make_figure(self) -> Any:
         go = _go()
@@ -378,7 +326,7 @@ class EstimateExplorer(LessonExplorer):
         return char_estimate_errors(self.messages, chars_per_token)
 
     def _draw(self, result: EstimateErrors) -> None:
-        self.fig.data[0].y = result.estimate
+        self.trace("messages").y = result.estimate
 
     def summary(self) -> dict[str, Any]:
         return {"chars_per_token": round(self.result.chars_per_token, 2), **self.result.stats()}
