@@ -27,6 +27,8 @@ import numpy as np
 
 
 def _grid(slider: Any) -> list[Any]:
+    if not hasattr(slider, "max"):  # a SelectionSlider: its options' values
+        return list(slider._options_values)
     steps = int(round((slider.max - slider.min) / slider.step))
     values = [slider.min + k * slider.step for k in range(steps + 1)]
     if isinstance(slider.value, int):
@@ -45,7 +47,8 @@ def time_moves(explorer: Any, moves: int, seed: int,
     for _ in range(moves):
         name = rng.choice(names)
         slider = explorer.sliders[name]
-        options = [v for v in _grid(slider) if abs(v - slider.value) > 1e-9]
+        options = [v for v in _grid(slider) if v != slider.value
+                   and not (isinstance(v, float) and abs(v - slider.value) <= 1e-9)]
         value = rng.choice(options)
         before = cache_size() if cache_size else None
         t0 = time.perf_counter()

@@ -17,6 +17,7 @@ from memorykit.buffers.policies import (
     HybridBuffer,
     ImportanceBuffer,
     RecencyWeightedBuffer,
+    overtake_minutes,
     true_half_life_minutes,
 )
 from memorykit.buffers.summary_buffer import SummaryBuffer
@@ -125,13 +126,13 @@ def test_curves_and_overtake():
         [0.0, true_half_life_minutes(0.1, 5.0)]))
     assert curves[:, 0] == pytest.approx([0.9, 0.5])
     assert curves[:, 1] == pytest.approx([0.45, 0.25])
-    t = pa.overtake_minutes(0.9, 0.15, 0.1, 5.0)
+    t = overtake_minutes(0.9, 0.15, 0.1, 5.0)
     assert t == pytest.approx(5.0 * math.log(6) / 0.1)
     assert 0.9 * math.exp(-0.1 * t / 5.0) == pytest.approx(0.15)
-    assert pa.overtake_minutes(0.9, 0.15, 0.0, 5.0) == math.inf
-    assert pa.overtake_minutes(0.1, 0.5) == 0.0
+    assert overtake_minutes(0.9, 0.15, 0.0, 5.0) == math.inf
+    assert overtake_minutes(0.1, 0.5) == 0.0
     with pytest.raises(ValueError, match="half_life_minutes"):
-        pa.overtake_minutes(0.9, 0.1, 0.1, 0.0)
+        overtake_minutes(0.9, 0.1, 0.1, 0.0)
 
 
 def test_rule_mask_and_fact_fates(conv, capsys):
@@ -338,3 +339,21 @@ def test_bench_sliders_time_moves_smoke(conv):
     assert report["all"]["n"] == 4 and report["all"]["p95_ms"] >= report["all"]["p50_ms"] > 0
     assert sum(s["n"] for s in report["per_slider"].values()) == 4
     assert 0 <= report["fresh_replays"]["n"] <= 4
+
+
+def test_replay_buffer_records_what_the_buffer_decided(conv):
+    from memorykit.evaluation.buffer_replay import replay_buffer
+    from memorykit.trace import Trace
+
+    buf = FIFOBuffer(800)
+    run = replay_buffer(conv, buf, policy="fifo", params={"budget": 800})
+    assert run.final_messages == len(buf) and run.final_tokens == buf.tokens <= 800
+    assert sum(len(e.message_ids) for e in buf.trace.evictions()) == run.evict_turn.size
+    assert run.final_messages + run.evict_turn.size == len(conv.messages)
+    assert np.all(run.evict_turn >= run.victim_turn)
+    with pytest.raises(ValueError, match="buffer must start empty, got"):
+        replay_buffer(conv, buf, policy="fifo", params={})
+    with pytest.raises(ValueError, match="max_events=5"):
+        replay_buffer(conv, FIFOBuffer(800, trace=Trace(max_events=5)), policy="fifo", params={})
+    with pytest.raises(TypeError, match="buffer must be a MessageBuffer"):
+        replay_buffer(conv, [], policy="fifo", params={})

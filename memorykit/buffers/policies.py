@@ -235,6 +235,25 @@ def true_half_life_minutes(decay_rate: float = 0.1, half_life_minutes: float = 5
     return half_life_minutes * math.log(2) / decay_rate
 
 
+def overtake_minutes(old_importance: float, new_importance: float, decay_rate: float = 0.1,
+                     half_life_minutes: float = 5.0) -> float:
+    """Age (minutes) at which a message of ``old_importance`` falls to ``new_importance``.
+
+    After that age a fresh message of ``new_importance`` outranks it, so the recency policy
+    evicts the old one first. ``inf`` when decay_rate is 0; 0 when the old one is not more
+    important to begin with.
+    """
+    require_positive("old_importance", old_importance)
+    require_positive("new_importance", new_importance)
+    require_non_negative("decay_rate", decay_rate)
+    require_positive("half_life_minutes", half_life_minutes)
+    if old_importance <= new_importance:
+        return 0.0
+    if decay_rate == 0:
+        return math.inf
+    return half_life_minutes * math.log(old_importance / new_importance) / decay_rate
+
+
 class RecencyWeightedBuffer(_HeapPolicy):
     """Evicts the lowest effective importance, ``importance * recency_weight(age)``.
 

@@ -7,7 +7,7 @@ checker. Pure computation (tested, benchmarked):
 * ``run_policy(conv, policy, budget=, **settings)``: the conversation replayed through one
   of the registered pruning buffers at a token budget (settings by the registry's names:
   ``importance_threshold``, ``decay_rate``, ``half_life_minutes``...). Returns a
-  ``PolicyRun``: every eviction (turn, the rule that chose the victim, the victim's turn and
+  ``memorykit.evaluation.buffer_replay.BufferReplay``: every eviction (turn, the rule that chose the victim, the victim's turn and
   importance), which planted facts are still in the final window (``fact_alive``) and when
   each lost one left (``evicted_at``: message id -> (turn, rule)). Memoized by the settings
   the policy actually uses (a replay takes 3-15 ms).
@@ -15,8 +15,8 @@ checker. Pure computation (tested, benchmarked):
   and policy, kept or when and by which rule it left.
 * ``importance_curves(...)``: seed 001's effective importance
   ``importance * exp(-decay_rate * age / half_life)`` over age for a few typical
-  importances (vectorized, ``effective_importance_curves``), and ``overtake_minutes``: how
-  old a message of importance a must be before a fresh one of importance b outranks it.
+  importances (vectorized, ``effective_importance_curves``); how old a message must be before
+  a fresh one outranks it is ``memorykit.buffers.policies.overtake_minutes``.
 
 Explorer: ``PruningExplorer`` (a budget slider and one slider per registered setting; fact
 survival per policy, the eviction timeline of every policy and rule, the recency curves).
@@ -25,20 +25,19 @@ Taught in ``notebooks/02_pruning_strategies.ipynb``.
 
 from __future__ import annotations
 
-import math
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from memorykit._validate import require_int, require_non_negative, require_positive
+from memorykit._validate import require_int
 from memorykit.buffers.policies import effective_importance_curves, true_half_life_minutes
+from memorykit.evaluation.buffer_replay import BufferReplay, replay_buffer
 from memorykit.buffers.registry import PolicyParam, PolicySpec, policies, policy
 from memorykit.lessons._app import LessonExplorer, _go, setting_slider
 from memorykit.lessons._figure import legend_below
-from memorykit.simulate import SimulatedConversation, fact_survival
+from memorykit.simulate import SimulatedConversation
 
 BUDGET = PolicyParam("budget", 1500, 500, 4000, 250, "budget (tokens)")
 """The token budget every policy runs under (lesson 02's exercise fixes 1,500)."""
@@ -86,43 +85,6 @@ def _settings_for(spec: PolicySpec, settings: dict[str, Any]) -> dict[str, Any]:
     return {p.name: settings.get(p.name, p.default) for p in spec.params}
 
 
-@dataclass(frozen=True)
-class PolicyRun:
-    policy: str
-    params: dict[str, Any]
-    """The parameters this policy used (budget, and threshold or decay/half-life)."""
-    evict_turn: np.ndarray
-    """Turn at which each eviction happened (one entry per evicted message)."""
-    victim_turn: np.ndarray
-    """Turn the evicted message was written in."""
-    victim_importance: np.ndarray
-    rules: tuple[str, ...]
-    """Rule that chose each eviction."""
-    evicted_at: dict[str, tuple[int, str]]
-    """Message id -> (turn it was evicted at, rule)."""
-    fact_alive: dict[str, bool]
-    """Fact id -> is its message still in the final window."""
-    final_messages: int
-    final_tokens: int
-    kept_turns: np.ndarray
-    """Turns of the messages in the final window."""
-
-    @property
-    def facts_alive(self) -> int:
-        return sum(self.fact_alive.values())
-
-    def rule_mask(self, rule: str) -> np.ndarray:
-        """Boolean mask of the evictions chosen by ``rule``."""
-        return np.fromiter((r == rule for r in self.rules), bool, len(self.rules))
-
-    def rule_counts(self) -> dict[str, int]:
-        return dict(Counter(self.rules))
-
-    def oldest_kept_turn(self) -> int:
-        kept = self.kept_turns[self.kept_turns > 0]
-        return int(kept.min()) if kept.size else 0
-
-
 def _pruning_spec(name: Any) -> PolicySpec:
     spec = policy(name)
     if spec.kind != "pruning":
@@ -131,12 +93,12 @@ def _pruning_spec(name: Any) -> PolicySpec:
     return spec
 
 
-_RUNS: OrderedDict[tuple, tuple[SimulatedConversation, PolicyRun]] = OrderedDict()
+_RUNS: OrderedDict[tuple, tuple[SimulatedConversation, BufferReplay]] = OrderedDict()
 _RUN_CACHE_SIZE = 512
 
 
 def run_policy(conv: SimulatedConversation, policy: str, *, budget: int = 1500,
-               **settings: float) -> PolicyRun:
+               **settings: float) -> BufferReplay:
     """Replay ``conv`` through ``policy`` at ``budget`` billed tokens (memoized).
 
     Only the settings a policy has matter (``importance_threshold`` for hybrid,
@@ -150,42 +112,13 @@ def run_policy(conv: SimulatedConversation, policy: str, *, budget: int = 1500,
     if hit is not None:
         _RUNS.move_to_end(key)
         return hit[1]
-    run = _replay(conv, spec, budget, own)
+    run = replay_buffer(conv, spec.build(budget, **own), policy=spec.name,
+                        params={"budget": budget, **own})
     # The entry holds the conversation itself, so its id cannot be reused while cached.
     _RUNS[key] = (conv, run)
     while len(_RUNS) > _RUN_CACHE_SIZE:
         _RUNS.popitem(last=False)
     return run
-
-
-def _replay(conv: SimulatedConversation, spec: PolicySpec, budget: int,
-            own: dict[str, float]) -> PolicyRun:
-    buf = spec.build(budget, **own)
-    turn_of = {}
-    importance_of = {}
-    for m in conv.messages:
-        turn_of[m.id] = m.turn
-        importance_of[m.id] = m.importance
-        buf.add(m)
-    evict_turn: list[int] = []
-    victim_turn: list[int] = []
-    victim_imp: list[float] = []
-    rules: list[str] = []
-    evicted_at: dict[str, tuple[int, str]] = {}
-    for e in buf.trace.evictions():
-        for mid in e.message_ids:
-            evict_turn.append(e.turn)
-            victim_turn.append(turn_of[mid])
-            victim_imp.append(importance_of[mid])
-            rules.append(e.rule)
-            evicted_at[mid] = (e.turn, e.rule)
-    kept = buf.messages()
-    return PolicyRun(
-        spec.name, {"budget": budget, **own}, np.asarray(evict_turn, int),
-        np.asarray(victim_turn, int), np.asarray(victim_imp, float), tuple(rules), evicted_at,
-        fact_survival(conv.facts, kept), len(kept), buf.tokens,
-        np.asarray([m.turn for m in kept], int),
-    )
 
 
 def compare_policies(conv: SimulatedConversation, *, budget: int = 1500,
@@ -229,25 +162,7 @@ def importance_curves(
     return effective_importance_curves(importances, zeros, minutes, decay_rate, half_life_minutes)
 
 
-def overtake_minutes(old_importance: float, new_importance: float, decay_rate: float = 0.1,
-                     half_life_minutes: float = 5.0) -> float:
-    """Age (minutes) at which a message of ``old_importance`` falls to ``new_importance``.
-
-    After that age a fresh message of ``new_importance`` outranks it, so the
-    recency policy evicts the old one first. ``inf`` when decay_rate is 0.
-    """
-    require_positive("old_importance", old_importance)
-    require_positive("new_importance", new_importance)
-    require_non_negative("decay_rate", decay_rate)
-    require_positive("half_life_minutes", half_life_minutes)
-    if old_importance <= new_importance:
-        return 0.0
-    if decay_rate == 0:
-        return math.inf
-    return half_life_minutes * math.log(old_importance / new_importance) / decay_rate
-
-
-def print_fact_fates(runs: dict[str, PolicyRun], facts: Sequence[Any]) -> None:
+def print_fact_fates(runs: dict[str, BufferReplay], facts: Sequence[Any]) -> None:
     """One line per fact, one column per policy: kept, or the turn it left at and the rule."""
     print((f"{'fact':<6}{'planted':>8}  " + "".join(f"{policy(p).label:<37}" for p in runs))
           .rstrip())
