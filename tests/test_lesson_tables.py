@@ -48,3 +48,6 @@ def test_settings_declared_once_make_the_sliders_and_defaults():
     assert list(ex.trace("line").y) == [pytest.approx(1200.0)]
     with pytest.raises(TypeError, match="unknown setting.*budgte"):
         _Declared(budgte=1)
+    for bad in ("high", float("nan"), True):
+        with pytest.raises((TypeError, ValueError), match="threshold"):
+            _Declared(threshold=bad)

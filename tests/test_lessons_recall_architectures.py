@@ -10,7 +10,8 @@ import pytest
 from memorykit.lessons import architectures_app as aa
 from memorykit.lessons import checks
 from memorykit.lessons import recall_app as ra
-from memorykit.longterm.episodic import HOUR, episode_scores
+from memorykit.longterm.episodic import (HOUR, episode_scores, full_match_horizon_seconds,
+                                         overlap_needed)
 
 # ---------------------------------------------------------------- lesson 09: episodic
 
@@ -33,13 +34,25 @@ def test_threshold_line_is_the_contour(alpha, beta, tau, thr):
     assert np.allclose(s, thr)
 
 
-def test_oldest_full_match_matches_the_scores():
-    h = ra.oldest_full_match_hours(0.6, 0.4, 24.0, 0.7)
+def test_full_match_horizon_matches_the_scores():
+    def horizon_hours(alpha, beta, tau_h, thr):
+        s = full_match_horizon_seconds(alpha=alpha, beta=beta, tau_seconds=tau_h * HOUR,
+                                       threshold=thr)
+        return s if s is None or s == math.inf else s / HOUR
+
+    h = horizon_hours(0.6, 0.4, 24.0, 0.7)
     assert h == pytest.approx(-24 * math.log(0.25))
     assert episode_scores(1.0, (h - 0.01) * HOUR) > 0.7 > episode_scores(1.0, (h + 0.01) * HOUR)
-    assert ra.oldest_full_match_hours(0.8, 0.2, 24.0, 0.7) == math.inf
-    assert ra.oldest_full_match_hours(0.7, 0.2, 24.0, 0.7) == math.inf  # alpha == threshold
-    assert ra.oldest_full_match_hours(0.6, 0.1, 24.0, 0.7) is None
+    assert horizon_hours(0.8, 0.2, 24.0, 0.7) == math.inf
+    assert horizon_hours(0.7, 0.2, 24.0, 0.7) == math.inf  # alpha == threshold
+    assert horizon_hours(0.6, 0.1, 24.0, 0.7) is None
+    with pytest.raises(ValueError, match="tau_seconds"):
+        overlap_needed(0.0, alpha=0.6, beta=0.4, tau_seconds=0.0, threshold=0.7)
+    with pytest.raises(ValueError, match="alpha"):
+        full_match_horizon_seconds(alpha=-1, beta=0.4, tau_seconds=1.0, threshold=0.7)
+    # alpha 0: recency alone decides, keyword overlap cannot help
+    assert list(overlap_needed([0.0, 1e9], alpha=0.0, beta=0.9, tau_seconds=HOUR,
+                               threshold=0.5)) == [-math.inf, math.inf]
 
 
 def test_surface_facts_and_probe_episodes():
@@ -62,10 +75,10 @@ def test_bad_episodic_parameters_are_named(kw, name):
 
 def test_episodic_explorer_slider_changes_the_figure_and_summary():
     ex = ra.EpisodicSurfaceExplorer()
-    before = np.array(ex.fig.data[0].z, dtype=float).copy()
+    before = np.array(ex.trace("S").z, dtype=float).copy()
     s0 = ex.summary()
     ex.update(tau_hours=72.0)
-    assert not np.allclose(before, np.array(ex.fig.data[0].z, dtype=float))
+    assert not np.allclose(before, np.array(ex.trace("S").z, dtype=float))
     assert ex.summary()["full_match_recalled_up_to"] != s0["full_match_recalled_up_to"]
     ex.update(threshold=0.2)
     assert ex.summary()["probe_episodes_above_threshold"] == "4/4"
@@ -86,10 +99,11 @@ def test_semantic_matrix_uses_the_lexical_embedder_and_recall_is_monotone():
 
 
 def test_semantic_explorer_draws_recalled_markers():
-    ex = ra.SemanticThresholdExplorer(0.65)
-    n = len(ex.fig.data[1].x)
+    ex = ra.SemanticThresholdExplorer(threshold=0.65)
+    right, wrong = ex.trace("recalled (right fact)"), ex.trace("recalled (wrong fact)")
+    n = len(right.x)
     ex.update(threshold=0.1)
-    assert len(ex.fig.data[1].x) > n and len(ex.fig.data[2].x) > 0
+    assert len(right.x) > n and len(wrong.x) > 0
     assert ex.summary()["questions_recalling_their_fact"] == "8/8"
 
 

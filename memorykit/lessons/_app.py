@@ -19,6 +19,7 @@ import html
 from dataclasses import dataclass
 from typing import Any
 
+from memorykit._validate import require_real
 from memorykit.lessons._figure import live_figure, publish, static_figures_enabled, static_png
 
 
@@ -97,9 +98,11 @@ class LessonExplorer:
         if unknown:
             raise TypeError(f"unknown setting(s) {', '.join(sorted(unknown))}; "
                             f"expected some of {', '.join(names)}")
-        start = defaults(self.settings)
-        return {s.name: setting_slider(s, params.get(s.name, start[s.name]))
-                for s in self.settings}
+        start = {**defaults(self.settings), **params}
+        for s in self.settings:
+            # a slider holds numbers only; what values are valid the computation decides
+            require_real(s.name, start[s.name])
+        return {s.name: setting_slider(s, start[s.name]) for s in self.settings}
 
     def _make_figure(self) -> Any:
         raise NotImplementedError

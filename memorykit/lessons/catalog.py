@@ -51,7 +51,8 @@ CATALOG: tuple[Lesson, ...] = (
     Lesson(2, "02_pruning_strategies.ipynb", "Pruning strategies",
            "FIFO vs importance vs hybrid vs recency-weighted on one conversation: who leaves "
            "when, under which rule, and which facts survive.",
-           ("memorykit.buffers.policies", "memorykit.trace", "memorykit.simulate"), ("001",)),
+           ("memorykit.buffers.policies", "memorykit.buffers.registry", "memorykit.trace",
+            "memorykit.evaluation.buffer_replay"), ("001",)),
     Lesson(3, "03_summary_buffer.ipynb", "The summary buffer",
            "The token sawtooth, summaries of summaries, which planted facts survive, and the "
            "compression pipeline beside it.",

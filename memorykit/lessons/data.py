@@ -4,7 +4,8 @@
 turns, seed 7: see ``data/README.md``) when the repository's data directory is
 present, else simulates the same conversation with ``simulate_conversation``
 (identical by construction: the file is generated from it). Used by
-``notebooks/01_tokens_and_budgets.ipynb`` to ``03_summary_buffer.ipynb``.
+``notebooks/01_tokens_and_budgets.ipynb`` to ``03_summary_buffer.ipynb``. Also the small
+fixed scripts lessons share (``GYM_SESSIONS``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,29 @@ SCENARIOS: dict[str, tuple[int, dict]] = {
     "short_60": (60, {"seed": 7, "fact_every": 5, "tool_call_rate": 0.1}),
     "long_2000": (2000, {"seed": 7}),
 }
+
+
+GYM_SESSIONS: dict[str, tuple[tuple[str, str], ...]] = {
+    "alice": (
+        ("user", "My locker code at the gym is 4721."),
+        ("assistant", "Got it, locker code 4721."),
+        ("user", "I want to train for a half marathon in the spring."),
+        ("assistant", "A sixteen-week plan with three runs a week works well for most people."),
+        ("user", "My knees hurt after long runs on asphalt."),
+        ("assistant", "Try softer surfaces, shorter strides and a rest day after every long run."),
+        ("user", "Which running shoes suit heavy mileage?"),
+        ("assistant", "Cushioned trainers with a firm heel counter; replace them every 700 km."),
+        ("user", "Should I stretch before or after running?"),
+        ("assistant", "Dynamic warm-ups before, gentle static stretches after."),
+    ),
+    "bob": (
+        ("user", "I just joined the gym near the station."),
+        ("assistant", "Welcome! Do you have a training goal?"),
+        ("user", "Mostly swimming, three mornings a week."),
+    ),
+}
+"""Lesson 09's two sessions of one memory service: Alice states her locker code, then talks
+until her working memory has summarized it away; Bob, in another session, talks about his gym."""
 
 
 @lru_cache(maxsize=None)

@@ -1,27 +1,18 @@
 """Lesson 09: long-term memory and recall (episodic scoring, semantic threshold, auto-recall).
 
-Pure computation (tested, benchmarked):
+* ``score_surface`` / ``threshold_line`` / ``surface_facts``: seed 003's episodic score
+  S = alpha * overlap + beta * exp(-age / tau) over keyword overlap x age, its threshold
+  contour and the boundary as numbers, all from ``memorykit.longterm.episodic``
+  (``episode_scores``, ``overlap_needed``, ``full_match_horizon_seconds``).
+* ``probe_episodes()``: where the episodes of seed 003's protocol (four facts, 50
+  distractor turns, the seed's defaults) sit on that surface for the four probe questions.
+* ``semantic_matrix()`` / ``semantic_recall(threshold)``: the fact bank's questions against
+  its facts in a ``SemanticMemory`` with the offline lexical embedder (word overlap, **not
+  meaning**), and which facts ``SemanticMemory.recall`` returns at a threshold.
+* ``service_demo()``: seed 004's memory service with two sessions (``GYM_SESSIONS``): what
+  auto-recall injects for the last user message, and that nothing crosses sessions.
 
-* ``score_surface(alpha, beta, tau_hours)``: seed 003's episodic score
-  S = alpha * overlap + beta * exp(-age / tau) over a grid of keyword overlap x
-  age, with the library's vectorized ``episode_scores``; ``threshold_line``:
-  the overlap an episode needs at each age to pass the threshold (the exact
-  contour, solved for overlap); ``surface_facts``: the same boundary as
-  numbers (minimum overlap at 0 h / 24 h / 72 h, the oldest full match that is
-  still recalled).
-* ``probe_episodes()``: the episodes of seed 003's protocol (four facts, 50
-  distractor turns, episodic memory with the seed's defaults) scored for the
-  four probe questions: where real episodes sit on the surface.
-* ``semantic_matrix()``: cosine similarity of each of the fact bank's
-  questions to every fact sentence, from a ``SemanticMemory`` with the
-  offline ``LexicalHashingEmbedder`` (word overlap, **not meaning**);
-  ``semantic_recall(threshold)`` says which facts each question recalls.
-* ``service_demo()``: seed 004's memory service with two sessions: what
-  auto-recall injects for the last user message, and that nothing crosses
-  sessions.
-
-Explorers: ``EpisodicSurfaceExplorer`` (alpha, beta, tau, threshold) and
-``SemanticThresholdExplorer`` (cosine threshold). Offline and deterministic.
+Explorers: ``EpisodicSurfaceExplorer`` and ``SemanticThresholdExplorer``. Offline, deterministic.
 Taught in ``notebooks/09_long_term_memory.ipynb``.
 """
 
@@ -34,12 +25,14 @@ from typing import Any
 
 import numpy as np
 
-from memorykit._validate import require_non_negative, require_positive, require_real
+from memorykit._validate import require_positive
 from memorykit.buffers import SummaryBuffer
 from memorykit.clock import StepClock
-from memorykit.lessons._app import LessonExplorer, _go, float_slider
+from memorykit.lessons._app import LessonExplorer, Setting, _go, defaults
 from memorykit.lessons._figure import heat_grid, legend_below
-from memorykit.longterm.episodic import HOUR, EpisodicMemory, episode_scores
+from memorykit.lessons.data import GYM_SESSIONS
+from memorykit.longterm.episodic import (HOUR, EpisodicMemory, episode_scores,
+                                         full_match_horizon_seconds, overlap_needed)
 from memorykit.longterm.protocol import probe_conversation
 from memorykit.longterm.semantic import SemanticMemory, SemanticSettings
 from memorykit.longterm.service import LongTermSettings, MemoryService
@@ -52,48 +45,18 @@ AGES_H = np.linspace(0.0, 96.0, 193)
 
 
 # ------------------------------------------------------------------ episodic
-def check_weights(alpha: float, beta: float, tau_hours: float, threshold: float) -> tuple[float, ...]:
-    """Validated episodic parameters (ValueError names the bad one)."""
-    return (require_non_negative("alpha", alpha), require_non_negative("beta", beta),
-            require_positive("tau_hours", tau_hours), require_real("threshold", threshold))
-
-
 def score_surface(alpha: float = 0.6, beta: float = 0.4, tau_hours: float = 24.0) -> np.ndarray:
     """S over (overlap, age): shape (len(OVERLAPS), len(AGES_H))."""
+    require_positive("tau_hours", tau_hours)  # named as the lesson's caller gave it
     return episode_scores(OVERLAPS[:, None], AGES_H[None, :] * HOUR, alpha=alpha, beta=beta,
                           tau_seconds=tau_hours * HOUR)
 
 
-def min_overlap(age_hours: Any, alpha: float, beta: float, tau_hours: float,
-                threshold: float) -> np.ndarray:
-    """Overlap at which S equals the threshold at each age (recalled when strictly above it).
-
-    Values above 1 mean no overlap is enough; below 0, any overlap is (even none).
-    With alpha 0 the keyword term cannot help: +inf where recency alone is not enough.
-    """
-    decay = beta * np.exp(-np.asarray(age_hours, dtype=float) / tau_hours)
-    if alpha == 0:
-        return np.where(decay > threshold, -np.inf, np.inf)
-    return (threshold - decay) / alpha
-
-
 def threshold_line(alpha: float, beta: float, tau_hours: float, threshold: float) -> np.ndarray:
     """The contour S = threshold on the surface (NaN where it leaves [0, 1])."""
-    y = min_overlap(AGES_H, alpha, beta, tau_hours, threshold)
+    y = overlap_needed(AGES_H * HOUR, alpha=alpha, beta=beta, tau_seconds=tau_hours * HOUR,
+                       threshold=threshold)
     return np.where((y >= 0) & (y <= 1), y, np.nan)
-
-
-def oldest_full_match_hours(alpha: float, beta: float, tau_hours: float,
-                            threshold: float) -> float | None:
-    """The age up to which an episode matching every query word is recalled.
-
-    ``math.inf``: at any age (alpha alone beats the threshold); None: never.
-    """
-    if alpha > threshold or (alpha == threshold and beta > 0):
-        return math.inf
-    if beta <= 0 or alpha + beta <= threshold:
-        return None
-    return -tau_hours * math.log((threshold - alpha) / beta)
 
 
 def _fmt_overlap(v: float) -> str:
@@ -107,17 +70,17 @@ def _fmt_overlap(v: float) -> str:
 def surface_facts(alpha: float = 0.6, beta: float = 0.4, tau_hours: float = 24.0,
                   threshold: float = 0.7) -> dict[str, Any]:
     """The recall boundary as rounded numbers."""
-    a, b, t, thr = check_weights(alpha, beta, tau_hours, threshold)
-    s = score_surface(a, b, t)
-    old = oldest_full_match_hours(a, b, t, thr)
+    weights = dict(alpha=alpha, beta=beta, tau_seconds=tau_hours * HOUR, threshold=threshold)
+    s = score_surface(alpha, beta, tau_hours)
+    old = full_match_horizon_seconds(**weights)
     out: dict[str, Any] = {
-        "max_score": round(a + b, 3),
-        "share_of_surface_recalled": round(float((s > thr).mean()), 3),
+        "max_score": round(alpha + beta, 3),
+        "share_of_surface_recalled": round(float((s > threshold).mean()), 3),
     }
     for h in (0, 24, 72):
-        out[f"overlap_needed_at_{h}h"] = _fmt_overlap(float(min_overlap(h, a, b, t, thr)))
+        out[f"overlap_needed_at_{h}h"] = _fmt_overlap(float(overlap_needed(h * HOUR, **weights)))
     out["full_match_recalled_up_to"] = ("never" if old is None else "any age" if old == math.inf
-                                        else f"{old:.1f} h")
+                                        else f"{old / HOUR:.1f} h")
     return out
 
 
@@ -161,23 +124,20 @@ class EpisodicSurfaceExplorer(LessonExplorer):
 
     title = "Episodic score S = alpha·overlap + beta·exp(-age/tau)"
 
-    def __init__(self, alpha: float = 0.6, beta: float = 0.4, tau_hours: float = 24.0,
-                 threshold: float = 0.7) -> None:
-        check_weights(alpha, beta, tau_hours, threshold)
-        super().__init__(alpha=alpha, beta=beta, tau_hours=tau_hours, threshold=threshold)
+    settings = (Setting("alpha", "alpha (keyword weight)", 0.6, 0.0, 1.0, 0.05),
+                Setting("beta", "beta (recency weight)", 0.4, 0.0, 1.0, 0.05),
+                Setting("tau_hours", "tau (hours)", 24.0, 1.0, 96.0, 1.0, ".0f"),
+                Setting("threshold", "threshold", 0.7, 0.0, 1.5, 0.05))
 
-    def _make_sliders(self, params: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "alpha": float_slider("alpha (keyword weight)", params["alpha"], 0.0, 1.0, 0.05),
-            "beta": float_slider("beta (recency weight)", params["beta"], 0.0, 1.0, 0.05),
-            "tau_hours": float_slider("tau (hours)", params["tau_hours"], 1.0, 96.0, 1.0, ".0f"),
-            "threshold": float_slider("threshold", params["threshold"], 0.0, 1.5, 0.05),
-        }
+    def __init__(self, **settings: float) -> None:
+        # the library validates: a bad weight fails here, before any slider is drawn
+        surface_facts(**{**defaults(self.settings), **settings})
+        super().__init__(**settings)
 
     def _make_figure(self) -> Any:
         go = _go()
         fig = go.FigureWidget()
-        fig.add_heatmap(x=AGES_H, y=OVERLAPS, z=np.zeros((2, 2)), colorscale="Viridis", zmin=0,
+        fig.add_heatmap(name="S", x=AGES_H, y=OVERLAPS, z=np.zeros((2, 2)), colorscale="Viridis", zmin=0,
                         zmax=2, colorbar=dict(title="S"),
                         hovertemplate="age %{x:.1f} h, overlap %{y:.2f}: S %{z:.3f}<extra></extra>")
         fig.add_scatter(name="S = threshold (white dashes)", x=AGES_H, y=np.zeros_like(AGES_H),
@@ -200,15 +160,17 @@ class EpisodicSurfaceExplorer(LessonExplorer):
         return fig
 
     def _compute(self, **p: Any) -> dict[str, Any]:
-        a, b, t, thr = check_weights(p["alpha"], p["beta"], p["tau_hours"], p["threshold"])
+        a, b, t, thr = p["alpha"], p["beta"], p["tau_hours"], p["threshold"]
         return {"z": score_surface(a, b, t), "line": threshold_line(a, b, t, thr),
                 "verdicts": episode_verdicts(a, b, t, thr), "zmax": max(a + b, 1e-6)}
 
     def _draw(self, r: dict[str, Any]) -> None:
-        self.fig.data[0].z = heat_grid(r["z"])
-        self.fig.data[0].zmax = r["zmax"]
-        self.fig.data[1].y = r["line"]
-        self.fig.data[2].marker.color = ["#d62728" if v else "#7f7f7f" for v in r["verdicts"]]
+        surface = self.trace("S")
+        surface.z = heat_grid(r["z"])
+        surface.zmax = r["zmax"]
+        self.trace("S = threshold (white dashes)").y = r["line"]
+        self.trace("probe episodes (red: recalled)").marker.color = [
+            "#d62728" if v else "#7f7f7f" for v in r["verdicts"]]
 
     def summary(self) -> dict[str, Any]:
         p = self.params
@@ -237,15 +199,24 @@ class SemanticMatrix:
 
 
 @lru_cache(maxsize=1)
-def semantic_matrix() -> SemanticMatrix:
-    """All eight fact-bank facts stored in a ``SemanticMemory``; every question scored against all."""
+def _semantic_memory() -> tuple[Any, SemanticMemory, np.ndarray]:
+    """The fact bank's eight facts in a ``SemanticMemory``, and each question's vector."""
     conv = probe_conversation(0, n_facts=8)
     mem = SemanticMemory(SemanticSettings())
     mem.add([m for m in conv.messages if m.metadata.get("kind") == "fact"])
+    vectors = np.stack([mem.embed_query(f.question) for f in conv.facts])
+    vectors.flags.writeable = False
+    return conv, mem, vectors
+
+
+@lru_cache(maxsize=1)
+def semantic_matrix() -> SemanticMatrix:
+    """Every question's cosine to every stored fact sentence (recall with no threshold)."""
+    conv, mem, vectors = _semantic_memory()
     index = {f.message_id: j for j, f in enumerate(conv.facts)}
     cos = np.zeros((len(conv.facts), len(conv.facts)))
     for i, f in enumerate(conv.facts):
-        for r in mem.recall(f.question, limit=len(conv.facts), threshold=None):
+        for r in mem.recall(f.question, vector=vectors[i], limit=len(conv.facts), threshold=None):
             cos[i, index[r.message_id]] = r.score
     return SemanticMatrix(tuple(f.question for f in conv.facts), tuple(f.text for f in conv.facts),
                           tuple(f.key for f in conv.facts), cos, mem.embedder.name,
@@ -253,17 +224,19 @@ def semantic_matrix() -> SemanticMatrix:
 
 
 def semantic_recall(threshold: float = 0.65) -> dict[str, Any]:
-    """Which facts each question recalls (strictly above ``threshold``, at most recall_limit)."""
-    thr = require_real("threshold", threshold)
-    m = semantic_matrix()
-    recalled = np.zeros_like(m.cosine, dtype=bool)
-    for i in range(len(m.questions)):
-        order = np.argsort(-m.cosine[i], kind="stable")[: m.recall_limit]
-        recalled[i, order] = m.cosine[i, order] > thr
+    """Which facts each question recalls: ``SemanticMemory.recall`` at ``threshold`` (scores
+    strictly above it, at most ``recall_limit`` per question)."""
+    conv, mem, vectors = _semantic_memory()
+    index = {f.message_id: j for j, f in enumerate(conv.facts)}
+    n = len(conv.facts)
+    recalled = np.zeros((n, n), dtype=bool)
+    for i, f in enumerate(conv.facts):
+        for r in mem.recall(f.question, vector=vectors[i], threshold=threshold):
+            recalled[i, index[r.message_id]] = True
     own = np.diag(recalled)
-    wrong = recalled & ~np.eye(len(m.questions), dtype=bool)
+    wrong = recalled & ~np.eye(n, dtype=bool)
     return {"recalled": recalled, "own": int(own.sum()), "wrong": int(wrong.sum()),
-            "questions_with_own_fact": [q for q, ok in zip(m.questions, own) if ok]}
+            "questions_with_own_fact": [f.question for f, ok in zip(conv.facts, own) if ok]}
 
 
 def separating_thresholds() -> dict[str, float]:
@@ -281,12 +254,7 @@ class SemanticThresholdExplorer(LessonExplorer):
 
     title = "Semantic recall: cosine(question, fact) with the offline LEXICAL embedder"
 
-    def __init__(self, threshold: float = 0.65) -> None:
-        require_real("threshold", threshold)
-        super().__init__(threshold=threshold)
-
-    def _make_sliders(self, params: dict[str, Any]) -> dict[str, Any]:
-        return {"threshold": float_slider("cosine threshold", params["threshold"], 0.0, 1.0, 0.01)}
+    settings = (Setting("threshold", "cosine threshold", 0.65, 0.0, 1.0, 0.01),)
 
     def _make_figure(self) -> Any:
         go = _go()
@@ -294,7 +262,7 @@ class SemanticThresholdExplorer(LessonExplorer):
         labels = [f"F{j + 1}: {k}" for j, k in enumerate(m.keys)]
         qs = [f"Q{i + 1}: {q}" for i, q in enumerate(m.questions)]
         fig = go.FigureWidget()
-        fig.add_heatmap(x=labels, y=qs, z=m.cosine, colorscale="Blues", zmin=0, zmax=1,
+        fig.add_heatmap(name="cosine", x=labels, y=qs, z=m.cosine, colorscale="Blues", zmin=0, zmax=1,
                         colorbar=dict(title="cosine"), text=np.round(m.cosine, 2),
                         texttemplate="%{text}", hovertemplate="%{y}<br>%{x}: %{z:.3f}<extra></extra>")
         fig.add_scatter(name="recalled (right fact)", x=[], y=[], mode="markers",
@@ -312,12 +280,12 @@ class SemanticThresholdExplorer(LessonExplorer):
 
     def _draw(self, r: dict[str, Any]) -> None:
         rec = r["recalled"]
-        ii, jj = np.nonzero(rec & np.eye(len(rec), dtype=bool))
-        self.fig.data[1].x = [self._labels[j] for j in jj]
-        self.fig.data[1].y = [self._qs[i] for i in ii]
-        ii, jj = np.nonzero(rec & ~np.eye(len(rec), dtype=bool))
-        self.fig.data[2].x = [self._labels[j] for j in jj]
-        self.fig.data[2].y = [self._qs[i] for i in ii]
+        own = np.eye(len(rec), dtype=bool)
+        for name, mask in (("recalled (right fact)", rec & own), ("recalled (wrong fact)", rec & ~own)):
+            ii, jj = np.nonzero(mask)
+            trace = self.trace(name)
+            trace.x = [self._labels[j] for j in jj]
+            trace.y = [self._qs[i] for i in ii]
 
     def summary(self) -> dict[str, Any]:
         m = semantic_matrix()
@@ -336,40 +304,16 @@ class SemanticThresholdExplorer(LessonExplorer):
 
 # ------------------------------------------------------------------ service
 def service_demo(recall_limit: int = 3, working_tokens: int = 150) -> dict[str, Any]:
-    """Two sessions in one ``MemoryService``: auto-recall for the last user message, isolation.
-
-    Alice states her locker code, then talks about other things until her
-    working memory (a ``SummaryBuffer`` of ``working_tokens``) has summarized it
-    away; Bob, in another session of the same service and store, talks about
-    his own gym. Both then ask for "the locker code".
-    """
+    """``GYM_SESSIONS`` in one ``MemoryService`` (working memory: a ``SummaryBuffer`` of
+    ``working_tokens``), then both users ask for "the locker code": auto-recall, isolation."""
     clock = StepClock(0.0)
     factory = MessageFactory(clock=clock)
     svc = MemoryService(lambda: SummaryBuffer(working_tokens),
                         LongTermSettings(recall_limit=recall_limit), counter=factory.counter)
-    alice = [
-        ("user", "My locker code at the gym is 4721."),
-        ("assistant", "Got it, locker code 4721."),
-        ("user", "I want to train for a half marathon in the spring."),
-        ("assistant", "A sixteen-week plan with three runs a week works well for most people."),
-        ("user", "My knees hurt after long runs on asphalt."),
-        ("assistant", "Try softer surfaces, shorter strides and a rest day after every long run."),
-        ("user", "Which running shoes suit heavy mileage?"),
-        ("assistant", "Cushioned trainers with a firm heel counter; replace them every 700 km."),
-        ("user", "Should I stretch before or after running?"),
-        ("assistant", "Dynamic warm-ups before, gentle static stretches after."),
-    ]
-    bob = [
-        ("user", "I just joined the gym near the station."),
-        ("assistant", "Welcome! Do you have a training goal?"),
-        ("user", "Mostly swimming, three mornings a week."),
-    ]
-    for role, text in alice:
-        clock.advance(60)
-        svc.add("alice", getattr(factory, role)(text))
-    for role, text in bob:
-        clock.advance(60)
-        svc.add("bob", getattr(factory, role)(text))
+    for session, script in GYM_SESSIONS.items():
+        for role, text in script:
+            clock.advance(60)
+            svc.add(session, getattr(factory, role)(text))
     question = "What is my locker code at the gym?"
     out: dict[str, Any] = {"stored_entries": len(svc.store), "question": question}
     # What the shared store holds closest to the question if the session filter were dropped.
@@ -399,7 +343,7 @@ def service_demo(recall_limit: int = 3, working_tokens: int = 150) -> dict[str, 
 
 __all__ = [
     "AGES_H", "OVERLAPS", "EpisodicSurfaceExplorer", "SemanticThresholdExplorer",
-    "episode_verdicts", "min_overlap", "oldest_full_match_hours", "probe_episodes",
+    "episode_verdicts", "probe_episodes",
     "score_surface", "semantic_matrix", "semantic_recall", "separating_thresholds",
     "service_demo", "surface_facts", "threshold_line",
 ]

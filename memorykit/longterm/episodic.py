@@ -138,6 +138,41 @@ def episode_scores(
     return alpha * o + beta * np.exp(-a / tau)
 
 
+def overlap_needed(age_seconds: Any, *, alpha: float, beta: float, tau_seconds: float,
+                   threshold: float) -> np.ndarray:
+    """The keyword overlap at which S equals ``threshold`` at each age (an episode is recalled
+    when its overlap is strictly above it): the threshold's contour, solved for overlap.
+
+    Values above 1 mean no overlap is enough; below 0, any overlap is (even none). With
+    ``alpha`` 0 the keyword term cannot help: -inf where recency alone passes, +inf elsewhere.
+    """
+    alpha = require_non_negative("alpha", alpha)
+    beta = require_non_negative("beta", beta)
+    tau = require_positive("tau_seconds", tau_seconds)
+    threshold = require_real("threshold", threshold)
+    decay = beta * np.exp(-np.asarray(age_seconds, dtype=np.float64) / tau)
+    if alpha == 0:
+        return np.where(decay > threshold, -np.inf, np.inf)
+    return (threshold - decay) / alpha
+
+
+def full_match_horizon_seconds(*, alpha: float, beta: float, tau_seconds: float,
+                               threshold: float) -> float | None:
+    """The age up to which an episode sharing every query keyword (overlap 1) is recalled.
+
+    ``math.inf``: at any age (``alpha`` alone passes the threshold); None: never.
+    """
+    alpha = require_non_negative("alpha", alpha)
+    beta = require_non_negative("beta", beta)
+    tau = require_positive("tau_seconds", tau_seconds)
+    threshold = require_real("threshold", threshold)
+    if alpha > threshold or (alpha == threshold and beta > 0):
+        return math.inf
+    if beta <= 0 or alpha + beta <= threshold:
+        return None
+    return -tau * math.log((threshold - alpha) / beta)
+
+
 # ------------------------------------------------------------------- settings
 
 
@@ -374,6 +409,8 @@ __all__ = [
     "EpisodicSettings",
     "content_words",
     "episode_scores",
+    "full_match_horizon_seconds",
+    "overlap_needed",
     "explain",
     "extract_keywords",
     "keyword_overlap",
