@@ -17,7 +17,8 @@ import time
 
 import numpy as np
 
-from memorykit.lessons.tuning_app import TuningExplorer, load_tuning_data, precompute
+from memorykit.lessons.data import load_tuning_data
+from memorykit.lessons.tuning_app import TuningExplorer, precompute
 
 
 def main() -> int:

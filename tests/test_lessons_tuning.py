@@ -10,18 +10,12 @@ import numpy as np
 import pytest
 
 from memorykit.evaluation import AttentionPolicy, HarnessSettings, evaluate, load_locomo
+from memorykit.evaluation.toolkit import TUNABLE as KNOBS
 from memorykit.lessons.checks import check_beats_bm25
-from memorykit.lessons.tuning_app import (
-    FIXTURE,
-    KNOBS,
-    LOCOMO_ENV,
-    TuningExplorer,
-    evaluate_configuration,
-    front_rows,
-    load_tuning_data,
-    policy_table,
-    precompute,
-)
+from memorykit.lessons.checks.tuning import evaluate_configuration
+from memorykit.lessons.data import LOCOMO_ENV, load_tuning_data
+from memorykit.lessons.data import LOCOMO_FIXTURE as FIXTURE
+from memorykit.lessons.tuning_app import TuningExplorer, front_rows, policy_table, precompute
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -73,13 +67,13 @@ def test_sweeps_are_arrays_over_the_grid(small):
 def test_explorer_reslices_and_switches_policy(small):
     _, sw = small
     e = TuningExplorer(sw, "bm25", 1000)
-    before = np.array(e.fig.data[0].z, dtype=float).copy()
+    before = np.array(e.trace("recall surface").z, dtype=float).copy()
     e.update(budget=500)
     assert e.summary()["selected"] == "bm25(k1=1.5, b=0.75) at 500 tokens"
     e.update(policy="attention")
     assert e.sliders["p1"].description == "neighbours" and e.params["p1"] == 1
     assert e.summary()["selected"] == "attention(neighbours=1, dimension=512) at 500 tokens"
-    assert np.array(e.fig.data[0].z).shape == (4, 4) and before.shape == (6, 5)
+    assert np.array(e.trace("recall surface").z).shape == (4, 4) and before.shape == (6, 5)
     e.sliders["p1"].value = 0  # a slider move recomputes
     assert e.params["p1"] == 0 and "neighbours=0" in e.summary()["selected"]
     with pytest.raises(ValueError, match="policy must be one of .* got 'lru'"):

@@ -30,6 +30,8 @@ from concurrent.futures import Executor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from memorykit._validate import require_int, require_real
 from memorykit.evaluation.dataset import EvalDataset, as_dataset
 from memorykit.evaluation.harness import HarnessSettings, evaluate
@@ -180,6 +182,30 @@ class SweepResult:
 
     def cheapest_reaching(self, recall: float, x: str = "tokens", y: str = "recall") -> dict[str, Any] | None:
         return cheapest_reaching(self.table, recall, x=x, y=y)
+
+    def grid_arrays(self, axes: Mapping[str, Sequence[Any]], budgets: Sequence[int],
+                    columns: Sequence[str] = ("recall", "tokens")) -> dict[str, np.ndarray]:
+        """Each column as an array indexed (first axis value, second..., budget), for a sweep
+        over the grid ``axes`` (parameter name -> its values, in order). A cell the sweep has
+        no row for, or whose value is None (a category without questions), is NaN."""
+        names = list(axes)
+        unknown = [n for n in names if n not in self.parameters]
+        if unknown:
+            raise ValueError(f"axes must name the sweep's parameters {self.parameters}, got {unknown}")
+        index = [{v: i for i, v in enumerate(axes[n])} for n in names]
+        where = {b: i for i, b in enumerate(budgets)}
+        shape = (*(len(axes[n]) for n in names), len(budgets))
+        out = {c: np.full(shape, np.nan) for c in columns}
+        for row in self.table:
+            try:
+                cell = (*(ix[row[n]] for ix, n in zip(index, names)), where[row["budget"]])
+            except KeyError:
+                continue  # a configuration or budget outside the grid asked for
+            for c in columns:
+                value = row.get(c)
+                if value is not None:
+                    out[c][cell] = value
+        return out
 
     def __repr__(self) -> str:
         return f"SweepResult({len(self)} rows, parameters={self.parameters}, {self.wall_seconds:.2f} s)"

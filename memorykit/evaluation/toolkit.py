@@ -14,6 +14,7 @@ Taught in ``notebooks/12_parameter_tuning.ipynb``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -27,7 +28,8 @@ from memorykit.evaluation.dataset import EvalConversation
 from memorykit.embeddings import Embedder, LexicalHashingEmbedder
 from memorykit.messages import Message
 
-__all__ = ["AttentionPolicy", "toolkit_policies"]
+__all__ = ["FIXED_POLICIES", "TUNABLE", "AttentionPolicy", "Tunable", "fixed_policy",
+           "make_attention", "toolkit_policies"]
 
 
 class AttentionPolicy:
@@ -119,3 +121,58 @@ def toolkit_policies(window_size: int = 20) -> dict[str, Any]:
             out[spec.name] = BufferPolicy(spec.build, spec.name)
     out["attention"] = AttentionPolicy()
     return out
+
+
+# ------------------------------------------------------------ tunable policies
+def make_attention(neighbours: int = 1, dimension: int = 512) -> AttentionPolicy:
+    """The attention window over a lexical hashing embedder of ``dimension`` (picklable factory)."""
+    return AttentionPolicy(LexicalHashingEmbedder(dimension), neighbours)
+
+
+@dataclass(frozen=True)
+class Tunable:
+    """A policy with two tunable parameters: its factory, the parameters' grids and defaults."""
+
+    make: Any
+    """Picklable factory taking both parameters as keywords."""
+    names: tuple[str, str]
+    """The two parameters' names."""
+    values: tuple[tuple[Any, ...], tuple[Any, ...]]
+    """The grid of each parameter, in order."""
+    defaults: tuple[Any, Any]
+    """Each parameter's default (a value of its grid)."""
+
+
+def _tunable() -> dict[str, Tunable]:
+    from memorykit.evaluation.baselines import BM25Retrieval
+
+    return {
+        "bm25": Tunable(BM25Retrieval, ("k1", "b"),
+                        ((0.3, 0.6, 0.9, 1.2, 1.5, 2.0), (0.0, 0.25, 0.5, 0.75, 1.0)), (1.5, 0.75)),
+        "attention": Tunable(make_attention, ("neighbours", "dimension"),
+                             ((0, 1, 2, 3), (64, 128, 256, 512)), (1, 512)),
+    }
+
+
+TUNABLE: dict[str, Tunable] = _tunable()
+"""The policies lesson 12 tunes (name -> factory and two parameter grids)."""
+
+
+def _fixed() -> dict[str, Any]:
+    from memorykit.evaluation.baselines import baseline_policies
+
+    return {n: p for n, p in {**toolkit_policies(), **baseline_policies()}.items() if n != "summary"}
+
+
+FIXED_POLICIES: dict[str, Any] = _fixed()
+"""Toolkit memories and baselines at their defaults, compared with the tuned ones. The summary
+buffer is left out: recall counts evidence covered through provenance, which credits a summary
+with every message it condensed whether or not the detail survived, so it would top every
+comparison unchecked (lesson 12 shows that number apart, as a caveat)."""
+
+
+def fixed_policy(name: str) -> Any:
+    """A policy of ``FIXED_POLICIES`` by name (a picklable factory for process pools)."""
+    if name not in FIXED_POLICIES:
+        raise ValueError(f"name must be one of {', '.join(FIXED_POLICIES)}, got {name!r}")
+    return FIXED_POLICIES[name]

@@ -132,7 +132,7 @@ class LessonExplorer:
                 f"unknown parameter(s) {', '.join(sorted(unknown))}; "
                 f"expected some of {', '.join(self.sliders)}"
             )
-        merged = {**self.params, **{k: self.clean(k, v) for k, v in params.items()}}
+        merged = self._merge({k: self.clean(k, v) for k, v in params.items()})
         self.result = self._compute(**merged)
         self.params = merged
         with self.fig.batch_update():
@@ -142,13 +142,25 @@ class LessonExplorer:
         # the slider's own callback from recomputing a second time).
         self._syncing = True
         try:
-            for name, value in merged.items():
-                slider = self.sliders[name]
-                if abs(float(slider.value) - float(value)) > 1e-9:
-                    slider.value = value
+            self._sync_sliders(merged)
         finally:
             self._syncing = False
         return self.result
+
+    def _merge(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The full setting after a move (an explorer whose sliders depend on each other
+        overrides this, e.g. lesson 12 resets its parameter sliders for a new policy)."""
+        return {**self.params, **params}
+
+    def _sync_sliders(self, params: dict[str, Any]) -> None:
+        """Set every slider to ``params`` (floats compared to 1e-9: rounding is not a move)."""
+        for name, value in params.items():
+            slider = self.sliders[name]
+            if isinstance(value, (int, float)) and isinstance(slider.value, (int, float)):
+                if abs(float(slider.value) - float(value)) > 1e-9:
+                    slider.value = value
+            elif slider.value != value:
+                slider.value = value
 
     def _on_slider(self, change: dict[str, Any]) -> None:
         if self._syncing:

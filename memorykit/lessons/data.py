@@ -5,17 +5,23 @@ turns, seed 7: see ``data/README.md``) when the repository's data directory is
 present, else simulates the same conversation with ``simulate_conversation``
 (identical by construction: the file is generated from it). Used by
 ``notebooks/01_tokens_and_budgets.ipynb`` to ``03_summary_buffer.ipynb``. Also the small
-fixed scripts lessons share (``GYM_SESSIONS``).
+fixed scripts lessons share (``GYM_SESSIONS``) and lesson 12's dataset (``load_tuning_data``).
 """
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from memorykit.simulate import SimulatedConversation, load_conversation, simulate_conversation
 
 DATA_DIR = Path(__file__).resolve().parent.parent.parent / "data" / "conversations"
+LOCOMO_FIXTURE = DATA_DIR.parent / "locomo_style" / "locomo_style.json"
+"""The bundled LoCoMo-schema fixture (invented text; see ``data/locomo_style/README.md``)."""
+LOCOMO_ENV = "MEMORYKIT_LOCOMO"
+"""Environment variable naming a local copy of LoCoMo's ``locomo10.json`` (file or directory)."""
 
 # (n_turns, simulate_conversation keyword arguments) of each shipped scenario.
 SCENARIOS: dict[str, tuple[int, dict]] = {
@@ -58,3 +64,29 @@ def default_conversation(name: str = "default_500") -> SimulatedConversation:
         return load_conversation(path)
     n_turns, kwargs = SCENARIOS[name]
     return simulate_conversation(n_turns, **kwargs)
+
+
+def load_tuning_data(path: Any = None) -> tuple[Any, str]:
+    """Lesson 12's dataset and a sentence naming it (no absolute paths: it is printed).
+
+    A local LoCoMo copy when ``path`` is given or ``MEMORYKIT_LOCOMO`` names one (checked
+    against its published sha256); otherwise the bundled LoCoMo-*schema* fixture (invented
+    people and text, written by ``data/locomo_style/generate.py``: LoCoMo itself is CC BY-NC
+    and never shipped); without the repository's data directory, a simulated conversation.
+    """
+    from memorykit.evaluation import EvalDataset, from_simulated, load_locomo
+
+    if path is None and os.environ.get(LOCOMO_ENV):
+        path = os.environ[LOCOMO_ENV]
+    if path is not None:
+        data = load_locomo(Path(path))
+        return data, (f"LoCoMo (local copy, sha256 verified): {len(data)} conversations, "
+                      f"{data.n_messages:,} turns, {data.n_questions:,} questions")
+    if LOCOMO_FIXTURE.is_file():
+        data = load_locomo(LOCOMO_FIXTURE, verify=False)
+        return data, (f"bundled LoCoMo-style fixture data/locomo_style/locomo_style.json (invented "
+                      f"text, LoCoMo's schema): {len(data)} conversations, {data.n_messages:,} "
+                      f"turns, {data.n_questions:,} questions")
+    data = EvalDataset("simulated", (from_simulated(default_conversation("short_60")),))
+    return data, (f"simulated conversation short_60 (the fixture file is missing): "
+                  f"{data.n_messages:,} messages, {data.n_questions:,} questions")

@@ -2,21 +2,15 @@
 
 Pure computation (tested, benchmarked):
 
-* ``load_tuning_data(path=None)``: the data the lesson runs on, and a sentence
-  saying which. A local LoCoMo copy when ``path`` is given or the environment
-  variable ``MEMORYKIT_LOCOMO`` names one (checked against its published
-  sha256); otherwise the bundled LoCoMo-*schema* fixture
-  ``data/locomo_style/locomo_style.json`` (invented people and text, written by
-  ``data/locomo_style/generate.py``: LoCoMo itself is CC BY-NC and never
-  shipped); without the repository's data directory, simulated conversations.
+* The data (``memorykit.lessons.data.load_tuning_data``): a local LoCoMo copy named by
+  ``MEMORYKIT_LOCOMO``, else the bundled LoCoMo-*schema* fixture (invented text).
 * ``precompute(dataset)``: every sweep the explorer shows, run once with
-  ``run_sweep`` (progress bars): the two tunable policies of ``KNOBS`` over
+  ``run_sweep`` (progress bars): the two tunable policies of ``TUNABLE`` over
   their two-parameter grids, and the toolkit's memories and the baselines
-  with their defaults (not the summary buffer: see ``summary_caveat``), each at every budget of ``BUDGETS``. The result,
-  ``TuningSweeps``, holds numpy arrays indexed (parameter 1, parameter 2,
-  budget), so moving a widget only re-slices them.
-* ``evaluate_configuration(config)``: recall of one configuration at one
-  budget (what the lesson's checker scores).
+  with their defaults (not the summary buffer: see ``summary_caveat``), each at every
+  budget of ``BUDGETS``. ``TuningSweeps`` holds numpy arrays indexed (parameter 1,
+  parameter 2, budget) (``SweepResult.grid_arrays``), so a widget only re-slices them.
+* The tunable policies and their grids: ``memorykit.evaluation.toolkit.TUNABLE``.
 
 Explorer: ``TuningExplorer`` (policy dropdown; sliders for its two parameters
 and the budget): the recall surface as a heatmap, the Pareto front of recall
@@ -27,105 +21,22 @@ Taught in ``notebooks/12_parameter_tuning.ipynb``.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from memorykit._validate import require_int
-from memorykit.embeddings import LexicalHashingEmbedder
-from memorykit.evaluation import (
-    AttentionPolicy,
-    BM25Retrieval,
-    EvalDataset,
-    baseline_policies,
-    cheapest_reaching,
-    evaluate,
-    from_simulated,
-    grid,
-    load_locomo,
-    pareto_front,
-    run_sweep,
-    toolkit_policies,
-)
+from memorykit.evaluation import (EvalDataset, cheapest_reaching, evaluate, grid, pareto_front,
+                                  run_sweep, toolkit_policies)
+from memorykit.evaluation.toolkit import FIXED_POLICIES, TUNABLE, Tunable, fixed_policy
 from memorykit.lessons._app import LessonExplorer, _go, _widgets
+from memorykit.lessons.checks.tuning import EXERCISE_BUDGET
 from memorykit.lessons._figure import heat_grid, legend_below
+from memorykit.lessons.data import load_tuning_data
 
-ROOT = Path(__file__).resolve().parent.parent.parent
-FIXTURE = ROOT / "data" / "locomo_style" / "locomo_style.json"
-"""The bundled LoCoMo-schema fixture (invented text; see ``data/locomo_style/README.md``)."""
-LOCOMO_ENV = "MEMORYKIT_LOCOMO"
-"""Environment variable naming a local copy of LoCoMo's ``locomo10.json`` (file or directory)."""
 BUDGETS: tuple[int, ...] = (250, 500, 1000, 2000)
 """Token budgets every configuration is evaluated at."""
-EXERCISE_BUDGET = 1000
-
-
-def make_attention(neighbours: int = 1, dimension: int = 512) -> AttentionPolicy:
-    """The attention window over a lexical hashing embedder of ``dimension`` (picklable factory)."""
-    return AttentionPolicy(LexicalHashingEmbedder(dimension), neighbours)
-
-
-@dataclass(frozen=True)
-class Knobs:
-    """A tunable policy: its factory and its two parameters with their grids and defaults."""
-
-    make: Any
-    names: tuple[str, str]
-    values: tuple[tuple[Any, ...], tuple[Any, ...]]
-    defaults: tuple[Any, Any]
-
-
-KNOBS: dict[str, Knobs] = {
-    "bm25": Knobs(BM25Retrieval, ("k1", "b"),
-                  ((0.3, 0.6, 0.9, 1.2, 1.5, 2.0), (0.0, 0.25, 0.5, 0.75, 1.0)), (1.5, 0.75)),
-    "attention": Knobs(make_attention, ("neighbours", "dimension"),
-                       ((0, 1, 2, 3), (64, 128, 256, 512)), (1, 512)),
-}
-"""The policies the explorer tunes (name -> factory and two parameter grids)."""
-
-_FIXED: dict[str, Any] = {n: p for n, p in {**toolkit_policies(), **baseline_policies()}.items()
-                          if n != "summary"}
-"""Fixed-setting policies on the Pareto plot. The summary buffer is left out: recall counts
-evidence covered through provenance, which credits a summary with every message it condensed
-whether or not the detail survived, so it would top every chart unchecked (``summary_caveat``)."""
-
-
-def fixed_policy(name: str) -> Any:
-    """A toolkit memory or baseline with its default settings, by name (picklable factory)."""
-    if name not in _FIXED:
-        raise ValueError(f"name must be one of {', '.join(_FIXED)}, got {name!r}")
-    return _FIXED[name]
-
-
-# ------------------------------------------------------------------- data
-def _locomo_path(path: Any) -> Path | None:
-    if path is not None:
-        return Path(path)
-    env = os.environ.get(LOCOMO_ENV)
-    return Path(env) if env else None
-
-
-def load_tuning_data(path: Any = None) -> tuple[EvalDataset, str]:
-    """The lesson's dataset and a sentence naming it (no absolute paths: it is printed)."""
-    local = _locomo_path(path)
-    if local is not None:
-        data = load_locomo(local)
-        return data, (f"LoCoMo (local copy, sha256 verified): {len(data)} conversations, "
-                      f"{data.n_messages:,} turns, {data.n_questions:,} questions")
-    if FIXTURE.is_file():
-        data = load_locomo(FIXTURE, verify=False)
-        return data, (f"bundled LoCoMo-style fixture data/locomo_style/locomo_style.json (invented "
-                      f"text, LoCoMo's schema): {len(data)} conversations, {data.n_messages:,} "
-                      f"turns, {data.n_questions:,} questions")
-    from memorykit.lessons.data import default_conversation
-
-    conv = from_simulated(default_conversation("short_60"))
-    data = EvalDataset("simulated", (conv,))
-    return data, (f"simulated conversation short_60 (the fixture file is missing): "
-                  f"{data.n_messages:,} messages, {data.n_questions:,} questions")
 
 
 # ------------------------------------------------------------------ sweeps
@@ -134,7 +45,7 @@ class Surface:
     """One tunable policy's sweep as arrays indexed (parameter 1, parameter 2, budget)."""
 
     name: str
-    knobs: Knobs
+    knobs: Tunable
     recall: np.ndarray
     tokens: np.ndarray
     category_recall: np.ndarray
@@ -185,23 +96,21 @@ def precompute(dataset: EvalDataset | None = None, description: str | None = Non
     surfaces: dict[str, Surface] = {}
     points: list[dict[str, Any]] = []
     n_eval = 0
-    for name, k in KNOBS.items():
+    for name, k in TUNABLE.items():
         configs = grid({k.names[0]: list(k.values[0]), k.names[1]: list(k.values[1])})
         sweep = run_sweep(k.make, configs, dataset, list(budgets), progress=progress,
                           executor=executor, chunksize=1 if executor is None else len(budgets))
         rows = sweep.to_records()
         n_eval += len(rows)
-        shape = (len(k.values[0]), len(k.values[1]), len(budgets))
-        recall = np.array([r["recall"] for r in rows], dtype=float).reshape(shape)
-        tokens = np.array([r["tokens"] for r in rows], dtype=float).reshape(shape)
-        cats = np.array([[np.nan if r.get(f"recall:{c}") is None else r[f"recall:{c}"] for r in rows]
-                         for c in categories], dtype=float).reshape((len(categories), *shape))
-        surfaces[name] = Surface(name, k, recall, tokens, cats)
+        arrays = sweep.grid_arrays(dict(zip(k.names, k.values)), budgets,
+                                   ("recall", "tokens", *(f"recall:{c}" for c in categories)))
+        surfaces[name] = Surface(name, k, arrays["recall"], arrays["tokens"],
+                                 np.stack([arrays[f"recall:{c}"] for c in categories]))
         for r in rows:
             params = {n: r[n] for n in k.names}
             points.append({"label": _label(name, params), "policy": name, "budget": r["budget"],
                            "tokens": r["tokens"], "recall": r["recall"]})
-    sweep = run_sweep(fixed_policy, [{"name": n} for n in _FIXED], dataset, list(budgets),
+    sweep = run_sweep(fixed_policy, [{"name": n} for n in FIXED_POLICIES], dataset, list(budgets),
                       progress=progress, executor=executor)
     for r in sweep.to_records():
         n_eval += 1
@@ -217,33 +126,6 @@ def summary_caveat(dataset: EvalDataset, budget: int = EXERCISE_BUDGET) -> dict[
     row = evaluate(toolkit_policies()["summary"], dataset, budget).summary()
     return {"policy": "summary", "budget": budget, "tokens": int(round(row["tokens"])),
             "recall_through_provenance": round(row["recall"], 3)}
-
-
-def evaluate_configuration(config: Any, dataset: EvalDataset | None = None,
-                           budget: int = EXERCISE_BUDGET) -> dict[str, Any]:
-    """``{"policy": "attention", "neighbours": 2, ...}`` evaluated at ``budget``: its summary row.
-
-    ``policy`` is one of ``KNOBS`` (parameters left out keep their defaults). Raises
-    ValueError naming what is wrong.
-    """
-    if not isinstance(config, dict):
-        raise ValueError(f"config must be a dict like {{'policy': 'bm25', 'k1': 1.2}}, got {config!r}")
-    config = dict(config)
-    name = config.pop("policy", None)
-    if name not in KNOBS:
-        raise ValueError(f"config['policy'] must be one of {', '.join(KNOBS)}, got {name!r}")
-    k = KNOBS[name]
-    extra = set(config) - set(k.names) - {"budget"}
-    if extra:
-        raise ValueError(f"{name} takes parameters {', '.join(k.names)}, got {', '.join(sorted(extra))}")
-    asked = config.pop("budget", budget)
-    if asked != budget:
-        raise ValueError(f"the exercise is at budget {budget}, got budget={asked!r}")
-    data = dataset if dataset is not None else load_tuning_data()[0]
-    params = {n: config.get(n, d) for n, d in zip(k.names, k.defaults)}
-    row = evaluate(k.make(**params), data, budget).summary()
-    return {"policy": name, **params, "budget": budget, "recall": row["recall"],
-            "tokens": row["tokens"], "max_tokens": row["max_tokens"]}
 
 
 # ---------------------------------------------------------------- explorer
@@ -262,8 +144,8 @@ class TuningView:
     bm25_recall: float
 
 
-_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-           "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31"]
+_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+           "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31")
 
 
 class TuningExplorer(LessonExplorer):
@@ -304,19 +186,14 @@ class TuningExplorer(LessonExplorer):
                                         style=style, layout=layout),
         }
 
-    def update(self, **params: Any) -> Any:
-        """Like the base class, and a new policy resets the two parameter sliders to its defaults."""
-        unknown = set(params) - set(self.sliders)
-        if unknown:
-            raise TypeError(f"unknown parameter(s) {', '.join(sorted(unknown))}; "
-                            f"expected some of {', '.join(self.sliders)}")
+    def _merge(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A new policy resets the two parameter sliders to its defaults; indices are checked."""
         merged = {**self.params, **params}
-        new_policy = merged["policy"] != self.params.get("policy", merged["policy"])
         if merged["policy"] not in self.sweeps.surfaces:
             raise ValueError(f"policy must be one of {', '.join(self.sweeps.surfaces)}, "
                              f"got {merged['policy']!r}")
         k = self.sweeps.surfaces[merged["policy"]].knobs
-        if new_policy and not {"p1", "p2"} & set(params):
+        if merged["policy"] != self.params.get("policy") and not {"p1", "p2"} & set(params):
             merged["p1"] = k.values[0].index(k.defaults[0])
             merged["p2"] = k.values[1].index(k.defaults[1])
         for axis in (0, 1):
@@ -324,24 +201,17 @@ class TuningExplorer(LessonExplorer):
             if not (isinstance(merged[key], int) and 0 <= merged[key] < len(k.values[axis])):
                 raise ValueError(f"{key} must be an index into {k.names[axis]} values "
                                  f"{k.values[axis]}, got {merged[key]!r}")
-        self.result = self._compute(**merged)
-        self.params = merged
-        with self.fig.batch_update():
-            self._draw(self.result)
-        self.readout.value = self._readout_html()
-        self._syncing = True
-        try:
-            if new_policy:
-                for axis in (0, 1):
-                    s = self.sliders[f"p{axis + 1}"]
-                    s.options = self._options(merged["policy"], axis)
-                    s.description = k.names[axis]
-            for name, value in merged.items():
-                if self.sliders[name].value != value:
-                    self.sliders[name].value = value
-        finally:
-            self._syncing = False
-        return self.result
+        return merged
+
+    def _sync_sliders(self, params: dict[str, Any]) -> None:
+        if self.sliders["p1"].description != self.sweeps.surfaces[params["policy"]].knobs.names[0] \
+                or self.sliders["policy"].value != params["policy"]:
+            k = self.sweeps.surfaces[params["policy"]].knobs
+            for axis in (0, 1):
+                s = self.sliders[f"p{axis + 1}"]
+                s.options = self._options(params["policy"], axis)
+                s.description = k.names[axis]
+        super()._sync_sliders(params)
 
     def _make_figure(self) -> Any:
         from plotly.subplots import make_subplots
@@ -353,12 +223,13 @@ class TuningExplorer(LessonExplorer):
             vertical_spacing=0.16,
             subplot_titles=("recall surface", "recall by category",
                             "Pareto front: recall vs tokens")))
-        fig.add_heatmap(z=[[0.0]], x=["."], y=["."], zmin=0, zmax=1, colorscale="Viridis",
+        fig.add_heatmap(name="recall surface", z=[[0.0]], x=["."], y=["."], zmin=0, zmax=1,
+                        colorscale="Viridis",
                         colorbar=dict(title=dict(text="recall", side="top"), x=0.36,
                                       xanchor="left", len=0.42, y=1.0, yanchor="top",
                                       thickness=12), row=1, col=1,
                         hovertemplate="%{y}, %{x}: recall %{z:.3f}<extra></extra>")
-        fig.add_scatter(x=["."], y=["."], mode="markers", name="selected", showlegend=False,
+        fig.add_scatter(x=["."], y=["."], mode="markers", name="selected cell", showlegend=False,
                         marker=dict(symbol="square-open", size=22, color="red", line=dict(width=3)),
                         row=1, col=1, hoverinfo="skip")
         pts = self.sweeps.points
@@ -375,7 +246,7 @@ class TuningExplorer(LessonExplorer):
         fig.add_scatter(x=[p["tokens"] for p in front], y=[p["recall"] for p in front],
                         mode="lines", name="Pareto front", line=dict(color="black", dash="dot"),
                         hoverinfo="skip", row=2, col=1)
-        fig.add_scatter(x=[0], y=[0], mode="markers", name="selected",
+        fig.add_scatter(x=[0], y=[0], mode="markers", name="selected configuration",
                         marker=dict(symbol="star", size=16, color="red"), row=2, col=1)
         fig.add_bar(x=list(self.sweeps.categories), y=[0] * len(self.sweeps.categories),
                     name="selected", marker_color="red", row=1, col=2)
@@ -386,7 +257,6 @@ class TuningExplorer(LessonExplorer):
         fig.update_yaxes(range=[0, 1.05], title="recall", row=1, col=2)
         fig.update_layout(height=760, margin=dict(l=60, r=10, t=70, b=40), title=self.title,
                           barmode="group", legend=legend_below(font=dict(size=10)))
-        self._selected = len(fig.data) - 3
         return fig
 
     def _compute(self, **p: Any) -> TuningView:
@@ -405,15 +275,16 @@ class TuningExplorer(LessonExplorer):
         k = self.sweeps.surfaces[v.policy].knobs
         xs = [str(x) for x in k.values[1]]
         ys = [str(y) for y in k.values[0]]
-        heat = self.fig.data[0]
+        heat = self.trace("recall surface")
         heat.z, heat.x, heat.y = heat_grid(v.surface), xs, ys
-        self.fig.data[1].x, self.fig.data[1].y = [xs[v.j]], [ys[v.i]]
+        cell = self.trace("selected cell")
+        cell.x, cell.y = [xs[v.j]], [ys[v.i]]
         self.fig.layout.xaxis.title = k.names[1]
         self.fig.layout.yaxis.title = k.names[0]
-        star = self.fig.data[self._selected]
+        star = self.trace("selected configuration")
         star.x, star.y = [v.tokens], [v.recall]
-        self.fig.data[-2].y = np.nan_to_num(v.categories)
-        self.fig.data[-1].y = np.nan_to_num(v.bm25_categories)
+        self.trace("selected").y = np.nan_to_num(v.categories)
+        self.trace("bm25 default").y = np.nan_to_num(v.bm25_categories)
 
     def summary(self) -> dict[str, Any]:
         v: TuningView = self.result

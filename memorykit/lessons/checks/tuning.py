@@ -4,20 +4,58 @@ token budget on the bundled LoCoMo-style fixture.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memorykit.lessons.checks.verdict import Verdict, report
 
+if TYPE_CHECKING:
+    from memorykit.evaluation import EvalDataset
+
+EXERCISE_BUDGET = 1000
+"""Lesson 12's exercise budget (tokens)."""
+
+
+def evaluate_configuration(config: Any, dataset: EvalDataset | None = None,
+                           budget: int = EXERCISE_BUDGET) -> dict[str, Any]:
+    """``{"policy": "attention", "neighbours": 2, ...}`` evaluated at ``budget``: its summary row.
+
+    ``policy`` is one of ``memorykit.evaluation.toolkit.TUNABLE`` (parameters left out keep
+    their defaults). Raises ValueError naming what is wrong.
+    """
+    from memorykit.evaluation import evaluate
+    from memorykit.evaluation.toolkit import TUNABLE
+    from memorykit.lessons.data import load_tuning_data
+
+    if not isinstance(config, dict):
+        raise ValueError(f"config must be a dict like {{'policy': 'bm25', 'k1': 1.2}}, got {config!r}")
+    config = dict(config)
+    name = config.pop("policy", None)
+    if name not in TUNABLE:
+        raise ValueError(f"config['policy'] must be one of {', '.join(TUNABLE)}, got {name!r}")
+    k = TUNABLE[name]
+    extra = set(config) - set(k.names) - {"budget"}
+    if extra:
+        raise ValueError(f"{name} takes parameters {', '.join(k.names)}, got {', '.join(sorted(extra))}")
+    asked = config.pop("budget", budget)
+    if asked != budget:
+        raise ValueError(f"the exercise is at budget {budget}, got budget={asked!r}")
+    data = dataset if dataset is not None else load_tuning_data()[0]
+    params = {n: config.get(n, d) for n, d in zip(k.names, k.defaults)}
+    row = evaluate(k.make(**params), data, budget).summary()
+    return {"policy": name, **params, "budget": budget, "recall": row["recall"],
+            "tokens": row["tokens"], "max_tokens": row["max_tokens"]}
+
+
 # -------------------------------------------------------------- lesson 12
 def check_beats_bm25(config: Any, *, show: bool = False) -> Verdict:
-    """Lesson 12: a configuration of a tunable policy (``tuning_app.KNOBS``: bm25 or attention)
+    """Lesson 12: a configuration of a tunable policy (``evaluation.toolkit.TUNABLE``: bm25 or attention)
     whose evidence recall at 1,000 tokens on the bundled LoCoMo-style fixture is above the
     default BM25's, with no context over the budget. The checker evaluates it itself."""
     from memorykit.evaluation import BM25Retrieval, evaluate, load_locomo
-    from memorykit.lessons.tuning_app import EXERCISE_BUDGET, FIXTURE, evaluate_configuration
+    from memorykit.lessons.data import LOCOMO_FIXTURE
 
     name = "12 beat BM25"
-    data = load_locomo(FIXTURE, verify=False)
+    data = load_locomo(LOCOMO_FIXTURE, verify=False)
     try:
         row = evaluate_configuration(config, data, EXERCISE_BUDGET)
     except ValueError as exc:
