@@ -129,8 +129,8 @@ def summarize(report: dict[str, Any]) -> list[dict[str, Any]]:
                             p50s.append(v["all"]["p50_ms"])
                             p95s.append(v["all"]["p95_ms"])
                             break
-                row[tree] = ({"p50_ms": round(float(np.median(p50s)), 1),
-                              "p95_ms": round(float(np.median(p95s)), 1), "runs": len(p50s)}
+                row[tree] = ({"p50_ms": round(float(np.median(p50s)), 3),
+                              "p95_ms": round(float(np.median(p95s)), 3), "runs": len(p50s)}
                              if p50s else None)
             rows.append(row)
     return rows
@@ -144,7 +144,7 @@ def format_markdown(report: dict[str, Any]) -> str:
         head += f" | p50 ratio {names[0]} / {names[1]}"
     lines = [head + " |", "|" + "---|" * (2 + len(trees) + (len(trees) == 2))]
     for row in summarize(report):
-        cells = [f"{row[t]['p50_ms']} / {row[t]['p95_ms']}" if row[t] else "-" for t in trees]
+        cells = [f"{row[t]['p50_ms']:.2f} / {row[t]['p95_ms']:.2f}" if row[t] else "-" for t in trees]
         if len(trees) == 2:
             a, b = row[trees[0]], row[trees[1]]
             cells.append(f"{a['p50_ms'] / b['p50_ms']:.2f}" if a and b and b["p50_ms"] else "-")

@@ -63,9 +63,9 @@ def time_moves(explorer: Any, moves: int, seed: int,
         if not xs:
             return {"n": 0}
         a = np.asarray(xs)
-        return {"n": int(a.size), "p50_ms": round(float(np.percentile(a, 50)), 1),
-                "p95_ms": round(float(np.percentile(a, 95)), 1),
-                "max_ms": round(float(a.max()), 1)}
+        return {"n": int(a.size), "p50_ms": round(float(np.percentile(a, 50)), 3),
+                "p95_ms": round(float(np.percentile(a, 95)), 3),
+                "max_ms": round(float(a.max()), 3)}
 
     out = {"all": stats(all_ms), "per_slider": {n: stats(v) for n, v in per_slider.items()}}
     if cache_size is not None:

@@ -225,7 +225,13 @@ def semantic_matrix() -> SemanticMatrix:
 
 def semantic_recall(threshold: float = 0.65) -> dict[str, Any]:
     """Which facts each question recalls: ``SemanticMemory.recall`` at ``threshold`` (scores
-    strictly above it, at most ``recall_limit`` per question)."""
+    strictly above it, at most ``recall_limit`` per question). Remembered per threshold."""
+    found = _semantic_recall(threshold)
+    return {**found, "recalled": found["recalled"].copy()}
+
+
+@lru_cache(maxsize=256)
+def _semantic_recall(threshold: float) -> dict[str, Any]:
     conv, mem, vectors = _semantic_memory()
     index = {f.message_id: j for j, f in enumerate(conv.facts)}
     n = len(conv.facts)
