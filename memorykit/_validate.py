@@ -77,3 +77,15 @@ def require_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
     return value
+
+
+def require_texts(name: str, value: Any) -> list[str]:
+    """A sequence of str as a list (one str is refused: it would be read as its characters)."""
+    if isinstance(value, str):
+        raise TypeError(f"{name} must be a sequence of str, not one str: got {value!r}")
+    out = list(value)
+    for t in out:
+        if not isinstance(t, str):
+            raise TypeError(f"{name} must hold str, got {t!r} ({type(t).__name__})")
+    return out
+

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+from collections.abc import Sequence
 from typing import Any, Literal, Mapping
 
 from memorykit._validate import require_int, require_str
@@ -232,3 +233,14 @@ class MessageFactory:
         depth = 1 + max(m.summary_depth for m in covered)
         kw.setdefault("turn", max(m.turn for m in covered))
         return self.message("system", content, sources=tuple(sources), summary_depth=depth, **kw)
+
+
+def check_history(history: Any) -> list[Message]:
+    """``history`` as a list of ``Message`` records (TypeError naming the first that is not)."""
+    if isinstance(history, (str, bytes)) or not isinstance(history, Sequence):
+        raise TypeError(f"history must be a sequence of Message, got {type(history).__name__}")
+    for m in history:
+        if type(m) is not Message:
+            raise TypeError(f"history must hold Message records, got {m!r}")
+    return list(history)
+

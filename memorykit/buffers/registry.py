@@ -21,14 +21,8 @@ from typing import Any
 
 from memorykit._validate import require_choice, require_int, require_str
 from memorykit.buffers.base import MessageBuffer
-from memorykit.buffers.policies import (
-    BufferWindow,
-    FIFOBuffer,
-    HybridBuffer,
-    ImportanceBuffer,
-    RecencyWeightedBuffer,
-    TokenBuffer,
-)
+from memorykit.buffers.policies import (BufferWindow, FIFOBuffer, HybridBuffer, ImportanceBuffer,
+                                        RecencyWeightedBuffer, TokenBuffer)
 from memorykit.buffers.summary_buffer import SummaryBuffer
 
 KINDS = ("pruning", "window", "summary", "preset")

@@ -207,6 +207,20 @@ class OpenAIChatModel:
         )
 
 
+def resolve_chat_model(chat_model: Any = None, client: Any = None, model: str | None = None) -> Any:
+    """The chat model a component talks to: ``chat_model`` as given, or an ``OpenAIChatModel``
+    for ``model`` (over ``client``, else a default OpenAI client); never both ways at once."""
+    if chat_model is None:
+        if model is None:
+            raise ValueError("give a chat_model, or a model name (and optionally a client)")
+        chat_model = OpenAIChatModel(model, client)
+    elif client is not None or model is not None:
+        raise ValueError("give either chat_model or client/model, not both")
+    if not callable(getattr(chat_model, "complete", None)):
+        raise TypeError(f"chat_model must have a complete(messages) method, got {chat_model!r}")
+    return chat_model
+
+
 def _short(value: Any, limit: int = 200) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."

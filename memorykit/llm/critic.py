@@ -31,10 +31,10 @@ from typing import Any, Protocol, runtime_checkable
 
 from memorykit._validate import require_int, require_str
 from memorykit.clock import Clock
-from memorykit.llm.chat import ChatModel, OpenAIChatModel
+from memorykit.llm.chat import ChatModel, resolve_chat_model
 from memorykit.llm.client import LLMError, describe_error
 from memorykit.llm.summarizer import render_transcript
-from memorykit.messages import Message
+from memorykit.messages import Message, check_history
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,15 +90,6 @@ class CritiqueFailed(LLMError):
         super().__init__(message)
         self.reply = reply
         self.cause = cause
-
-
-def _check_history(history: Any) -> list[Message]:
-    if isinstance(history, (str, bytes)) or not isinstance(history, Sequence):
-        raise TypeError(f"history must be a sequence of Message, got {type(history).__name__}")
-    for m in history:
-        if type(m) is not Message:
-            raise TypeError(f"history must hold Message records, got {m!r}")
-    return list(history)
 
 
 def _timestamp(clock: Clock | None, history: Sequence[Message]) -> float:
@@ -159,7 +150,7 @@ class ScriptedCritic:
         return any(p.search(text.strip()) for p in self.patterns)
 
     def critique(self, history: Sequence[Message]) -> list[Rule]:
-        history = _check_history(history)
+        history = check_history(history)
         created = _timestamp(self.clock, history)
         rules: list[Rule] = []
         seen: set[str] = set()
@@ -281,14 +272,7 @@ class OpenAICritic:
         max_tokens: int = 600,
         clock: Clock | None = None,
     ) -> None:
-        if chat_model is None:
-            if model is None:
-                raise ValueError("give a chat_model, or a model name (and optionally a client)")
-            chat_model = OpenAIChatModel(model, client)
-        elif client is not None or model is not None:
-            raise ValueError("give either chat_model or client/model, not both")
-        if not callable(getattr(chat_model, "complete", None)):
-            raise TypeError(f"chat_model must have a complete(messages) method, got {chat_model!r}")
+        chat_model = resolve_chat_model(chat_model, client, model)
         self.chat_model = chat_model
         self.prompt = require_str("prompt", prompt, non_empty=True)
         self.max_tokens = require_int("max_tokens", max_tokens, minimum=1)
@@ -306,7 +290,7 @@ class OpenAICritic:
         ]
 
     def critique(self, history: Sequence[Message]) -> list[Rule]:
-        history = _check_history(history)
+        history = check_history(history)
         if not history:
             return []
         try:

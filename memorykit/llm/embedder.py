@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from memorykit._validate import require_int, require_optional_int, require_str
+from memorykit._validate import require_int, require_optional_int, require_str, require_texts
 from memorykit.llm.client import (
     LLMError,
     classify_error,
@@ -144,12 +144,7 @@ class OpenAIEmbedder:
         return out
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        if isinstance(texts, str):
-            raise TypeError(f"texts must be a sequence of str, not one str: got {texts!r}")
-        texts = list(texts)
-        for t in texts:
-            if not isinstance(t, str):
-                raise TypeError(f"texts must hold str, got {t!r} ({type(t).__name__})")
+        texts = require_texts("texts", texts)
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         todo = [i for i, t in enumerate(texts) if t.strip()]
         for start in range(0, len(todo), self.batch_size):

