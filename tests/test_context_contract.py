@@ -22,7 +22,7 @@ from memorykit.longterm import (
     SemanticArchitecture,
 )
 from memorykit.longterm.protocol import booking_critic
-from memorykit.simulate import simulate_conversation
+from memorykit.scenarios.conversation import simulate_conversation
 from memorykit.workspace.context import WorkspaceContextPolicy
 
 POLICIES = {

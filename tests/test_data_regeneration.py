@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memorykit.simulate import SIMULATOR_VERSION, load_conversation
+from memorykit.scenarios.conversation import SIMULATOR_VERSION, load_conversation
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data" / "conversations"

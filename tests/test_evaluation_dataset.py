@@ -9,7 +9,7 @@ import pytest
 
 from memorykit.evaluation import EvalConversation, EvalDataset, EvalQuestion, from_simulated, load_locomo
 from memorykit.messages import MessageFactory
-from memorykit.simulate import load_conversation
+from memorykit.scenarios.conversation import load_conversation
 
 DATA = Path(__file__).parent.parent / "data" / "conversations"
 

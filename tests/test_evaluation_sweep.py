@@ -21,7 +21,7 @@ from memorykit.evaluation import (
     random_search,
     run_sweep,
 )
-from memorykit.simulate import load_conversation
+from memorykit.scenarios.conversation import load_conversation
 
 DATA = Path(__file__).parent.parent / "data" / "conversations"
 FIXTURE = Path(__file__).parent / "fixtures" / "locomo_mini.json"

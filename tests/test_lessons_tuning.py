@@ -120,7 +120,7 @@ def test_process_pool_gives_the_serial_sweeps():
 
 def test_attention_fast_path_equals_plain_path_at_every_position():
     from memorykit.evaluation import from_simulated
-    from memorykit.simulate import load_conversation
+    from memorykit.scenarios.conversation import load_conversation
 
     conv = from_simulated(load_conversation(ROOT / "data/conversations/short_60.jsonl"), delay=5)
     assert len({conv.position(q) for q in conv.questions}) > 5

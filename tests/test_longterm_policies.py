@@ -23,7 +23,7 @@ from memorykit.longterm import (
 )
 from memorykit.longterm.protocol import booking_critic
 from memorykit.messages import Message, MessageFactory
-from memorykit.simulate import simulate_conversation
+from memorykit.scenarios.conversation import simulate_conversation
 
 POLICIES = {
     "A": lambda: ContextWindowArchitecture(6),

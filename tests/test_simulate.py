@@ -9,17 +9,16 @@ import pytest
 
 from memorykit.buffers import FIFOBuffer
 from memorykit.messages import Message, MessageFactory
-from memorykit.simulate import (
+from memorykit.scenarios.conversation import (
     KINDS,
-    TOPICS,
-    PlantedFact,
     SimulatedConversation,
-    fact_survival,
     load_conversation,
     random_messages,
     save_conversation,
     simulate_conversation,
 )
+from memorykit.scenarios.facts import PlantedFact, fact_survival
+from memorykit.scenarios.prose import TOPICS
 from memorykit.tokens import Tokenizer
 
 TOKENIZER = Tokenizer("cl100k_base")

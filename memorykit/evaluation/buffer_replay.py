@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from memorykit.buffers.base import MessageBuffer
-from memorykit.simulate import SimulatedConversation, fact_survival
+from memorykit.scenarios.conversation import SimulatedConversation
+from memorykit.scenarios.facts import fact_survival
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from typing import Any
 
 from memorykit._validate import require_int, require_str
 from memorykit.messages import Message
-from memorykit.simulate import SimulatedConversation
+from memorykit.scenarios.conversation import SimulatedConversation
 
 __all__ = [
     "EvalConversation",
@@ -284,7 +284,7 @@ def from_simulated(
             fact.id, fact.question, fact.key, (fact.message_id,), fact.topic, position,
             {"fact_text": fact.text, "turn": fact.turn},
         ))
-    meta = {"source": "memorykit.simulate", "seed": conversation.seed, "params": dict(conversation.params)}
+    meta = {"source": "memorykit.scenarios.conversation", "seed": conversation.seed, "params": dict(conversation.params)}
     return EvalConversation(cid, tuple(conversation.messages), tuple(questions), (), meta)
 
 

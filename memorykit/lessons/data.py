@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from memorykit.simulate import SimulatedConversation, load_conversation, simulate_conversation
+from memorykit.scenarios.conversation import SimulatedConversation, load_conversation, simulate_conversation
 
 DATA_DIR = Path(__file__).resolve().parent.parent.parent / "data" / "conversations"
 LOCOMO_FIXTURE = DATA_DIR.parent / "locomo_style" / "locomo_style.json"

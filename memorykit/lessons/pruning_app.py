@@ -37,7 +37,7 @@ from memorykit.evaluation.buffer_replay import BufferReplay, replay_buffer
 from memorykit.buffers.registry import PolicyParam, PolicySpec, policies, policy
 from memorykit.lessons._app import LessonExplorer, _go, setting_slider
 from memorykit.lessons._figure import legend_below
-from memorykit.simulate import SimulatedConversation
+from memorykit.scenarios.conversation import SimulatedConversation
 
 BUDGET = PolicyParam("budget", 1500, 500, 4000, 250, "budget (tokens)")
 """The token budget every policy runs under (lesson 02's exercise fixes 1,500)."""

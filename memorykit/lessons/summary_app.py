@@ -49,7 +49,8 @@ from memorykit.buffers.compression import (
 from memorykit.buffers.summary_buffer import SummaryBuffer
 from memorykit.lessons._app import LessonExplorer, _go, float_slider, int_slider
 from memorykit.messages import Message, MessageFactory
-from memorykit.simulate import SimulatedConversation, fact_survival
+from memorykit.scenarios.conversation import SimulatedConversation
+from memorykit.scenarios.facts import fact_survival
 from memorykit.summary import _ROLE_LABEL, _SENTENCE_END, ExtractiveSummarizer, ScoredSentence
 from memorykit.tokens import Tokenizer
 

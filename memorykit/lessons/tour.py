@@ -22,7 +22,7 @@ from memorykit.buffers.policies import FIFOBuffer, ImportanceBuffer
 from memorykit.clock import StepClock
 from memorykit.lessons._figure import legend_below
 from memorykit.messages import MessageFactory
-from memorykit.simulate import SimulatedConversation
+from memorykit.scenarios.conversation import SimulatedConversation
 
 
 @dataclass(frozen=True)

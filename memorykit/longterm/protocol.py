@@ -69,7 +69,8 @@ from memorykit.longterm.architectures import (
 )
 from memorykit.longterm.reflection import RULE_PREFIX
 from memorykit.messages import Message, MessageFactory
-from memorykit.simulate import PlantedFact, simulate_conversation
+from memorykit.scenarios.conversation import simulate_conversation
+from memorykit.scenarios.facts import PlantedFact
 from memorykit.summary import Summarizer
 from memorykit.tokens import TokenCounter, Tokenizer
 
