@@ -148,19 +148,22 @@ def check_catalog(notebooks_dir: Path | str | None = None) -> list[str]:
 
 def render_map(notebooks_dir: Path | str | None = None, *, status: bool = True,
                link_prefix: str = "") -> str:
-    """The map as a Markdown table (notebook, title, what it teaches, seeds[, status]).
+    """The map as a Markdown table (notebook, title, what it teaches, the library modules it
+    teaches, seeds[, status]).
 
     With ``status=False`` every notebook is linked and nothing depends on which files
     exist yet (the form pasted into the index notebook's markdown). ``link_prefix`` is put
     before each link target (``"notebooks/"`` in the README).
     """
-    head = "| # | notebook | title | what you learn | seeds |" + (" status |" if status else "")
-    rows = [head, "|---" * (6 if status else 5) + "|"]
+    head = ("| # | notebook | title | what you learn | library modules | seeds |"
+            + (" status |" if status else ""))
+    rows = [head, "|---" * (7 if status else 6) + "|"]
     for lesson, ready in lessons(notebooks_dir):
         link = (f"[{lesson.filename}]({link_prefix}{lesson.filename})" if ready or not status
                 else f"`{lesson.filename}`")
+        modules = ", ".join(f"`{m}`" for m in lesson.modules)
         row = (f"| {lesson.number:02d} | {link} | {lesson.title} | {lesson.description} | "
-               f"{', '.join(lesson.seeds)} |")
+               f"{modules} | {', '.join(lesson.seeds)} |")
         rows.append(row + (f" {'ready' if ready else 'planned'} |" if status else ""))
     return "\n".join(rows)
 
