@@ -6,4 +6,5 @@
   The workload comes from ``bench.textgen``.
 * ``python -m bench.entities``: entity working memory.
 * ``python -m bench.workspace``: the three-column working memory.
+* ``python -m bench.simulate``: the conversation simulator and ``data/generate.py``.
 """

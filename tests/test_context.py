@@ -1,4 +1,5 @@
-"""The common context interface, through buffers."""
+"""The common context interface through particular policies (the contract every policy keeps:
+test_context_contract.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import pytest
 from memorykit.buffers import FIFOBuffer, ImportanceBuffer
 from memorykit.context import BufferPolicy, Context, ContextItem, ContextPolicy
 from memorykit.messages import Message, MessageFactory
+from memorykit.workspace.context import WorkspaceContextPolicy
 
 
 def test_buffer_policy_replays_history_and_keeps_provenance():
@@ -42,15 +44,23 @@ def test_over_budget_context_says_why():
     assert ctx.over_budget and "exceed the budget of 100" in ctx.notes[0]
 
 
-@pytest.mark.parametrize(
-    "query, budget, error, text",
-    [
-        (None, 10, TypeError, "query must be a str, got None"),
-        ("q", 0, ValueError, "budget must be >= 1, got 0"),
-        ("q", 1.5, TypeError, "budget must be an integer, got 1.5"),
-    ],
-)
-def test_bad_requests_name_the_value(query, budget, error, text):
-    policy = BufferPolicy(lambda b: FIFOBuffer(max_tokens=b), "fifo")
-    with pytest.raises(error, match=text):
-        policy.build_context([], query, budget)
+
+def test_workspace_policy_cites_the_messages_that_mentioned_shown_objects():
+    from memorykit.lessons.tasks_app import default_workflow
+    from memorykit.workspace import WorkingMemory
+
+    scenario = default_workflow()
+    graph = scenario.graph()
+    policy = WorkspaceContextPolicy(lambda clock: WorkingMemory(graph, clock=clock))
+    f = MessageFactory()
+    some = next(iter(graph))
+    history = [f.user("Hello there."), f.user(f"Any news about {some.name}?")]
+    ctx = policy.build_context(history, "What next?", 4000)
+    assert ctx.items[0].kind == "workspace" and "ACTIVE TASKS" in ctx.items[0].content
+    assert ctx.covered_ids() <= {m.id for m in history}
+    assert some.name in ctx.items[0].content and history[1].id in ctx.items[0].sources
+    assert history[0].id not in ctx.items[0].sources  # mentions nothing
+    with pytest.raises(ValueError, match="twice"):
+        policy.build_context([history[0], history[0]], "q", 100)
+    tiny = policy.build_context(history, "q", 5)
+    assert tiny.items == () and "cannot hold" in tiny.notes[0]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import time
 from pathlib import Path
 
 import pytest
@@ -27,9 +26,7 @@ def gen():
 
 
 def test_regenerated_files_are_byte_identical(gen, tmp_path):
-    t0 = time.perf_counter()
-    assert gen.main(["--out", str(tmp_path)]) == 0
-    assert time.perf_counter() - t0 < 20
+    assert gen.main(["--out", str(tmp_path)]) == 0  # its duration: python -m bench.simulate
     names = sorted(gen.SCENARIOS)
     assert {"default_500.jsonl", "short_60.jsonl", "long_2000.jsonl"} <= set(names)
     assert sorted(p.name for p in tmp_path.iterdir()) == names

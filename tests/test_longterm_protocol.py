@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from memorykit.llm import ScriptedChatModel
@@ -27,10 +25,8 @@ def test_probe_conversation_plants_unique_keys_before_the_distractors():
     assert probe_conversation(10, seed=2).messages == conv.messages  # seeded
 
 
-def test_default_offline_run_is_fast_tidy_and_shows_the_expected_shape():
-    start = time.perf_counter()
-    result = run_benchmark()
-    assert time.perf_counter() - start < 6  # ~1.7 s on the reference machine
+def test_default_offline_run_is_tidy_and_shows_the_expected_shape():
+    result = run_benchmark()  # its duration: python -m bench.architectures (BENCHMARKS.md)
     assert isinstance(result, BenchmarkResult)
     assert [r["distractors"] for r in result.rows] == [10] * 4 + [25] * 4 + [50] * 4 + [100] * 4
     assert list(result.rows[0]) == list(BenchmarkResult.COLUMNS)

@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from llm_support import *  # noqa: F403 - fixtures
 from memorykit.clock import StepClock
 from memorykit.llm import (
     Critic,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from llm_support import *  # noqa: F403 - fixtures
 from memorykit.clock import StepClock
 from memorykit.llm import (
     LLMCallFailed,

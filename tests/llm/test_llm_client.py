@@ -6,7 +6,6 @@ import sys
 
 import pytest
 
-from llm_support import *  # noqa: F403 - fixtures
 from memorykit.llm import (
     LLMCallFailed,
     LLMNotConfigured,

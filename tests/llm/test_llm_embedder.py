@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from llm_support import *  # noqa: F403 - fixtures
 from memorykit.embeddings import Embedder, LexicalHashingEmbedder
 from memorykit.llm import EmbeddingFailed, OpenAIEmbedder
 from memorykit.llm.testing import Behaviour

@@ -1,6 +1,8 @@
-"""Shared fixtures for tests/test_llm_*.py: a loopback server, a clean env, a network guard.
+"""Fixtures for the LLM client tests in this folder: a loopback server, a clean env, a network guard.
 
-Import the fixtures into a test module with ``from llm_support import *``.
+pytest finds them here without imports. ``loopback_only`` is autouse for this folder only, so
+every LLM test (present and future) runs with no credentials, no proxies and no route off
+127.0.0.1, while the rest of the suite is untouched.
 """
 
 from __future__ import annotations
@@ -58,5 +60,3 @@ def server():
     leaked = [t for t in threading.enumerate() if t not in before and t.is_alive()]
     assert not leaked, f"threads left running: {leaked}"
 
-
-__all__ = ["loopback_only", "server"]

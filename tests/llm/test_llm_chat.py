@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
-from llm_support import *  # noqa: F403 - fixtures
 from memorykit.llm import ChatModel, LLMCallFailed, OpenAIChatModel, ScriptedChatModel, ScriptRule
 from memorykit.llm.testing import Behaviour
 from memorykit.tokens import Tokenizer
@@ -53,13 +50,13 @@ def test_streaming_yields_the_reply_in_pieces(server):
     assert model.last_finish_reason == "stop"
 
 
-def test_timeout_raises_a_clear_error_quickly(server):
+def test_the_model_timeout_applies_and_raises_a_clear_error(server):
+    # The server answers after 2 s, well inside the client's own 5 s timeout: only the
+    # model's 0.2 s timeout can turn this call into a failure.
     server.behave(Behaviour.slow(2.0))
     model = OpenAIChatModel("m", server.client(), timeout=0.2, max_retries=0)
-    start = time.monotonic()
     with pytest.raises(LLMCallFailed, match="timeout") as info:
         model.complete(HELLO)
-    assert time.monotonic() - start < 1.5
     assert info.value.kind == "timeout"
     assert type(info.value.cause).__name__ == "APITimeoutError"
     assert len(server.requests) == 1

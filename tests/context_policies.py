@@ -1,0 +1,65 @@
+"""The context policies the contract suite runs over: every ``ContextPolicy`` memorykit ships.
+
+``POLICIES`` is the one list (``tests/test_context_contract.py`` runs over all of it; the
+long-term tests pick the long-term entries from it by class). Each entry builds a fresh policy,
+because some policies keep state between requests. The buffers are every policy of the buffer
+registry (``memorykit.buffers.registry``, with the buffer contract's settings from
+``buffer_policies``) behind ``BufferPolicy``; the baselines are
+``memorykit.evaluation.baseline_policies()``; the rest are the other classes with a
+``build_context``, each once. A contract test fails when a class that answers
+``build_context`` has no entry here, so a new policy cannot miss the contract.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from memorykit.buffers import BufferWindow
+from memorykit.clock import StepClock
+from memorykit.context import BufferPolicy, ContextPolicy
+from memorykit.entities.context import EntityContextPolicy
+from memorykit.evaluation import baseline_policies
+from memorykit.evaluation.toolkit import AttentionPolicy as ToolkitAttentionPolicy
+from memorykit.longterm import (
+    AttentionPolicy,
+    ContextWindowArchitecture,
+    EpisodicArchitecture,
+    EpisodicSettings,
+    MemoryService,
+    ReflectionArchitecture,
+    SemanticArchitecture,
+)
+from memorykit.longterm.protocol import booking_critic
+from memorykit.workspace.context import WorkspaceContextPolicy
+
+from buffer_policies import POLICIES as BUFFERS
+
+PolicyMaker = Callable[[], ContextPolicy]
+
+BASELINE_MESSAGES = 6
+"""Messages the last-N baseline keeps (as short as the long-term windows: a 30-turn test
+conversation must overflow it)."""
+
+
+def _buffer(name: str) -> PolicyMaker:
+    make = BUFFERS[name]
+    return lambda: BufferPolicy(lambda budget: make(budget, StepClock()), f"buffer-{name}")
+
+
+def _baseline(name: str) -> PolicyMaker:
+    return lambda: baseline_policies(BASELINE_MESSAGES)[name]
+
+
+POLICIES: dict[str, PolicyMaker] = {
+    **{f"buffer-{name}": _buffer(name) for name in BUFFERS},
+    **{name: _baseline(name) for name in baseline_policies(BASELINE_MESSAGES)},
+    "toolkit-attention": lambda: ToolkitAttentionPolicy(),
+    "entity": lambda: EntityContextPolicy(),
+    "workspace": lambda: WorkspaceContextPolicy(),
+    "A": lambda: ContextWindowArchitecture(6),
+    "B": lambda: EpisodicArchitecture(EpisodicSettings(stm_limit=6)),
+    "C": lambda: SemanticArchitecture(6),
+    "D": lambda: ReflectionArchitecture(SemanticArchitecture(6), booking_critic()),
+    "attention": lambda: AttentionPolicy(),
+    "service": lambda: MemoryService(lambda: BufferWindow(6)),
+}
