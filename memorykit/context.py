@@ -121,11 +121,17 @@ class BufferPolicy:
 def context_from_messages(
     messages: Iterable[Message], budget: int, policy: str, chat_format: ChatFormat = ChatFormat()
 ) -> Context:
-    ctx = Context(tuple(ContextItem.from_message(m) for m in messages), budget, policy, chat_format)
-    if ctx.over_budget:
-        note = (
-            f"{ctx.tokens} tokens exceed the budget of {budget}: only protected messages "
-            "(system instructions, the newest message, pending tool calls) remain"
-        )
-        ctx = Context(ctx.items, budget, policy, chat_format, (note,))
-    return ctx
+    return with_budget_note(
+        Context(tuple(ContextItem.from_message(m) for m in messages), budget, policy, chat_format))
+
+
+def with_budget_note(ctx: Context) -> Context:
+    """``ctx``, with a note saying why when it is over its budget and says nothing yet: only
+    what a memory never drops (system instructions, the newest message, pending tool calls, the
+    reply primer) is left, and that alone does not fit."""
+    if not ctx.over_budget or ctx.notes:
+        return ctx
+    note = (f"{ctx.tokens} tokens exceed the budget of {ctx.budget}: only protected messages "
+            "(system instructions, the newest message, pending tool calls) and the reply primer "
+            f"({ctx.chat_format.reply_primer} tokens) remain")
+    return Context(ctx.items, ctx.budget, ctx.policy, ctx.chat_format, (note,))

@@ -236,11 +236,16 @@ class MessageFactory:
 
 
 def check_history(history: Any) -> list[Message]:
-    """``history`` as a list of ``Message`` records (TypeError naming the first that is not)."""
+    """``history`` as a list of ``Message`` records: a TypeError names the first item that is
+    not one, a ValueError the first message id that comes twice."""
     if isinstance(history, (str, bytes)) or not isinstance(history, Sequence):
         raise TypeError(f"history must be a sequence of Message, got {type(history).__name__}")
+    seen: set[str] = set()
     for m in history:
         if type(m) is not Message:
             raise TypeError(f"history must hold Message records, got {m!r}")
+        if m.id in seen:
+            raise ValueError(f"history holds message id {m.id!r} twice")
+        seen.add(m.id)
     return list(history)
 

@@ -29,16 +29,7 @@ CONVERSATION = simulate_conversation(30, seed=5, fact_every=5, tool_call_rate=0.
 
 # Where a policy breaks the contract today (strict: the test fails once it is fixed, so the
 # entry must then go). Each is a library issue, not a test's choice.
-HISTORY_CHECK_GAPS = {
-    name: "the baselines read the history without checking it (AttributeError on a non-Message)"
-    for name in ("last-6-messages", "last-tokens", "bm25", "full-context")
-}
-TINY_BUDGET_GAPS = {
-    name: "the baselines return an empty context over a budget below the reply primer, with no note"
-    for name in ("last-6-messages", "last-tokens", "bm25")
-}
 DUPLICATE_ID_GAPS = {
-    **{name: "the baselines accept a message id twice" for name in HISTORY_CHECK_GAPS},
     "entity": "EntityContextPolicy accepts a message id twice",
 }
 
@@ -76,7 +67,7 @@ def test_any_prefix_and_budget(cut, budget, name):
     assert not ctx.over_budget or ctx.notes
 
 
-@pytest.mark.parametrize("name", _names_except(TINY_BUDGET_GAPS, AssertionError))
+@pytest.mark.parametrize("name", POLICIES)
 @pytest.mark.parametrize("cut", [0, 5])
 def test_a_budget_below_the_reply_primer_is_over_budget_with_a_note(name, cut):
     for budget in (1, 2):
@@ -122,7 +113,7 @@ def test_bad_requests_raise_naming_the_value(name, query, budget, error, text):
         POLICIES[name]().build_context(CONVERSATION.messages, query, budget)
 
 
-@pytest.mark.parametrize("name", _names_except(HISTORY_CHECK_GAPS, AttributeError))
+@pytest.mark.parametrize("name", POLICIES)
 @pytest.mark.parametrize("history", ["hello", [1]])
 def test_a_history_of_anything_but_messages_is_refused(name, history):
     with pytest.raises(TypeError, match="Message"):

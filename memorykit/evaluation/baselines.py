@@ -29,9 +29,9 @@ import numpy as np
 
 from memorykit._text import STOPWORDS, WORD
 from memorykit._validate import require_int, require_non_negative, require_real
-from memorykit.context import Context, ContextItem, check_request
+from memorykit.context import Context, ContextItem, check_request, with_budget_note
 from memorykit.evaluation.dataset import EvalConversation
-from memorykit.messages import Message
+from memorykit.messages import Message, check_history
 from memorykit.tokens import ChatFormat
 
 __all__ = [
@@ -53,7 +53,7 @@ class _Prepared:
     """Token counts and running sums of one history, shared by every question on it."""
 
     def __init__(self, messages: Sequence[Message], keep_system: bool, chat_format: ChatFormat):
-        self.messages = list(messages)
+        self.messages = check_history(messages)
         self.items = [ContextItem.from_message(m) for m in self.messages]
         self.chat_format = chat_format
         self.primer = chat_format.reply_primer
@@ -86,7 +86,7 @@ class _Prepared:
 
     def context(self, indices: list[int], budget: int, policy: str, notes: tuple[str, ...] = ()) -> Context:
         items = tuple(self.items[i] for i in sorted(indices))
-        return Context(items, budget, policy, self.chat_format, notes)
+        return with_budget_note(Context(items, budget, policy, self.chat_format, notes))
 
 
 class _Baseline:
