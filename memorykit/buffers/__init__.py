@@ -11,7 +11,7 @@ from memorykit.buffers.compression import (
     LLMSummaryCompressor,
     SelectiveCompressor,
 )
-from memorykit.buffers.contexts import ContextManager
+from memorykit.buffers.context_manager import ContextManager
 from memorykit.buffers.policies import (
     BufferWindow,
     FIFOBuffer,
