@@ -221,7 +221,8 @@ class EntityMemory:
         """
         if type(entity) is not Entity:
             raise TypeError(f"entity must be an Entity, got {entity!r}")
-        check_payload(entity, self.max_payload_chars, self.on_large_payload)
+        if self.max_payload_chars is not None and entity.payload_chars > self.max_payload_chars:
+            check_payload(entity, self.max_payload_chars, self.on_large_payload)
         if turn is not None:
             self.turn = require_int("turn", turn, minimum=0)
         now = self.clock.now()
@@ -312,7 +313,11 @@ class EntityMemory:
 
     def _candidates(self, now: float, protect: str) -> tuple[list[_Slot], list[float]]:
         """Eviction candidates (insertion order, never ``protect``) and their scores now."""
-        held = [s for k, s in self._slots.items() if k != protect]
+        held = list(self._slots.values())
+        if held[-1].entity.key == protect:  # the usual case: the entity just added is the newest
+            held.pop()
+        else:
+            held = [s for s in held if s.entity.key != protect]
         scores = candidate_scores([(now - s.last_access) / 60.0 for s in held],
                                   [s.count for s in held], self.weights)
         return held, scores
@@ -362,7 +367,7 @@ class EntityMemory:
         """FIFO: the entity added longest ago (never ``protect``, the one just added)."""
         held, scores = self._candidates(now, protect)
         mine = scores[0]
-        rank = sum(1 for s in scores if s < mine) + 1
+        rank = len([s for s in scores if s < mine]) + 1
         minutes = (now - held[0].added_at) / 60.0
         return Victim(
             held[0].entity.key,

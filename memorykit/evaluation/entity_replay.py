@@ -137,8 +137,8 @@ class ReplayResult:
     @property
     def mean_entities(self) -> float:
         """Entities in memory at the end of a turn, averaged over the turns."""
-        mask = self._cells()[0]
-        return int(np.count_nonzero(mask)) / mask.shape[1] if mask.shape[1] else float("nan")
+        n_turns = self.access_count.shape[1]
+        return int(np.count_nonzero(~np.isnan(self.access_count))) / n_turns if n_turns else float("nan")
 
     @property
     def resolution_success(self) -> float:
