@@ -148,6 +148,27 @@ def test_accounting_reads_without_an_access():
     assert mem.stats()["hits"] == 1 and mem.stats()["misses"] == 0  # reading is not a lookup
 
 
+def test_watched_changes_name_every_entity_whose_accounting_moved():
+    clock = StepClock()
+    mem = EntityMemory(2, clock=clock, ttl_minutes=1)
+    mem.add(page(1))
+    changed = mem.watch_changes()
+    assert changed == set() and mem.watch_changes() is changed
+    mem.add(page(2))
+    mem.get("page:1")
+    mem.get("page:9")  # a miss changes nothing
+    assert changed == {"page:1", "page:2"}
+    changed.clear()
+    mem.add(page(3))  # page 1, added first, leaves
+    assert changed == {"page:1", "page:3"}
+    changed.clear()
+    clock.advance_minutes(2)
+    assert mem.get("page:2") is None  # expired on lookup
+    assert changed == {"page:2"}
+    mem.clear()
+    assert changed == {"page:2", "page:3"}
+
+
 def test_just_added_entity_is_never_its_own_victim():
     clock = StepClock()
     mem = RelevanceMemory(1, clock=clock)

@@ -115,6 +115,8 @@ class EntityMemory:
         self._slots: dict[str, _Slot] = {}
         # Last-access order (oldest first): recency queries and the TTL sweep read it.
         self._by_access: dict[str, None] = {}
+        # Keys whose accounting changed since the watcher last emptied the set (None: unwatched).
+        self._changed: set[str] | None = None
         self.adds = 0
         """add() calls (new entities and refreshes)."""
         self.inserts = 0
@@ -149,6 +151,15 @@ class EntityMemory:
         tells without building a record (a replay reads it for every change of every turn)."""
         slot = self._slots.get(key)
         return None if slot is None else (slot.last_access, slot.count)
+
+    def watch_changes(self) -> set[str]:
+        """The keys whose accounting changes from now on (added, refreshed, accessed, removed),
+        collected in one live set that the caller reads and empties. A recorder that follows
+        the memory turn by turn (``entity_replay``) reads only those entities instead of
+        copying the whole memory every turn."""
+        if self._changed is None:
+            self._changed = set()
+        return self._changed
 
     def states(self) -> list[EntityState]:
         """Every remembered entity's state, in insertion order."""
@@ -242,6 +253,8 @@ class EntityMemory:
             del self._by_access[key]
         slots[key] = slot
         self._by_access[key] = None
+        if self._changed is not None:
+            self._changed.add(key)
         self.adds += 1
         while len(slots) > self.max_size:
             victim = self._choose_victim(now, key)
@@ -277,6 +290,8 @@ class EntityMemory:
         del by_access[key]
         by_access[key] = None
         self.hits += 1
+        if self._changed is not None:
+            self._changed.add(key)
         return slot.entity
 
     def touch(self, key: str, *, turn: int | None = None) -> Entity:
@@ -298,6 +313,8 @@ class EntityMemory:
     def clear(self) -> list[Entity]:
         """Forget everything (end of session); not recorded as evictions."""
         removed = [s.entity for s in self._slots.values()]
+        if self._changed is not None:
+            self._changed.update(self._slots)
         self._slots.clear()
         self._by_access.clear()
         self._on_clear()
@@ -338,6 +355,8 @@ class EntityMemory:
         )
         self.trace.append(event)
         self._on_remove(key)
+        if self._changed is not None:
+            self._changed.add(key)
         return event
 
     def _expire(self, key: str, now: float) -> EntityEviction:

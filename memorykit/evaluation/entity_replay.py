@@ -25,8 +25,9 @@ TTL) needs a new replay, so a replay does only what the session needs: the
 scenario's per-turn events (mentions and the references the resolver finds) are
 prepared once per scenario and resolver vocabulary (``replay_plan``), and the
 matrices are written only where an entity changed during a turn (it was added,
-accessed or removed), then forward-filled with numpy instead of copied every turn.
-The memory is the caller's own ``EntityMemory``: its decisions are the ones measured.
+accessed or removed: ``EntityMemory.watch_changes``), then forward-filled with
+numpy instead of copied every turn. The memory is the caller's own
+``EntityMemory``: its decisions are the ones measured.
 Taught in ``notebooks/04_entity_memory.ipynb``.
 """
 
@@ -186,14 +187,14 @@ def replay(
     clock, memory = memory_on_fresh_clock(make_memory, EntityMemory)
     if len(memory) or len(memory.trace):
         raise ValueError(f"make_memory must return an empty memory, got {memory!r}")
-    trace = memory.trace
-    if trace.max_events is not None:
+    if memory.trace.max_events is not None:
         raise ValueError("replay lists every eviction from the memory's trace: the memory's trace "
-                         f"must keep every event, got max_events={trace.max_events}")
+                         f"must keep every event, got max_events={memory.trace.max_events}")
     resolver = resolver or ReferenceResolver()
     plan = replay_plan(scenario, resolver)
     entity, row = plan.entities, plan.row
     add, resolve, accounting = memory.add, resolver.resolve_reference, memory.accounting
+    changed = memory.watch_changes()
     outcomes: list[ResolutionOutcome] = []
     spurious = 0
     # The change log: (row, turn, last access, count) of every entity that changed in a turn.
@@ -204,19 +205,14 @@ def replay(
     for j, (turn_no, now, user_events, undetected, assistant) in enumerate(plan.steps):
         clock.set(now)
         memory.turn = turn_no
-        events_before = len(trace)
-        changed: dict[str, None] = {}
         for key, ref, truth in user_events:
             if key is not None:
                 add(entity[key])
-                changed[key] = None
                 continue
             present = truth is not None and truth.antecedent in memory
             found = resolve(ref, memory)
-            if found.entity_key is not None:
-                changed[found.entity_key] = None
-                if readd_resolved:
-                    add(entity[found.entity_key])
+            if found.entity_key is not None and readd_resolved:
+                add(entity[found.entity_key])
             if truth is None:
                 spurious += 1
                 continue
@@ -228,15 +224,13 @@ def replay(
                                               truth.antecedent in memory))
         for key in assistant:
             add(entity[key])
-            changed[key] = None
-        for i in range(events_before, len(trace)):  # removals, TTL sweeps inside lookups included
-            changed[trace[i].key] = None
         for key in changed:
             state = accounting(key)
             log_rows.append(row[key])
             log_cols.append(j)
             log_last.append(math.nan if state is None else state[0])
             log_count.append(math.nan if state is None else state[1])
+        changed.clear()
     last, count = _forward_filled((len(plan.keys), len(plan.steps)), log_rows, log_cols,
                                   log_last, log_count)
     last /= 60.0
