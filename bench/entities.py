@@ -79,7 +79,7 @@ def explorer_round_trip(scenario, n: int) -> None:
         t0 = time.perf_counter()
         explorer.update(w_recency=float(weights[i]))
         rows["weight slider (relevance replayed, FIFO cached)"].append((time.perf_counter() - t0) * 1e3)
-        explorer._cache.clear()  # both policies replayed
+        explorer._replay.cache_clear()  # both policies replayed
         t0 = time.perf_counter()
         if i % 2:
             explorer.update(max_size=10 + i % 31)
@@ -126,8 +126,6 @@ def main(argv: list[str] | None = None) -> None:
     factory = lambda c: RelevanceMemory(20, slider, clock=c)  # noqa: E731
     med, worst = median_ms(lambda: replay(scenario, factory).scores(slider), 5 if args.quick else 20)
     print(f"full replay + re-score (new policy)    median {med:.2f} ms  max {worst:.2f} ms")
-    med, worst = median_ms(lambda: replay(scenario, factory, fast=False).scores(slider), 3 if args.quick else 10)
-    print(f"  same, straightforward loop (fast=False) median {med:.2f} ms  max {worst:.2f} ms")
     explorer_round_trip(scenario, 10 if args.quick else 60)
 
     # 3. FIFO vs relevance on the scenario.

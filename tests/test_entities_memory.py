@@ -1,5 +1,6 @@
 """Entity working memory: seed 000's formula, eviction records, TTL, sliding window, bad input."""
 
+import dataclasses
 import math
 import warnings
 
@@ -18,6 +19,7 @@ from memorykit.entities import (
     parse_key,
     relevance_scores,
 )
+from memorykit.entities.scoring import candidate_scores, components
 
 
 def page(i, label=""):
@@ -53,6 +55,17 @@ def test_vectorized_scores_match_scalar_and_propagate_nan():
     assert score.shape == (2, 2)
     assert score[0, 1] == pytest.approx(0.6 * math.exp(-1) + 0.2)
     assert np.isnan(score[1, 0])
+
+
+@pytest.mark.parametrize("weights", [RelevanceWeights(), RelevanceWeights(0.3, 0.9, 0.45, 3),
+                                     RelevanceWeights(1.0, 0.0, 0.0, 1)])
+def test_plain_float_scores_are_the_vectorized_formula(weights):
+    rng = np.random.default_rng(4)
+    ages, counts = rng.uniform(0, 90, 50), rng.integers(0, 25, 50).astype(float)
+    rec, freq, score = relevance_scores(ages, counts, weights)
+    np.testing.assert_allclose(candidate_scores(list(ages), list(counts), weights), score, rtol=1e-15)
+    one = np.array([components(a, c, weights) for a, c in zip(ages, counts)])
+    np.testing.assert_allclose(one, np.stack([rec, freq, score], axis=1), rtol=1e-15)
 
 
 def test_weights_decay_and_cap_are_parameters():
@@ -125,6 +138,37 @@ def test_get_counts_accesses_and_misses():
     assert mem.stats()["hits"] == 1 and mem.stats()["misses"] == 1
 
 
+def test_accounting_reads_without_an_access():
+    clock = StepClock()
+    mem = EntityMemory(5, clock=clock)
+    mem.add(page(1))
+    clock.advance_minutes(1)
+    mem.get("page:1")
+    assert mem.accounting("page:1") == (60.0, 2) and mem.accounting("page:9") is None
+    assert mem.stats()["hits"] == 1 and mem.stats()["misses"] == 0  # reading is not a lookup
+
+
+def test_watched_changes_name_every_entity_whose_accounting_moved():
+    clock = StepClock()
+    mem = EntityMemory(2, clock=clock, ttl_minutes=1)
+    mem.add(page(1))
+    changed = mem.watch_changes()
+    assert changed == set() and mem.watch_changes() is changed
+    mem.add(page(2))
+    mem.get("page:1")
+    mem.get("page:9")  # a miss changes nothing
+    assert changed == {"page:1", "page:2"}
+    changed.clear()
+    mem.add(page(3))  # page 1, added first, leaves
+    assert changed == {"page:1", "page:3"}
+    changed.clear()
+    clock.advance_minutes(2)
+    assert mem.get("page:2") is None  # expired on lookup
+    assert changed == {"page:2"}
+    mem.clear()
+    assert changed == {"page:2", "page:3"}
+
+
 def test_just_added_entity_is_never_its_own_victim():
     clock = StepClock()
     mem = RelevanceMemory(1, clock=clock)
@@ -178,6 +222,14 @@ def test_get_of_expired_entity_is_a_miss_and_add_sweeps():
 
 
 # ------------------------------------------------------------- records, payload
+def test_key_and_payload_are_computed_with_the_record():
+    e = Entity("page", 42, "Home", {"status": "draft"})
+    assert e.key == "page:42" and e.payload_chars == len("Home") + len("status") + len("draft")
+    renamed = dataclasses.replace(e, id=7, label="Pricing page")
+    assert renamed.key == "page:7" and renamed.payload_chars == len("Pricing page") + 11
+    assert e == Entity("page", "42", "Home", {"status": "draft"}) and "key" not in repr(e)
+
+
 def test_keys_and_ids():
     assert entity_key("page", 42) == "page:42"
     assert Entity("page", 42) == Entity("page", "42")

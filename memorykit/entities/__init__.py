@@ -28,7 +28,7 @@ from memorykit.entities.memory import (
     RelevanceMemory,
     SlidingWindowMemory,
 )
-from memorykit.entities.prompt import prompt_token_series, render_system_prompt
+from memorykit.entities.prompt import prompt_token_series, render_system_prompt, token_savings
 from memorykit.entities.records import (
     Entity,
     EntityEviction,
@@ -48,5 +48,5 @@ __all__ = [
     "LargePayloadWarning", "Lookup", "ReadThroughMemory", "Reference", "ReferenceResolver",
     "RelevanceMemory", "RelevanceWeights", "Resolution", "SlidingWindowMemory",
     "entity_key", "health_report", "measure_access_latency", "parse_key",
-    "prompt_token_series", "relevance_scores", "render_system_prompt",
+    "prompt_token_series", "relevance_scores", "render_system_prompt", "token_savings",
 ]

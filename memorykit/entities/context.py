@@ -26,6 +26,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from memorykit._history import memory_on_fresh_clock, newest_that_fit, system_tokens, timed_messages
 from memorykit._validate import require_choice, require_int, require_str
 from memorykit.clock import StepClock
 from memorykit.context import Context, ContextItem, check_request
@@ -34,7 +35,7 @@ from memorykit.entities.prompt import DEFAULT_PREAMBLE, render_system_prompt
 from memorykit.entities.records import Entity, parse_key
 from memorykit.entities.resolution import ReferenceResolver
 from memorykit.messages import Message
-from memorykit.tokens import ChatFormat, TokenCounter, Tokenizer, role_tokens
+from memorykit.tokens import ChatFormat, TokenCounter, Tokenizer
 
 Extractor = Callable[[str], Iterable[str]]
 
@@ -131,20 +132,9 @@ class EntityContextPolicy:
     def replay(self, history: Sequence[Message]) -> tuple[EntityMemory, dict[str, list[str]]]:
         """The memory after the history, and for each entity the ids of the messages that
         mentioned it or referred to it (in history order)."""
-        if isinstance(history, (str, bytes)) or not isinstance(history, Sequence):
-            raise TypeError(f"history must be a sequence of Message, got {history!r}")
-        clock = StepClock()
-        memory = self.make_memory(clock)
-        if not isinstance(memory, EntityMemory):
-            raise TypeError(f"make_memory must return an EntityMemory, got {memory!r}")
-        if memory.clock is not clock:
-            raise ValueError("make_memory must build the memory on the clock it is given")
+        clock, memory = memory_on_fresh_clock(self.make_memory, EntityMemory)
         cited: dict[str, list[str]] = {}
-        for i, message in enumerate(history):
-            if not isinstance(message, Message):
-                raise TypeError(f"history[{i}] must be a Message, got {message!r}")
-            if message.created_at > clock.now():
-                clock.set(message.created_at)
+        for i, message in timed_messages(history, clock):
             memory.turn = message.turn
             for entity in self._mentions(message, i):
                 memory.add(entity)
@@ -161,8 +151,7 @@ class EntityContextPolicy:
         content = render_system_prompt(memory, k, by=self.by, preamble=self.preamble)
         shown = [e.key for e in memory.top(k, by=self.by)]
         sources = list(dict.fromkeys(mid for key in shown for mid in cited.get(key, ())))
-        tokens = self.counter.count(content) + self.chat_format.message_overhead(
-            role_tokens(self.counter, "system"))
+        tokens = system_tokens(content, self.counter, self.chat_format)
         return ContextItem("system", content, tokens, tuple(sources), "entity"), shown
 
     def build_context(self, history: Sequence[Message], query: str, budget: int) -> Context:
@@ -184,14 +173,7 @@ class EntityContextPolicy:
             notes.append(f"the budget of {budget} tokens cannot hold the entity system prompt "
                          f"({bare.tokens} tokens without entities): nothing sent")
             return Context((), budget, self.name, self.chat_format, tuple(notes))
-        room -= system.tokens
-        recent: list[ContextItem] = []
-        for message in reversed(history):
-            if message.billed_tokens > room:
-                break
-            recent.append(ContextItem.from_message(message))
-            room -= message.billed_tokens
-        recent.reverse()
+        recent = newest_that_fit(history, room - system.tokens)
         for key in shown:
             notes.append(f"{key} cited from {', '.join(cited.get(key, ())) or 'no message'}")
         return Context((system, *recent), budget, self.name, self.chat_format, tuple(notes))

@@ -8,8 +8,11 @@ only chooses the victim:
 * ``SlidingWindowMemory`` (the base's own rule, 'fifo'): the entity added
   longest ago leaves first; re-adding an entity refreshes its place.
 * ``RelevanceMemory`` ('relevance'): the lowest seed-000 score
-  ``0.6 * exp(-0.1 * age_min) + 0.4 * min(access_count / 10, 1)`` leaves first,
-  computed with numpy over every candidate at once.
+  ``0.6 * exp(-0.1 * age_min) + 0.4 * min(access_count / 10, 1)`` leaves first.
+
+An eviction scores its candidates (about ``max_size`` of them) in plain floats
+(``scoring.candidate_scores``): for twenty numbers numpy's per-call overhead costs
+more than the arithmetic, and a replay of a long session evicts hundreds of times.
 
 Decisions the seed leaves open, made here:
 
@@ -32,7 +35,6 @@ Taught in ``notebooks/04_entity_memory.ipynb``.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -47,7 +49,13 @@ from memorykit.entities.records import (
     check_payload,
     check_payload_settings,
 )
-from memorykit.entities.scoring import SEED_WEIGHTS, RelevanceWeights, _scores, relevance_scores
+from memorykit.entities.scoring import (
+    SEED_WEIGHTS,
+    RelevanceWeights,
+    candidate_scores,
+    components,
+    relevance_scores,
+)
 from memorykit.trace import Trace, Victim
 
 SEED_MAX_SIZE = 20
@@ -107,6 +115,8 @@ class EntityMemory:
         self._slots: dict[str, _Slot] = {}
         # Last-access order (oldest first): recency queries and the TTL sweep read it.
         self._by_access: dict[str, None] = {}
+        # Keys whose accounting changed since the watcher last emptied the set (None: unwatched).
+        self._changed: set[str] | None = None
         self.adds = 0
         """add() calls (new entities and refreshes)."""
         self.inserts = 0
@@ -136,6 +146,21 @@ class EntityMemory:
         slot = self._slots.get(key)
         return None if slot is None else slot.state()
 
+    def accounting(self, key: str) -> tuple[float, int] | None:
+        """``(last_access, access_count)`` of a remembered entity, else None: what ``peek``
+        tells without building a record (a replay reads it for every change of every turn)."""
+        slot = self._slots.get(key)
+        return None if slot is None else (slot.last_access, slot.count)
+
+    def watch_changes(self) -> set[str]:
+        """The keys whose accounting changes from now on (added, refreshed, accessed, removed),
+        collected in one live set that the caller reads and empties. A recorder that follows
+        the memory turn by turn (``entity_replay``) reads only those entities instead of
+        copying the whole memory every turn."""
+        if self._changed is None:
+            self._changed = set()
+        return self._changed
+
     def states(self) -> list[EntityState]:
         """Every remembered entity's state, in insertion order."""
         return [s.state() for s in self._slots.values()]
@@ -145,9 +170,10 @@ class EntityMemory:
 
         Expired entities are swept first; the call itself is not an access.
         """
-        if n is not None:
-            require_int("n", n, minimum=0)
-        self._sweep(self.clock.now())
+        if n is not None and (type(n) is not int or n < 0):
+            require_int("n", n, minimum=0)  # raises, naming the value
+        if self._ttl_seconds is not None:
+            self._sweep(self.clock.now())
         out: list[Entity] = []
         slots = self._slots
         for key in reversed(self._by_access):
@@ -206,11 +232,12 @@ class EntityMemory:
         """
         if type(entity) is not Entity:
             raise TypeError(f"entity must be an Entity, got {entity!r}")
-        check_payload(entity, self.max_payload_chars, self.on_large_payload)
+        if self.max_payload_chars is not None and entity.payload_chars > self.max_payload_chars:
+            check_payload(entity, self.max_payload_chars, self.on_large_payload)
         if turn is not None:
             self.turn = require_int("turn", turn, minimum=0)
         now = self.clock.now()
-        events = self._sweep(now)
+        events = self._sweep(now) if self._ttl_seconds is not None else []
         key = entity.key
         slots = self._slots
         slot = slots.pop(key, None)
@@ -226,6 +253,8 @@ class EntityMemory:
             del self._by_access[key]
         slots[key] = slot
         self._by_access[key] = None
+        if self._changed is not None:
+            self._changed.add(key)
         self.adds += 1
         while len(slots) > self.max_size:
             victim = self._choose_victim(now, key)
@@ -261,6 +290,8 @@ class EntityMemory:
         del by_access[key]
         by_access[key] = None
         self.hits += 1
+        if self._changed is not None:
+            self._changed.add(key)
         return slot.entity
 
     def touch(self, key: str, *, turn: int | None = None) -> Entity:
@@ -282,6 +313,8 @@ class EntityMemory:
     def clear(self) -> list[Entity]:
         """Forget everything (end of session); not recorded as evictions."""
         removed = [s.entity for s in self._slots.values()]
+        if self._changed is not None:
+            self._changed.update(self._slots)
         self._slots.clear()
         self._by_access.clear()
         self._on_clear()
@@ -295,18 +328,23 @@ class EntityMemory:
         counts = np.fromiter((slots[k].count for k in keys), np.float64, n)
         return (now - last) / 60.0, counts
 
-    def _components(self, slot: _Slot, now: float) -> tuple[float, float, float, float]:
-        w = self.weights
-        age = (now - slot.last_access) / 60.0
-        recency = math.exp(-w.decay_per_minute * age)
-        frequency = min(slot.count / w.frequency_cap, 1.0)
-        return age, recency, frequency, w.w_recency * recency + w.w_frequency * frequency
+    def _candidates(self, now: float, protect: str) -> tuple[list[_Slot], list[float]]:
+        """Eviction candidates (insertion order, never ``protect``) and their scores now."""
+        held = list(self._slots.values())
+        if held[-1].entity.key == protect:  # the usual case: the entity just added is the newest
+            held.pop()
+        else:
+            held = [s for s in held if s.entity.key != protect]
+        scores = candidate_scores([(now - s.last_access) / 60.0 for s in held],
+                                  [s.count for s in held], self.weights)
+        return held, scores
 
     def _evict(self, key: str, rule: str, reason: str, now: float) -> EntityEviction:
         before = len(self._slots)
         slot = self._slots.pop(key)
         del self._by_access[key]
-        age, recency, frequency, score = self._components(slot, now)
+        age = (now - slot.last_access) / 60.0
+        recency, frequency, score = components(age, slot.count, self.weights)
         if rule == "ttl":
             self.expired += 1
         elif rule != "manual":
@@ -317,6 +355,8 @@ class EntityMemory:
         )
         self.trace.append(event)
         self._on_remove(key)
+        if self._changed is not None:
+            self._changed.add(key)
         return event
 
     def _expire(self, key: str, now: float) -> EntityEviction:
@@ -330,12 +370,12 @@ class EntityMemory:
             return []
         events: list[EntityEviction] = []
         limit = self._ttl_seconds
-        slots = self._slots
-        for key in list(self._by_access):
-            if now - slots[key].last_access > limit:
-                events.append(self._expire(key, now))
-            else:
-                break  # last-access order: everything after is fresher
+        slots, by_access = self._slots, self._by_access
+        while by_access:  # last-access order: stop at the first entity still fresh
+            key = next(iter(by_access))
+            if now - slots[key].last_access <= limit:
+                break
+            events.append(self._expire(key, now))
         return events
 
     def _over_text(self) -> str:
@@ -344,20 +384,16 @@ class EntityMemory:
     # ------------------------------------------------------------ policy hooks
     def _choose_victim(self, now: float, protect: str) -> Victim:
         """FIFO: the entity added longest ago (never ``protect``, the one just added)."""
-        slots = self._slots
-        victim = next(k for k in slots if k != protect)
-        keys = [k for k in slots if k != protect]
-        ages, counts = self._arrays(keys, now)
-        _, _, score = _scores(ages, counts, self.weights)
-        mine = score[0]
-        rank = int(np.sum(score < mine)) + 1
-        held = (now - slots[victim].added_at) / 60.0
+        held, scores = self._candidates(now, protect)
+        mine = scores[0]
+        rank = len([s for s in scores if s < mine]) + 1
+        minutes = (now - held[0].added_at) / 60.0
         return Victim(
-            victim,
+            held[0].entity.key,
             "fifo",
-            f"added longest ago ({held:.2f} min); its relevance {mine:.3f} ranks {rank} of "
-            f"{len(keys)} from the bottom; {self._over_text()}",
-            float(mine),
+            f"added longest ago ({minutes:.2f} min); its relevance {mine:.3f} ranks {rank} of "
+            f"{len(held)} from the bottom; {self._over_text()}",
+            mine,
         )
 
     def _on_remove(self, key: str) -> None:
@@ -382,8 +418,8 @@ class SlidingWindowMemory(EntityMemory):
 class RelevanceMemory(EntityMemory):
     """Seed 000 pattern 2: evict the lowest ``w_r * recency + w_f * frequency``.
 
-    Ties go to the entity added longest ago. Scores are computed with numpy over
-    all candidates at the moment of eviction.
+    Ties go to the entity added longest ago. Every candidate is scored at the
+    moment of eviction; the reason names the victim's components and the runner-up.
     """
 
     rule = "relevance"
@@ -393,20 +429,20 @@ class RelevanceMemory(EntityMemory):
         super().__init__(max_size, weights=weights, **kw)
 
     def _choose_victim(self, now: float, protect: str) -> Victim:
-        keys = [k for k in self._slots if k != protect]
-        ages, counts = self._arrays(keys, now)
-        recency, frequency, score = _scores(ages, counts, self.weights)
-        i = int(np.argmin(score))  # the first minimum: ties go to the oldest insertion
+        held, scores = self._candidates(now, protect)
+        best = min(scores)
+        i = scores.index(best)  # the first minimum: ties go to the oldest insertion
+        victim = held[i]
+        age = (now - victim.last_access) / 60.0
+        recency, frequency, _ = components(age, victim.count, self.weights)
         w = self.weights
         reason = (
-            f"lowest relevance {score[i]:.3f} = {w.w_recency:g}*recency {recency[i]:.3f} + "
-            f"{w.w_frequency:g}*frequency {frequency[i]:.3f} (age {ages[i]:.2f} min, "
-            f"{int(counts[i])} accesses) among {len(keys)} candidates"
+            f"lowest relevance {best:.3f} = {w.w_recency:g}*recency {recency:.3f} + "
+            f"{w.w_frequency:g}*frequency {frequency:.3f} (age {age:.2f} min, "
+            f"{victim.count} accesses) among {len(held)} candidates"
         )
-        if len(keys) > 1:
-            mine = score[i]
-            score[i] = np.inf
-            j = int(np.argmin(score))
-            reason += f"; next lowest {keys[j]} at {score[j]:.3f}"
-            score[i] = mine
-        return Victim(keys[i], "relevance", reason + f"; {self._over_text()}", float(score[i]))
+        if len(held) > 1:
+            scores[i] = float("inf")
+            runner_up = min(scores)
+            reason += f"; next lowest {held[scores.index(runner_up)].entity.key} at {runner_up:.3f}"
+        return Victim(victim.entity.key, "relevance", reason + f"; {self._over_text()}", best)

@@ -5,11 +5,13 @@ recent first, as seed 000's ``buildSystemPrompt``) into the system prompt with
 the resolution rule. ``prompt_token_series`` measures, turn by turn over a
 scenario, the billed tokens of (a) the full history plus the new user message
 and (b) the memory-aware system prompt plus the new user message, counted with
-a real tokenizer. Taught in ``notebooks/04_entity_memory.ipynb``.
+a real tokenizer; ``token_savings`` sums up what the entity prompt saves.
+Taught in ``notebooks/04_entity_memory.ipynb``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -86,3 +88,24 @@ def prompt_token_series(
         history_tokens += user_tokens + count_chat_tokens([reply], counter, chat_format) - chat_format.reply_primer
     return {"turn": np.array([t.turn for t in scenario.turns]),
             "full_history": np.array(full), "entity_prompt": np.array(ent)}
+
+
+def token_savings(full_history: np.ndarray, entity_prompt: np.ndarray,
+                  checkpoints: Sequence[int] = (10, 100)) -> dict[str, int | float]:
+    """What the entity prompt saves over the full history, from ``prompt_token_series``:
+    both counts at each checkpoint turn (1-based, and at the last turn), the entity
+    prompt's largest count, both session totals and the share of the full history saved."""
+    full, ent = np.asarray(full_history), np.asarray(entity_prompt)
+    if full.shape != ent.shape or full.ndim != 1 or not len(full):
+        raise ValueError(f"full_history and entity_prompt must be equally long non-empty series, "
+                         f"got shapes {full.shape} and {ent.shape}")
+    n = len(full)
+    out: dict[str, int | float] = {"turns": n}
+    for c in [c for c in (*checkpoints, n) if 1 <= c <= n]:
+        out[f"turn {c}: full history"] = int(full[c - 1])
+        out[f"turn {c}: entity prompt"] = int(ent[c - 1])
+    out["entity prompt max"] = int(ent.max())
+    out["session total: full history"] = int(full.sum())
+    out["session total: entity prompt"] = int(ent.sum())
+    out["saving (share of full history)"] = round(1 - float(ent.sum()) / float(full.sum()), 3)
+    return out

@@ -73,6 +73,11 @@ class Entity:
     """A short human name ("Pricing"), shown in the memory-aware prompt."""
     metadata: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     """Minimal extra facts (status, author id...). Never the content itself."""
+    key: str = field(init=False, repr=False, compare=False)
+    """``type:id``, the memory key. Computed once: every add and eviction reads it."""
+    payload_chars: int = field(init=False, repr=False, compare=False)
+    """Characters of label and metadata: what the memory would hold besides the key.
+    Computed once (the record is frozen): every ``EntityMemory.add`` checks it."""
 
     def __post_init__(self) -> None:
         _check_type(self.type)
@@ -82,15 +87,9 @@ class Entity:
             raise TypeError(f"metadata must be a mapping, got {self.metadata!r}")
         if type(self.metadata) is not MappingProxyType:
             object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
-
-    @property
-    def key(self) -> str:
-        return f"{self.type}:{self.id}"
-
-    @property
-    def payload_chars(self) -> int:
-        """Characters of label and metadata: what the memory would hold besides the key."""
-        return len(self.label) + sum(len(str(k)) + len(str(v)) for k, v in self.metadata.items())
+        object.__setattr__(self, "key", f"{self.type}:{self.id}")
+        object.__setattr__(self, "payload_chars", len(self.label) + sum(
+            len(str(k)) + len(str(v)) for k, v in self.metadata.items()))
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": self.type, "id": self.id, "label": self.label, "metadata": dict(self.metadata)}

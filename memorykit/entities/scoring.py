@@ -7,11 +7,16 @@ measured from an entity's *last access* (an add or a get), so touching an entity
 makes it both more recent and more frequent. ``relevance_scores`` takes arrays of
 any shape (one entity, a memory's 20 entities, or a 200 x 1,000 heatmap) and
 computes all three matrices at once; NaN inputs (an entity not in memory) give
-NaN outputs. Taught in ``notebooks/04_entity_memory.ipynb``.
+NaN outputs. A memory choosing a victim scores its ~20 candidates with
+``candidate_scores`` and explains the victim with ``components``: the same formula
+in plain floats, because numpy's per-call overhead costs more than the arithmetic
+of twenty numbers. Taught in ``notebooks/04_entity_memory.ipynb``.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -80,6 +85,28 @@ def _scores(ages: np.ndarray, counts: np.ndarray,
             weights: RelevanceWeights) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The formula without argument checks: memories call it on arrays they built."""
     recency = np.exp(-weights.decay_per_minute * ages)
-    frequency = np.minimum(counts * (1.0 / weights.frequency_cap), 1.0)
+    frequency = np.minimum(counts / weights.frequency_cap, 1.0)
     score = weights.w_recency * recency + weights.w_frequency * frequency
     return recency, frequency, score
+
+
+def components(age_minutes: float, access_count: float,
+               weights: RelevanceWeights) -> tuple[float, float, float]:
+    """(recency, frequency, score) of one entity in plain floats, as ``_scores`` computes
+    them (the same operations in the same order); no argument checks."""
+    recency = math.exp(-weights.decay_per_minute * age_minutes)
+    frequency = access_count / weights.frequency_cap
+    if frequency > 1.0:
+        frequency = 1.0
+    return recency, frequency, weights.w_recency * recency + weights.w_frequency * frequency
+
+
+def candidate_scores(ages_minutes: Sequence[float], access_counts: Sequence[float],
+                     weights: RelevanceWeights) -> list[float]:
+    """The score of each candidate of one eviction, in plain floats (see ``components``)."""
+    decay = -weights.decay_per_minute
+    cap = weights.frequency_cap
+    w_recency, w_frequency = weights.w_recency, weights.w_frequency
+    exp = math.exp
+    return [w_recency * exp(decay * age) + w_frequency * (f if (f := count / cap) < 1.0 else 1.0)
+            for age, count in zip(ages_minutes, access_counts)]

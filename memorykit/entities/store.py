@@ -110,10 +110,17 @@ class ReadThroughMemory:
         return result
 
     def stats(self) -> dict[str, float | int | None]:
+        """Lookups, hits and misses, and their simulated cost; ``simulated_ms_store_only`` is
+        what the same lookups would have cost with no working memory in front of the store
+        (every hit charged the mean cost of a miss; None until something missed)."""
         n = len(self.lookups)
         hits = sum(1 for x in self.lookups if x.source == "memory")
         total = sum(x.simulated_ms for x in self.lookups)
+        missed = [x.simulated_ms for x in self.lookups if x.source != "memory"]
+        miss_mean = sum(missed) / len(missed) if missed else None
         return {"lookups": n, "hits": hits, "misses": n - hits,
                 "hit_rate": hits / n if n else None,
                 "simulated_ms_total": total,
-                "simulated_ms_mean": total / n if n else None}
+                "simulated_ms_mean": total / n if n else None,
+                "simulated_ms_per_miss": miss_mean,
+                "simulated_ms_store_only": None if miss_mean is None else sum(missed) + hits * miss_mean}

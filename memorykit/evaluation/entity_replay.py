@@ -21,35 +21,33 @@ memory; ``ReplayResult.scores(weights)`` turns them into recency, frequency and
 score heatmaps with one vectorized call, so a weight slider only re-scores.
 
 A slider that changes membership (weights of the relevance policy, max_size,
-TTL) needs a new replay, so the replay has a fast path, used automatically for
-the library's own policies (``SlidingWindowMemory``, ``RelevanceMemory``) and
-resolver: the scenario's per-turn events (mentions and the references the
-resolver finds) are prepared once per scenario and cached (``ReplayPlan``);
-the memory is a lean stand-in (``_LeanMemory``) that makes exactly the same
-decisions and writes the same ``EntityEviction`` records, scoring the ~20
-candidates of an eviction in plain floats instead of building numpy arrays;
-and the (entities x turns) matrices are written only where an entity changed
-during a turn, then forward-filled with numpy instead of copied every turn.
-``replay(..., fast=False)`` runs the straightforward loop on a real memory; a
-test checks that both give identical results.
+TTL) needs a new replay, so a replay does only what the session needs: the
+scenario's per-turn events (mentions and the references the resolver finds) are
+prepared once per scenario and resolver vocabulary (``replay_plan``), and the
+matrices are written only where an entity changed during a turn (it was added,
+accessed or removed: ``EntityMemory.watch_changes``), then forward-filled with
+numpy instead of copied every turn. The memory is the caller's own
+``EntityMemory``: its decisions are the ones measured.
 Taught in ``notebooks/04_entity_memory.ipynb``.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import math
-
 import numpy as np
 
+from memorykit._history import memory_on_fresh_clock
+from memorykit._validate import require_int
 from memorykit.clock import StepClock
 from memorykit.entities.memory import EntityMemory, RelevanceMemory, SlidingWindowMemory
 from memorykit.entities.records import Entity, EntityEviction
 from memorykit.entities.resolution import ReferenceResolver
 from memorykit.entities.scoring import SEED_WEIGHTS, RelevanceWeights, relevance_scores
+from memorykit.entities.store import Lookup, ReadThroughMemory
 from memorykit.scenarios.cms import CMSScenario, Mention
 
 MemoryFactory = Callable[[StepClock], EntityMemory]
@@ -130,6 +128,19 @@ class ReplayResult:
             plane[mask] = values
         return out[0], out[1], out[2]
 
+    def score(self, weights: RelevanceWeights = SEED_WEIGHTS) -> np.ndarray:
+        """The score heatmap of ``scores(weights)`` alone (a slider redraws only this one)."""
+        mask, ages, counts = self._cells()
+        out = np.full(mask.shape, np.nan)
+        out[mask] = relevance_scores(ages, counts, weights)[2]
+        return out
+
+    @property
+    def mean_entities(self) -> float:
+        """Entities in memory at the end of a turn, averaged over the turns."""
+        n_turns = self.access_count.shape[1]
+        return int(np.count_nonzero(~np.isnan(self.access_count))) / n_turns if n_turns else float("nan")
+
     @property
     def resolution_success(self) -> float:
         return sum(o.correct for o in self.outcomes) / len(self.outcomes) if self.outcomes else float("nan")
@@ -155,7 +166,7 @@ class ReplayResult:
             "evictions": self.memory_stats["evictions"],
             "expirations": self.memory_stats["expirations"],
             "eviction_rate": self.eviction_rate,
-            "mean_fill_rate": (float(np.mean(self.in_memory.sum(axis=0))) / self.memory_stats["max_size"]
+            "mean_fill_rate": (self.mean_entities / self.memory_stats["max_size"]
                                if self.memory_stats["max_size"] < 10**6 else None),
         }
 
@@ -167,90 +178,65 @@ def replay(
     resolver: ReferenceResolver | None = None,
     readd_resolved: bool = False,
     policy: str | None = None,
-    fast: bool | None = None,
 ) -> ReplayResult:
     """Run one memory policy through the scenario's agent loop (see the module docstring).
 
-    ``fast=None`` takes the fast path when it applies (a fresh ``SlidingWindowMemory``,
-    ``RelevanceMemory`` or plain ``EntityMemory``, the stock ``ReferenceResolver``, no
-    entity over the payload limit); ``False`` forces the straightforward loop; ``True``
-    raises when the fast path does not apply.
+    ``make_memory(clock)`` must return an empty ``EntityMemory`` on ``clock`` whose trace
+    keeps every event (the result lists every eviction from it).
     """
-
-    clock = StepClock()
-    memory = make_memory(clock)
-    if not isinstance(memory, EntityMemory):
-        raise TypeError(f"make_memory must return an EntityMemory, got {memory!r}")
-    if memory.clock is not clock:
-        raise ValueError("make_memory must build the memory on the clock it is given")
-    if fast not in (None, True, False):
-        raise TypeError(f"fast must be None, True or False, got {fast!r}")
+    clock, memory = memory_on_fresh_clock(make_memory, EntityMemory)
+    if len(memory) or len(memory.trace):
+        raise ValueError(f"make_memory must return an empty memory, got {memory!r}")
+    if memory.trace.max_events is not None:
+        raise ValueError("replay lists every eviction from the memory's trace: the memory's trace "
+                         f"must keep every event, got max_events={memory.trace.max_events}")
     resolver = resolver or ReferenceResolver()
-    if fast is not False:
-        why_not = _fast_path_blocker(scenario, memory, resolver)
-        if why_not is None:
-            return _fast_replay(scenario, memory, clock, resolver, readd_resolved,
-                                policy or type(memory).__name__)
-        if fast:
-            raise ValueError(f"fast=True but the fast path does not apply: {why_not}")
-    entity = scenario.entity
-    mentioned = scenario.mentioned_keys()
-    rest = [e.key for e in scenario.entities if e.key not in set(mentioned)]
-    keys = tuple(mentioned + rest)
-    row = {k: i for i, k in enumerate(keys)}
-    n_turns = len(scenario.turns)
-    last = np.full((len(keys), n_turns), np.nan)
-    count = np.full((len(keys), n_turns), np.nan)
+    plan = replay_plan(scenario, resolver)
+    entity, row = plan.entities, plan.row
+    add, resolve, accounting = memory.add, resolver.resolve_reference, memory.accounting
+    changed = memory.watch_changes()
     outcomes: list[ResolutionOutcome] = []
     spurious = 0
-    slots = memory._slots  # read-only use: the snapshot below is the hot loop
-    for j, turn in enumerate(scenario.turns):
-        clock.set(turn.t_minutes * 60.0)
-        memory.turn = turn.turn
-        labelled = {r.span: r for r in turn.references}
-        found = resolver.find(turn.user)
-        found_spans = {r.span for r in found}
-        events: list[Any] = [m for m in turn.mentions if m.where == "user"] + found
-        events.sort(key=lambda e: e.span[0])
-        for event in events:
-            if isinstance(event, Mention):
-                memory.add(entity(event.key))
+    # The change log: (row, turn, last access, count) of every entity that changed in a turn.
+    log_rows: list[int] = []
+    log_cols: list[int] = []
+    log_last: list[float] = []
+    log_count: list[float] = []
+    for j, (turn_no, now, user_events, undetected, assistant) in enumerate(plan.steps):
+        clock.set(now)
+        memory.turn = turn_no
+        for key, ref, truth in user_events:
+            if key is not None:
+                add(entity[key])
                 continue
-            truth = labelled.get(event.span)
-            present = truth is not None and truth.antecedent in slots
-            res = resolver.resolve_reference(event, memory)
-            if res.entity_key is not None and readd_resolved:
-                memory.add(entity(res.entity_key))
+            present = truth is not None and truth.antecedent in memory
+            found = resolve(ref, memory)
+            if found.entity_key is not None and readd_resolved:
+                add(entity[found.entity_key])
             if truth is None:
                 spurious += 1
                 continue
-            outcomes.append(ResolutionOutcome(turn.turn, truth.text, truth.form, truth.antecedent,
-                                              res.entity_key, res.reason, truth.heuristic_ok, present))
-        for span, truth in labelled.items():
-            if span not in found_spans:
-                outcomes.append(ResolutionOutcome(turn.turn, truth.text, truth.form, truth.antecedent,
-                                                  None, "not detected", truth.heuristic_ok,
-                                                  truth.antecedent in slots))
-        for m in turn.mentions:
-            if m.where == "assistant":
-                memory.add(entity(m.key))
-        for key, slot in slots.items():
-            i = row[key]
-            last[i, j] = slot.last_access
-            count[i, j] = slot.count
+            outcomes.append(ResolutionOutcome(turn_no, truth.text, truth.form, truth.antecedent,
+                                              found.entity_key, found.reason, truth.heuristic_ok, present))
+        for truth in undetected:
+            outcomes.append(ResolutionOutcome(turn_no, truth.text, truth.form, truth.antecedent,
+                                              None, "not detected", truth.heuristic_ok,
+                                              truth.antecedent in memory))
+        for key in assistant:
+            add(entity[key])
+        for key in changed:
+            state = accounting(key)
+            log_rows.append(row[key])
+            log_cols.append(j)
+            log_last.append(math.nan if state is None else state[0])
+            log_count.append(math.nan if state is None else state[1])
+        changed.clear()
+    last, count = _forward_filled((len(plan.keys), len(plan.steps)), log_rows, log_cols,
+                                  log_last, log_count)
     last /= 60.0
-    return ReplayResult(
-        policy or type(memory).__name__,
-        keys,
-        np.array([t.turn for t in scenario.turns]),
-        np.array([t.t_minutes * 60.0 for t in scenario.turns]) / 60.0,
-        last,
-        count,
-        memory.evictions(),
-        outcomes,
-        spurious,
-        memory.stats(),
-    )
+    return ReplayResult(policy or type(memory).__name__, plan.keys, plan.turns.copy(),
+                        plan.t_minutes.copy(), last, count, memory.evictions(),
+                        outcomes, spurious, memory.stats())
 
 
 def seed_policies(max_size: int = 20, weights: RelevanceWeights = SEED_WEIGHTS,
@@ -279,7 +265,26 @@ def compare_policies(
     return rows
 
 
-# ---------------------------------------------------------------- fast path
+def replay_lookups(scenario: CMSScenario, read_through: ReadThroughMemory,
+                   n_turns: int | None = None) -> list[Lookup]:
+    """Look up, through ``read_through``, every entity the first ``n_turns`` turns act on
+    (what the user names or refers to, in reading order, then what the answer names), the
+    memory's clock following the turns. Returns the lookups this made."""
+    clock = read_through.memory.clock
+    if not isinstance(clock, StepClock):
+        raise TypeError(f"the read-through memory must run on a StepClock, got {clock!r}")
+    if n_turns is not None:
+        require_int("n_turns", n_turns, minimum=0)
+    first = len(read_through.lookups)
+    for turn in scenario.turns[:n_turns]:
+        clock.set(turn.t_minutes * 60.0)
+        keys = [e.key if isinstance(e, Mention) else e.antecedent for e in turn.user_events()]
+        for key in keys + [m.key for m in turn.assistant_mentions()]:
+            read_through.lookup(key, turn=turn.turn)
+    return read_through.lookups[first:]
+
+
+# ------------------------------------------------------------------- plans
 @dataclass(frozen=True)
 class ReplayPlan:
     """A scenario's agent-loop events, prepared once (they do not depend on the policy).
@@ -298,12 +303,20 @@ class ReplayPlan:
     steps: tuple[tuple[Any, ...], ...]
 
 
-def replay_plan(scenario: CMSScenario, resolver: ReferenceResolver | None = None) -> ReplayPlan:
-    """The scenario's ``ReplayPlan`` for ``resolver``'s vocabulary (cached on the scenario)."""
+PLANS_PER_SCENARIO = 8
+"""Plans a scenario keeps (one per resolver vocabulary; the oldest is dropped first)."""
 
+
+def replay_plan(scenario: CMSScenario, resolver: ReferenceResolver | None = None) -> ReplayPlan:
+    """The scenario's ``ReplayPlan`` for ``resolver``.
+
+    Plans of the stock ``ReferenceResolver`` are cached on the scenario by vocabulary (at
+    most ``PLANS_PER_SCENARIO``); a resolver subclass may find references its own way, so
+    its plan is built afresh each time.
+    """
     resolver = resolver or ReferenceResolver()
-    cache = getattr(scenario, "_plans", None)
-    cache_key = (type(resolver), tuple(sorted(resolver.vocabulary.items())))
+    cache = getattr(scenario, "_plans", None) if type(resolver) is ReferenceResolver else None
+    cache_key = tuple(sorted(resolver.vocabulary.items()))
     if cache is not None and cache_key in cache:
         return cache[cache_key]
     mentioned = scenario.mentioned_keys()
@@ -328,296 +341,23 @@ def replay_plan(scenario: CMSScenario, resolver: ReferenceResolver | None = None
         tuple(steps),
     )
     if cache is not None:
+        while len(cache) >= PLANS_PER_SCENARIO:
+            del cache[next(iter(cache))]
         cache[cache_key] = plan
     return plan
 
 
-_FAST_TYPES = (EntityMemory, SlidingWindowMemory, RelevanceMemory)
-
-
-def _fast_path_blocker(scenario: Any, memory: EntityMemory, resolver: ReferenceResolver) -> str | None:
-    """Why the fast path cannot stand in for this replay, or None when it can."""
-    if type(memory) not in _FAST_TYPES:
-        return f"{type(memory).__name__} is not one of the stock memories"
-    if type(resolver) is not ReferenceResolver:
-        return f"{type(resolver).__name__} is not the stock ReferenceResolver"
-    if len(memory) or memory.adds or len(memory.trace) or memory.hits or memory.misses:
-        return "the memory is not fresh"
-    limit = memory.max_payload_chars
-    if limit is not None and memory.on_large_payload != "ignore":
-        if any(e.payload_chars > limit for e in scenario.entities):
-            return "an entity exceeds max_payload_chars (the memory would warn or refuse)"
-    return None
-
-
-class _LeanMemory:
-    """Just enough of ``EntityMemory`` for the replay loop and the resolver, same decisions.
-
-    Slots are ``[entity, added_at, last_access, count]`` lists. Every key whose
-    slot changed during the current turn is collected in ``dirty``.
-    """
-
-    __slots__ = ("max_size", "ttl_minutes", "ttl", "weights", "relevance", "slots", "by_access",
-                 "now", "turn", "adds", "inserts", "hits", "misses", "evicted", "expired",
-                 "events", "dirty")
-
-    def __init__(self, memory: EntityMemory) -> None:
-        self.max_size = memory.max_size
-        self.ttl_minutes = memory.ttl_minutes
-        self.ttl = memory._ttl_seconds
-        self.weights = memory.weights
-        self.relevance = type(memory) is RelevanceMemory
-        self.slots: dict[str, list[Any]] = {}
-        self.by_access: dict[str, None] = {}
-        self.now = 0.0
-        self.turn = 0
-        self.adds = self.inserts = self.hits = self.misses = self.evicted = self.expired = 0
-        self.events: list[EntityEviction] = []
-        self.dirty: set[str] = set()
-
-    # ---------------------------------------------------- what the resolver uses
-    def recent(self, entity_type: str | None = None, n: int | None = None) -> list[Entity]:
-        if self.ttl is not None:
-            self._sweep()
-        out: list[Entity] = []
-        slots = self.slots
-        for key in reversed(self.by_access):
-            entity = slots[key][0]
-            if entity_type is None or entity.type == entity_type:
-                out.append(entity)
-                if n is not None and len(out) >= n:
-                    break
-        return out
-
-    def get(self, key: str, turn: int | None = None) -> Entity | None:
-        slot = self.slots.get(key)
-        if slot is None:
-            self.misses += 1
-            return None
-        now = self.now
-        if self.ttl is not None and now - slot[2] > self.ttl:
-            self._expire(key)
-            self.misses += 1
-            return None
-        if turn is not None:
-            self.turn = turn
-        slot[3] += 1
-        slot[2] = now
-        by_access = self.by_access
-        del by_access[key]
-        by_access[key] = None
-        self.hits += 1
-        self.dirty.add(key)
-        return slot[0]
-
-    # ------------------------------------------------------------- accounting
-    def add(self, entity: Entity) -> None:
-        now = self.now
-        if self.ttl is not None:
-            self._sweep()
-        key = entity.key
-        slots = self.slots
-        slot = slots.pop(key, None)
-        if slot is None:
-            slot = [entity, now, now, 1]
-            self.inserts += 1
-        else:
-            slot[0] = entity
-            slot[1] = now
-            slot[2] = now
-            slot[3] += 1
-            del self.by_access[key]
-        slots[key] = slot
-        self.by_access[key] = None
-        self.adds += 1
-        self.dirty.add(key)
-        while len(slots) > self.max_size:
-            if self.relevance:
-                self._evict_relevance(key)
-            else:
-                self._evict_fifo(key)
-
-    def _scores(self, protect: str) -> tuple[list[str], list[float]]:
-        """Keys (insertion order, without ``protect``) and their relevance now, computed
-        as ``scoring._scores`` does (the same operations in the same order, plain floats)."""
-        w = self.weights
-        nd = -w.decay_per_minute
-        inv_cap = 1.0 / w.frequency_cap
-        wr, wf = w.w_recency, w.w_frequency
-        now = self.now
-        exp = math.exp
-        slots = self.slots
-        keys = [k for k in slots if k != protect]
-        scores = [wr * exp(nd * ((now - s[2]) / 60.0)) + wf * (f if (f := s[3] * inv_cap) < 1.0 else 1.0)
-                  for s in map(slots.__getitem__, keys)]
-        return keys, scores
-
-    def _components(self, key: str) -> tuple[float, float, float]:
-        """(age, recency, frequency) of one candidate, as in ``_scores``."""
-        slot = self.slots[key]
-        age = (self.now - slot[2]) / 60.0
-        f = slot[3] * (1.0 / self.weights.frequency_cap)
-        return age, math.exp(-self.weights.decay_per_minute * age), (f if f < 1.0 else 1.0)
-
-    def _over_text(self) -> str:
-        return f"{len(self.slots)} entities > max_size {self.max_size}"
-
-    def _evict_fifo(self, protect: str) -> None:
-        keys, score = self._scores(protect)
-        victim = keys[0]
-        mine = score[0]
-        rank = sum(1 for s in score if s < mine) + 1
-        held = (self.now - self.slots[victim][1]) / 60.0
-        reason = (f"added longest ago ({held:.2f} min); its relevance {mine:.3f} ranks {rank} of "
-                  f"{len(keys)} from the bottom; {self._over_text()}")
-        self._evict(victim, "fifo", reason)
-
-    def _evict_relevance(self, protect: str) -> None:
-        keys, score = self._scores(protect)
-        best = min(score)
-        i = score.index(best)  # the first minimum: ties go to the oldest insertion
-        victim = keys[i]
-        age, recency, frequency = self._components(victim)
-        w = self.weights
-        reason = (
-            f"lowest relevance {best:.3f} = {w.w_recency:g}*recency {recency:.3f} + "
-            f"{w.w_frequency:g}*frequency {frequency:.3f} (age {age:.2f} min, "
-            f"{int(self.slots[victim][3])} accesses) among {len(keys)} candidates"
-        )
-        if len(keys) > 1:
-            score[i] = math.inf
-            low = min(score)
-            j = score.index(low)
-            reason += f"; next lowest {keys[j]} at {low:.3f}"
-        self._evict(victim, "relevance", reason + f"; {self._over_text()}")
-
-    def _evict(self, key: str, rule: str, reason: str) -> None:
-        # EntityMemory._evict and _components, operation for operation.
-        before = len(self.slots)
-        slot = self.slots.pop(key)
-        del self.by_access[key]
-        now = self.now
-        w = self.weights
-        age = (now - slot[2]) / 60.0
-        recency = math.exp(-w.decay_per_minute * age)
-        frequency = min(slot[3] / w.frequency_cap, 1.0)
-        score = w.w_recency * recency + w.w_frequency * frequency
-        if rule == "ttl":
-            self.expired += 1
-        else:
-            self.evicted += 1
-        self.events.append(EntityEviction(
-            key, slot[0].label, rule, reason, recency, frequency, score, age, slot[3],
-            before, before - 1, self.max_size, now, self.turn,
-        ))
-        self.dirty.add(key)
-
-    def _expire(self, key: str) -> None:
-        idle = (self.now - self.slots[key][2]) / 60.0
-        self._evict(key, "ttl", f"idle {idle:.2f} min > ttl {self.ttl_minutes:g} min")
-
-    def _sweep(self) -> None:
-        if not self.by_access:
-            return
-        limit = self.ttl
-        now = self.now
-        slots = self.slots
-        for key in list(self.by_access):
-            if now - slots[key][2] > limit:
-                self._expire(key)
-            else:
-                break
-
-    def stats(self) -> dict[str, Any]:
-        lookups = self.hits + self.misses
-        return {
-            "entities": len(self.slots),
-            "max_size": self.max_size,
-            "fill_rate": len(self.slots) / self.max_size,
-            "adds": self.adds,
-            "inserts": self.inserts,
-            "evictions": self.evicted,
-            "expirations": self.expired,
-            "eviction_rate": self.evicted / self.adds if self.adds else 0.0,
-            "hits": self.hits,
-            "misses": self.misses,
-            "hit_rate": self.hits / lookups if lookups else None,
-        }
-
-
-def _fast_replay(scenario: CMSScenario, memory: EntityMemory, clock: StepClock,
-                 resolver: ReferenceResolver, readd_resolved: bool, policy: str) -> ReplayResult:
-    plan = replay_plan(scenario, resolver)
-    lean = _LeanMemory(memory)
-    entity = plan.entities
-    slots = lean.slots
-    dirty = lean.dirty
-    row = plan.row
-    resolve = resolver.resolve_reference
-    outcomes: list[ResolutionOutcome] = []
-    spurious = 0
-    log_rows: list[int] = []
-    log_cols: list[int] = []
-    log_last: list[float] = []
-    log_count: list[float] = []
-    nan = math.nan
-    for j, (turn_no, now, user_events, undetected, assistant) in enumerate(plan.steps):
-        lean.now = now
-        lean.turn = turn_no
-        for key, ref, truth in user_events:
-            if key is not None:
-                lean.add(entity[key])
-                continue
-            present = truth is not None and truth.antecedent in slots
-            res = resolve(ref, lean)
-            if res.entity_key is not None and readd_resolved:
-                lean.add(entity[res.entity_key])
-            if truth is None:
-                spurious += 1
-                continue
-            outcomes.append(ResolutionOutcome(turn_no, truth.text, truth.form, truth.antecedent,
-                                              res.entity_key, res.reason, truth.heuristic_ok, present))
-        for truth in undetected:
-            outcomes.append(ResolutionOutcome(turn_no, truth.text, truth.form, truth.antecedent,
-                                              None, "not detected", truth.heuristic_ok,
-                                              truth.antecedent in slots))
-        for key in assistant:
-            lean.add(entity[key])
-        if dirty:
-            for key in dirty:
-                slot = slots.get(key)
-                log_rows.append(row[key])
-                log_cols.append(j)
-                if slot is None:
-                    log_last.append(nan)
-                    log_count.append(nan)
-                else:
-                    log_last.append(slot[2])
-                    log_count.append(slot[3])
-            dirty.clear()
-    if plan.steps:
-        clock.set(plan.steps[-1][1])
-    index = _fill_index((len(plan.keys), len(plan.steps)), log_rows, log_cols)
-    last = _take(log_last, index)
-    last /= 60.0
-    count = _take(log_count, index)
-    return ReplayResult(policy, plan.keys, plan.turns.copy(), plan.t_minutes.copy(), last, count,
-                        lean.events, outcomes, spurious, lean.stats())
-
-
-def _fill_index(shape: tuple[int, int], rows: list[int], cols: list[int]) -> np.ndarray:
-    """For each cell, the position in the change log of its row's latest entry at or before
-    its column (-1 before the first). Logs are in column order, one entry per cell at most."""
-    index = np.full(shape, -1, dtype=np.int32 if len(rows) < 2**31 - 1 else np.int64)
-    if rows:
-        index[np.asarray(rows), np.asarray(cols)] = np.arange(len(rows))
-        np.maximum.accumulate(index, axis=1, out=index)
-    return index
-
-
-def _take(values: list[float], index: np.ndarray) -> np.ndarray:
-    """The logged values forward-filled along each row (NaN where nothing was logged yet)."""
-    table = np.empty(len(values) + 1)
-    table[:-1] = values
-    table[-1] = np.nan  # index -1
-    return table[index]
+def _forward_filled(shape: tuple[int, int], rows: list[int], cols: list[int],
+                    *logs: list[float]) -> list[np.ndarray]:
+    """Each log of values as an (entities, turns) matrix: a cell holds its row's latest logged
+    value at or before its column, NaN before the first. The log has at most one entry per
+    cell. Every row is cut into runs (NaN from its start, then one run per entry), so one
+    ``np.repeat`` writes each matrix."""
+    n_rows, n_cols = shape
+    starts = np.concatenate([np.arange(0, n_rows * n_cols, n_cols, dtype=np.int64),
+                             np.asarray(rows, dtype=np.int64) * n_cols + np.asarray(cols, dtype=np.int64)])
+    order = np.argsort(starts, kind="stable")  # a row's NaN run sorts before an entry at column 0
+    lengths = np.diff(starts[order], append=n_rows * n_cols)
+    head = np.full(n_rows, np.nan)
+    return [np.repeat(np.concatenate([head, np.asarray(log, dtype=np.float64)])[order], lengths)
+            .reshape(shape) for log in logs]

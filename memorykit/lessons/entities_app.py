@@ -1,29 +1,19 @@
 """Lesson 04: entity working memory ("which page do you mean?").
 
-Pure computation and printing helpers (tested, benchmarked):
-
-* ``cms_scenario``: the seeded CMS sessions in ``data/entities/`` (loaded once).
-* ``resolution_examples``: a small memory and a few sentences resolved against it
-  ("update that page's title", "assign it to Dana", one that cannot be resolved).
-* ``print_policy_table``: FIFO vs relevance rows from ``compare_policies``.
-* ``token_costs`` / ``token_figure``: billed prompt tokens of "entity ids in the
-  prompt" vs "full history" per turn, counted with the real tokenizer.
-* ``read_through_demo``: working memory in front of a store, with the seed's
-  SIMULATED latencies (0.2 ms memory, 50-200 ms database), and the health report.
-
-Explorer: ``EntityHeatmapExplorer``: every entity's eviction score over turns
-(entities x turns heatmap, eviction events marked with their reason), with
-sliders for the recency and frequency weights, the decay, the frequency cap,
-max_size and TTL; FIFO and relevance replayed on the same session beside it
-(resolution success, eviction rate). A slider that only changes weights re-runs
-the relevance replay (FIFO's membership does not depend on weights: it is
-cached per max_size and TTL and only re-scored).
+Lesson plumbing around ``memorykit.entities`` and its measurement
+``memorykit.evaluation.entity_replay``: the seeded CMS sessions (``cms_scenario``), a
+few sentences resolved against a small memory, the FIFO vs relevance table, prompt
+tokens of entity ids vs the full history, read-through with the seed's SIMULATED
+latencies and the health report. Explorer: ``EntityHeatmapExplorer``, every entity's
+eviction score over turns (eviction events marked with their reason) under sliders for
+the weights, decay, frequency cap, max_size and TTL, FIFO and relevance side by side. A
+weight slider replays the relevance memory only: FIFO's membership does not depend on
+the weights, so its replay is kept per max_size and TTL.
 Taught in ``notebooks/04_entity_memory.ipynb``.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -45,11 +35,10 @@ from memorykit.entities import (
     SlidingWindowMemory,
     health_report,
     prompt_token_series,
-    relevance_scores,
-    render_system_prompt,
+    token_savings,
 )
-from memorykit.evaluation.entity_replay import ReplayResult, replay
-from memorykit.lessons._app import LessonExplorer, _go, float_slider, int_slider
+from memorykit.evaluation.entity_replay import ReplayResult, replay, replay_lookups
+from memorykit.lessons._app import LessonExplorer, Setting, _go
 from memorykit.lessons._figure import legend_below, typed_spec
 from memorykit.tokens import Tokenizer
 
@@ -77,12 +66,8 @@ def print_scenario(scenario: Any) -> None:
 
 
 # ------------------------------------------------------------ resolution demo
-DEMO_SENTENCES = (
-    "Update that page's title",
-    "Assign it to Dana",
-    "Who wrote the previous entry?",
-    "Close that ticket",
-)
+DEMO_SENTENCES = ("Update that page's title", "Assign it to Dana", "Who wrote the previous entry?",
+                  "Close that ticket")
 """Resolved in order against ``demo_memory()``; the last one has no antecedent."""
 
 
@@ -134,18 +119,7 @@ class TokenCosts:
     encoding: str
 
     def summary(self) -> dict[str, Any]:
-        n = len(self.turn)
-        checkpoints = [c for c in (10, 100, n) if c <= n]
-        out: dict[str, Any] = {"encoding": self.encoding, "turns": n}
-        for c in checkpoints:
-            out[f"turn {c}: full history"] = int(self.full_history[c - 1])
-            out[f"turn {c}: entity prompt"] = int(self.entity_prompt[c - 1])
-        out["entity prompt max"] = int(self.entity_prompt.max())
-        out["session total: full history"] = int(self.full_history.sum())
-        out["session total: entity prompt"] = int(self.entity_prompt.sum())
-        out["saving (share of full history)"] = round(
-            1 - float(self.entity_prompt.sum()) / float(self.full_history.sum()), 3)
-        return out
+        return {"encoding": self.encoding, **token_savings(self.full_history, self.entity_prompt)}
 
     def print_summary(self) -> None:
         for k, v in self.summary().items():
@@ -176,9 +150,8 @@ def token_figure(costs: TokenCosts) -> Any:
 @dataclass(frozen=True)
 class ReadThroughDemo:
     stats: dict[str, Any]
-    hit_ms: float
-    miss_ms_mean: float
-    all_from_store_ms: float
+    """``ReadThroughMemory.stats()`` after the lookups (all latencies SIMULATED)."""
+    memory_ms: float
     health: list[Any]
 
 
@@ -189,33 +162,23 @@ def read_through_demo(scenario: Any, max_size: int = 20, n_turns: int = 200,
     Latencies are SIMULATED with the seed's figures (0.2 ms memory, 50-200 ms store):
     nothing sleeps and nothing here is a measurement of this machine.
     """
-    store = InMemoryStore(scenario.entities, seed=seed)
     memory = RelevanceMemory(max_size, clock=StepClock())
-    rt = ReadThroughMemory(memory, store)
-    for turn in scenario.turns[:n_turns]:
-        memory.clock.set(turn.t_minutes * 60.0)
-        keys = [e.key if hasattr(e, "key") else e.antecedent for e in turn.user_events()]
-        keys += [m.key for m in turn.assistant_mentions()]
-        for key in keys:
-            rt.lookup(key, turn=turn.turn)
-    hits = [x.simulated_ms for x in rt.lookups if x.source == "memory"]
-    misses = [x.simulated_ms for x in rt.lookups if x.source != "memory"]
+    rt = ReadThroughMemory(memory, InMemoryStore(scenario.entities, seed=seed))
+    replay_lookups(scenario, rt, n_turns)
     stats = rt.stats()
-    all_store = sum(misses) + len(hits) * float(np.mean(misses)) if misses else 0.0
     health = health_report(memory, resolution_success=resolution_success,
                            access_latency_ms=stats["simulated_ms_mean"])
-    return ReadThroughDemo(stats, hits[0] if hits else 0.0,
-                           float(np.mean(misses)) if misses else 0.0, all_store, health)
+    return ReadThroughDemo(stats, rt.memory_latency_ms, health)
 
 
 def print_read_through(demo: ReadThroughDemo) -> None:
     s = demo.stats
     print("SIMULATED latency (seed 000's figures, no real database, nothing timed):")
     print(f"  lookups {s['lookups']}: {s['hits']} served by working memory, {s['misses']} fetched from the store")
-    print(f"  one working-memory hit: {demo.hit_ms:.1f} ms (simulated)")
-    print(f"  one store fetch: {demo.miss_ms_mean:.0f} ms on average (simulated, 50-200 ms uniform)")
+    print(f"  one working-memory hit: {demo.memory_ms if s['hits'] else 0.0:.1f} ms (simulated)")
+    print(f"  one store fetch: {s['simulated_ms_per_miss'] or 0.0:.0f} ms on average (simulated, 50-200 ms uniform)")
     print(f"  total {s['simulated_ms_total'] / 1000:.1f} s simulated; every lookup from the store: "
-          f"{demo.all_from_store_ms / 1000:.1f} s simulated")
+          f"{(s['simulated_ms_store_only'] or 0.0) / 1000:.1f} s simulated")
     print(f"  hit rate {s['hit_rate']:.1%}, mean {s['simulated_ms_mean']:.1f} ms per lookup, store fetches "
           "included (simulated)")
 
@@ -247,27 +210,34 @@ def _column_turns(n_turns: int, per_column: int) -> np.ndarray:
 
 def _columns(score: np.ndarray, per_column: int) -> np.ndarray:
     """Mean score over each run of ``per_column`` turns (NaN where the entity was absent)."""
-    n = score.shape[1]
-    pad = (-n) % per_column
+    pad = (-score.shape[1]) % per_column
     if pad:
         score = np.concatenate([score, np.full((score.shape[0], pad), np.nan)], axis=1)
-    blocks = score.reshape(score.shape[0], -1, per_column)
-    present = ~np.isnan(blocks)
-    counts = present.sum(axis=2)
-    sums = np.where(present, blocks, 0.0).sum(axis=2)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
-
-
-def _ttl(ttl_minutes: float) -> float | None:
-    return None if ttl_minutes <= 0 else float(ttl_minutes)
+    sums = np.zeros((score.shape[0], score.shape[1] // per_column))
+    counts = np.zeros(sums.shape)
+    for k in range(per_column):  # the k-th turn of every column at once (numpy's nan-sums are slower)
+        turn = score[:, k::per_column]
+        present = ~np.isnan(turn)
+        counts += present
+        sums += np.where(present, turn, 0.0)
+    with np.errstate(invalid="ignore"):
+        return sums / counts  # 0 / 0: NaN where the entity was absent the whole column
 
 
 class EntityHeatmapExplorer(LessonExplorer):
     """Eviction-score heatmap of the relevance memory, with FIFO vs relevance beside it."""
 
     title = "Entity eviction scores"
+    settings = (
+        Setting("w_recency", "recency weight", 0.6, 0.0, 1.0, 0.05),
+        Setting("w_frequency", "frequency weight", 0.4, 0.0, 1.0, 0.05),
+        Setting("decay", "decay per minute", 0.1, 0.0, 1.0, 0.01),
+        Setting("frequency_cap", "frequency cap", 10, 1, 30, 1),
+        Setting("max_size", "max_size", 20, 2, 60, 1),
+        Setting("ttl_minutes", "TTL minutes (0 = off)", 0, 0, 120, 1),
+    )
     cache_size = 32
+    """Replays kept (a slider moved back and forth replays nothing twice)."""
     turns_per_column = 2
     """Turns per heat-map column. The plot is narrower than 1,000 pixels, so plotly.js would
     merge neighbouring turns when painting anyway; averaging pairs in the kernel halves what
@@ -276,22 +246,10 @@ class EntityHeatmapExplorer(LessonExplorer):
 
     def __init__(self, scenario: Any = None, **params: Any) -> None:
         self.scenario = cms_scenario("large") if scenario is None else scenario
-        self._cache: OrderedDict[tuple[Any, ...], ReplayResult] = OrderedDict()
+        self._replay = lru_cache(maxsize=self.cache_size)(self._run_replay)
         super().__init__(**params)
 
-    # ---------------------------------------------------------------- widgets
-    def _make_sliders(self, params: dict[str, Any]) -> dict[str, Any]:
-        p = {"w_recency": 0.6, "w_frequency": 0.4, "decay": 0.1, "frequency_cap": 10,
-             "max_size": 20, "ttl_minutes": 0, **params}
-        return {
-            "w_recency": float_slider("recency weight", p["w_recency"], 0.0, 1.0, 0.05),
-            "w_frequency": float_slider("frequency weight", p["w_frequency"], 0.0, 1.0, 0.05),
-            "decay": float_slider("decay per minute", p["decay"], 0.0, 1.0, 0.01),
-            "frequency_cap": int_slider("frequency cap", p["frequency_cap"], 1, 30, 1),
-            "max_size": int_slider("max_size", p["max_size"], 2, 60, 1),
-            "ttl_minutes": int_slider("TTL minutes (0 = off)", p["ttl_minutes"], 0, 120, 1),
-        }
-
+    # ---------------------------------------------------------------- figure
     def _make_figure(self) -> Any:
         from plotly.subplots import make_subplots
 
@@ -302,7 +260,6 @@ class EntityHeatmapExplorer(LessonExplorer):
         # z is a 2-D grid (entities x turns) sent as one binary typed-array spec (_figure.typed_spec)
         fig.add_trace(go.Heatmap(
             x=_column_turns(len(self.scenario.turns), self.turns_per_column), y=[], z=[],
-
             zmin=0.0, zmax=1.0, colorscale="Viridis",
             colorbar=dict(title=dict(text="score", side="top"), x=0.635, xanchor="left",
                           thickness=12, len=0.85, y=0.5),
@@ -327,43 +284,27 @@ class EntityHeatmapExplorer(LessonExplorer):
         return fig
 
     # ------------------------------------------------------------ computation
-    def _replay(self, rule: str, weights: RelevanceWeights, max_size: int,
-                ttl: float | None) -> ReplayResult:
-        # FIFO's decisions do not depend on the weights (they only label its evictions).
-        key = (rule, weights if rule == "relevance" else None, max_size, ttl)
-        hit = self._cache.get(key)
-        if hit is not None:
-            self._cache.move_to_end(key)
-            return hit
+    def _run_replay(self, rule: str, weights: RelevanceWeights | None, max_size: int,
+                    ttl: float | None) -> ReplayResult:
         if rule == "relevance":
-            result = replay(self.scenario, lambda c: RelevanceMemory(max_size, weights, clock=c,
-                                                                     ttl_minutes=ttl),
-                            policy="relevance")
-        else:
-            result = replay(self.scenario, lambda c: SlidingWindowMemory(max_size, clock=c,
-                                                                         ttl_minutes=ttl),
-                            policy="fifo")
-        self._cache[key] = result
-        while len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
-        return result
+            return replay(self.scenario, lambda c: RelevanceMemory(max_size, weights, clock=c,
+                                                                   ttl_minutes=ttl), policy=rule)
+        return replay(self.scenario, lambda c: SlidingWindowMemory(max_size, clock=c, ttl_minutes=ttl),
+                      policy=rule)
 
     def _compute(self, *, w_recency: float, w_frequency: float, decay: float,
                  frequency_cap: int, max_size: int, ttl_minutes: float) -> HeatmapResult:
         if w_recency + w_frequency <= 0:
             w_recency = 0.05  # the score needs some weight; the slider pair can reach 0 + 0
         weights = RelevanceWeights(w_recency, w_frequency, decay, frequency_cap)
-        ttl = _ttl(ttl_minutes)
+        ttl = None if ttl_minutes <= 0 else float(ttl_minutes)
         rel = self._replay("relevance", weights, int(max_size), ttl)
-        fifo = self._replay("fifo", weights, int(max_size), ttl)
-        # rel.scores(weights)[2] without the recency and frequency planes (not drawn).
-        mask, ages, counts = rel._cells()
-        score = np.full(mask.shape, np.nan)
-        score[mask] = relevance_scores(ages, counts, weights)[2]
-        return HeatmapResult(rel, fifo, score, weights, int(max_size), ttl)
+        # FIFO's decisions do not depend on the weights (they only label its evictions).
+        fifo = self._replay("fifo", None, int(max_size), ttl)
+        return HeatmapResult(rel, fifo, rel.score(weights), weights, int(max_size), ttl)
 
     def _draw(self, result: HeatmapResult) -> None:
-        heat, evict, expire, bar_fifo, bar_rel = self.fig.data
+        heat = self.trace("score")
         keys = result.relevance.keys
         if heat.y is None or len(heat.y) != len(keys):
             heat.y = np.arange(len(keys), dtype=np.int32)
@@ -372,28 +313,29 @@ class EntityHeatmapExplorer(LessonExplorer):
                                   ticktext=list(keys[::step]), row=1, col=1)
         heat.z = typed_spec(_columns(result.score, self.turns_per_column))
         row = {k: i for i, k in enumerate(keys)}
-        for trace, rules in ((evict, ("relevance",)), (expire, ("ttl",))):
-            events = [e for e in result.relevance.evictions if e.rule in rules]
+        for name, rule in (("relevance eviction", "relevance"), ("TTL expiry", "ttl")):
+            events = [e for e in result.relevance.evictions if e.rule == rule]
+            trace = self.trace(name)
             trace.x = np.fromiter((e.turn for e in events), np.int32, len(events))
             trace.y = np.fromiter((row[e.key] for e in events), np.int32, len(events))
             # A numpy str array: plotly validates it in one step, a list item by item.
             trace.text = np.array([f"turn {e.turn}: {e.key} {e.label!r} {e.rule}<br>{e.reason}"
                                    for e in events], dtype=str)
-        bar_fifo.y = [result.fifo.resolution_success, result.fifo.eviction_rate]
-        bar_rel.y = [result.relevance.resolution_success, result.relevance.eviction_rate]
+        for name, replayed in (("FIFO", result.fifo), ("relevance", result.relevance)):
+            self.trace(name).y = [replayed.resolution_success, replayed.eviction_rate]
 
     def summary(self) -> dict[str, Any]:
         r = self.result
         rel, fifo = r.relevance.summary(), r.fifo.summary()
         w = r.weights
-        in_mem = r.relevance.in_memory
+        shape = r.score.shape
         return {
             "weights": f"{w.w_recency:g}*recency + {w.w_frequency:g}*frequency, decay "
                        f"{w.decay_per_minute:g}/min, cap {w.frequency_cap:g}",
             "max_size": r.max_size,
             "ttl_minutes": "off" if r.ttl_minutes is None else f"{r.ttl_minutes:g}",
-            "heatmap": f"{in_mem.shape[0]} entities x {in_mem.shape[1]} turns",
-            "mean entities in memory": round(float(in_mem.sum(axis=0).mean()), 2),
+            "heatmap": f"{shape[0]} entities x {shape[1]} turns",
+            "mean entities in memory": round(r.relevance.mean_entities, 2),
             "mean score in memory": round(float(np.nanmean(r.score)), 3),
             "relevance evictions / expiries": f"{rel['evictions']} / {rel['expirations']}",
             "fifo evictions / expiries": f"{fifo['evictions']} / {fifo['expirations']}",
