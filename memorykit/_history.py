@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from memorykit.clock import StepClock
 from memorykit.context import ContextItem
-from memorykit.messages import Message
+from memorykit.messages import Message, check_history
 from memorykit.tokens import ChatFormat, TokenCounter, role_tokens
 
 M = TypeVar("M")
@@ -36,16 +36,13 @@ def memory_on_fresh_clock(make_memory: Callable[[StepClock], Any], kind: type[M]
 def timed_messages(history: Sequence[Message], clock: StepClock) -> Iterator[tuple[int, Message]]:
     """``(index, message)`` of a history, with ``clock`` moved to each message's ``created_at``
     first (never backwards: a message stamped earlier than the last one keeps the clock).
-    A history that is not a sequence is refused here, before anything is replayed."""
-    if isinstance(history, (str, bytes)) or not isinstance(history, Sequence):
-        raise TypeError(f"history must be a sequence of Message, got {history!r}")
-    return _timed(history, clock)
+    The history is checked whole (``messages.check_history``: Message records, no id twice)
+    before anything is replayed."""
+    return _timed(check_history(history), clock)
 
 
-def _timed(history: Sequence[Message], clock: StepClock) -> Iterator[tuple[int, Message]]:
+def _timed(history: list[Message], clock: StepClock) -> Iterator[tuple[int, Message]]:
     for i, message in enumerate(history):
-        if not isinstance(message, Message):
-            raise TypeError(f"history[{i}] must be a Message, got {message!r}")
         if message.created_at > clock.now():
             clock.set(message.created_at)
         yield i, message

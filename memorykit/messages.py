@@ -241,9 +241,9 @@ def check_history(history: Any) -> list[Message]:
     if isinstance(history, (str, bytes)) or not isinstance(history, Sequence):
         raise TypeError(f"history must be a sequence of Message, got {type(history).__name__}")
     seen: set[str] = set()
-    for m in history:
+    for i, m in enumerate(history):
         if type(m) is not Message:
-            raise TypeError(f"history must hold Message records, got {m!r}")
+            raise TypeError(f"history[{i}] must be a Message, got {m!r}")
         if m.id in seen:
             raise ValueError(f"history holds message id {m.id!r} twice")
         seen.add(m.id)

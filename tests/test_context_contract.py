@@ -27,16 +27,6 @@ from context_policies import POLICIES
 
 CONVERSATION = simulate_conversation(30, seed=5, fact_every=5, tool_call_rate=0.1)
 
-# Where a policy breaks the contract today (strict: the test fails once it is fixed, so the
-# entry must then go). Each is a library issue, not a test's choice.
-DUPLICATE_ID_GAPS = {
-    "entity": "EntityContextPolicy accepts a message id twice",
-}
-
-
-def _names_except(gaps: dict[str, str], raises: type[BaseException] | None = None) -> list:
-    return [pytest.param(name, marks=pytest.mark.xfail(strict=True, raises=raises, reason=gaps[name]))
-            if name in gaps else name for name in POLICIES]
 
 
 @pytest.mark.parametrize("name", POLICIES)
@@ -120,7 +110,7 @@ def test_a_history_of_anything_but_messages_is_refused(name, history):
         POLICIES[name]().build_context(history, "q", 100)
 
 
-@pytest.mark.parametrize("name", _names_except(DUPLICATE_ID_GAPS, pytest.fail.Exception))
+@pytest.mark.parametrize("name", POLICIES)
 def test_a_message_id_twice_is_refused_naming_it(name):
     m = MessageFactory().user("hello")
     with pytest.raises(ValueError, match=repr(m.id)):
