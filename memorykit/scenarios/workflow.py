@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -50,6 +51,8 @@ import numpy as np
 from memorykit._validate import require_int
 from memorykit.clock import StepClock
 from memorykit.tokens import TokenCounter, Tokenizer
+from memorykit.workspace.escalation import band_facts
+from memorykit.workspace.events import NoteExpiry
 from memorykit.workspace.extract import EntityExtractor
 from memorykit.workspace.graph import KnowledgeGraph
 from memorykit.workspace.memory import SalienceHistory, TurnReport, WorkingMemory
@@ -767,3 +770,54 @@ def run_workflow(
         np.array(tok_f, dtype=float), np.array(tok_h, dtype=float), np.array(n_active), np.array(n_notes),
         history.inputs(), table, len(memory.tasks.completed), len(scenario.tasks()),
     )
+
+
+def surfacing_anatomy(run: WorkflowRun, scenario: WorkflowScenario) -> dict[str, Any]:
+    """Precision, recall and the anatomy of ``run``'s surfacings against ``scenario``'s labels (rounded).
+
+    Why the false positives were false (a note no longer wanted, on a turn about its own
+    matter or another's; a wanted note on another matter's turn), how many surfacings came
+    in the very turn the note was dictated, which notes' escalation can pass the threshold
+    and whether any turn falls inside that window (surfacing is checked only at turns), and
+    what expiry did.
+    """
+    notes = {e["id"]: e for e in scenario.events if e["type"] == "note"}
+    turn_matter = {k + 1: t["matter"] for k, t in enumerate(scenario.turns())}
+    table = run.note_table
+    # note id -> the turn number (1-based) of the first turn at or after its creation
+    born = {nid: int(i) + 1 for nid, i in zip(table["id"], np.searchsorted(run.times, table["created"]))}
+    s = run.surfacings
+    fp = [x for x in s if not x["relevant"]]
+    # Task notes (made by the memory) are always wanted; user notes carry the latent label.
+    stale = [x for x in fp if x["note_id"] in notes and not notes[x["note_id"]]["still_wanted"]]
+    stale_same = sum(1 for x in stale if turn_matter[x["turn"]] == notes[x["note_id"]]["matter"])
+    same_turn = [x for x in s if born.get(x["note_id"]) == x["turn"]]
+    later = [x for x in s if born.get(x["note_id"]) != x["turn"]]
+    expiries = Counter(e.outcome for e in run.memory.trace if isinstance(e, NoteExpiry))
+    rel_later = sum(x["relevant"] for x in later)
+    settings = run.memory.notes.settings
+    windows = [band_facts(p, ttl / HOUR, settings) for p, ttl in zip(table["priority"], table["ttl"])]
+    can = [(c, ttl, w) for c, ttl, w in zip(table["created"], table["ttl"], windows)
+           if w.first_surfacing_at is not None]
+    no_turn = sum(1 for c, ttl, w in can
+                  if not np.any((run.times > c + w.first_surfacing_at * HOUR) & (run.times < c + ttl)))
+    return {
+        "min_shared_entities": settings.min_shared_entities,
+        "surfacings": len(s),
+        "relevant": sum(x["relevant"] for x in s),
+        "precision": round(run.precision, 3),
+        "recall": round(run.recall, 3),
+        "by_trigger": {t: f"{sum(x['relevant'] for x in s if x['trigger'] == t)}/"
+                          f"{sum(x['trigger'] == t for x in s)}" for t in sorted({x["trigger"] for x in s})},
+        "false_positives": len(fp),
+        "fp_stale_note_its_own_matter": stale_same,
+        "fp_stale_note_other_matter": len(stale) - stale_same,
+        "fp_wanted_note_other_matter": len(fp) - len(stale),
+        "surfaced_in_the_turn_it_was_dictated": len(same_turn),
+        "precision_excluding_that_turn": round(rel_later / len(later), 3) if later else None,
+        "notes_held": int(table["id"].size),
+        "notes_whose_escalation_passes_threshold": len(can),
+        "of_which_no_turn_inside_that_window": no_turn,
+        "expired_escalated_to_user": expiries.get("escalated_to_user", 0),
+        "expired_archived": expiries.get("archived", 0),
+    }
