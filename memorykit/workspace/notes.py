@@ -210,6 +210,8 @@ class _Ticked:
     """No note changes its value before this time (a band starts, it expires or it is made)."""
     top: float
     """The highest effective priority at the tick (notes resolved since can only lower it)."""
+    settings: NoteSettings
+    """The settings the values were computed under (the queue's may be replaced)."""
 
 
 def _rank_key(note: Note, effective: float) -> tuple[float, float, str]:
@@ -274,7 +276,7 @@ class NoteQueue:
         """Effective priority of every live note at ``now`` (expired ones are NaN until ``tick``)."""
         if not self._notes:
             return {}
-        if self._ticked is not None and self._ticked.at == now:
+        if self._fresh(now):
             return dict(self._ticked.effective)
         notes = list(self._notes.values())
         values = effective_priority(
@@ -311,6 +313,11 @@ class NoteQueue:
         """Remove a note without archiving it (its task is being promoted)."""
         return self._pop(note_id)
 
+    def _fresh(self, now: float) -> bool:
+        """Whether the last tick's values are the values at ``now``."""
+        last = self._ticked
+        return last is not None and last.at == now and last.settings is self.settings
+
     def _pop(self, note_id: str) -> Note:
         note = self.get(note_id)
         del self._notes[note_id], self._entities[note_id], self._band[note_id]
@@ -332,7 +339,7 @@ class NoteQueue:
 
     def _tick(self, now: float) -> list[NoteEscalation | NoteExpiry]:
         last = self._ticked
-        if last is not None and last.at <= now < last.due:
+        if last is not None and last.settings is self.settings and last.at <= now < last.due:
             # No note has crossed a band boundary, expired or come into being since: the
             # values stand and there is nothing to record.
             last.at = now
@@ -386,7 +393,7 @@ class NoteQueue:
                 )
         for e in events:
             self.trace.append(e)
-        self._ticked = _Ticked(now, effective, due, max(effective.values(), default=-math.inf))
+        self._ticked = _Ticked(now, effective, due, max(effective.values(), default=-math.inf), s)
         return events
 
     def surface(self, context_entities: Iterable[str], now: float, turn: int = -1) -> list[NoteSurfacing]:
@@ -395,8 +402,7 @@ class NoteQueue:
 
     def _surface(self, context: frozenset[str], now: float, turn: int) -> list[NoteSurfacing]:
         s = self.settings
-        last = self._ticked
-        if not context and last is not None and last.at == now and not last.top > s.surfacing_threshold:
+        if not context and self._fresh(now) and not self._ticked.top > s.surfacing_threshold:
             return []  # nothing to share entities with, and no note is above the threshold
         cooldown = s.surface_cooldown_hours * HOUR
         effective = self.effective_priorities(now)
