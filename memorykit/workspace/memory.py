@@ -28,14 +28,8 @@ import numpy as np
 from memorykit._validate import require_int, require_positive, require_real, require_str, require_unit_interval
 from memorykit.clock import Clock
 from memorykit.trace import Trace
-from memorykit.workspace.events import (
-    NoteEscalation,
-    NoteExpiry,
-    NoteSurfacing,
-    TaskAdmission,
-    TaskDemotion,
-    TaskPromotion,
-)
+from memorykit.workspace.events import (NoteEscalation, NoteExpiry, NoteSurfacing, TaskAdmission, TaskDemotion,
+                                        TaskPromotion)
 from memorykit.workspace.extract import EntityExtractor, VocabularyExtractor
 from memorykit.workspace.graph import KnowledgeGraph
 from memorykit.workspace.notes import Note, NoteQueue, NoteSettings

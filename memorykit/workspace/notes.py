@@ -33,16 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from memorykit._validate import (
-    require_choice,
-    require_fraction,
-    require_int,
-    require_non_negative,
-    require_positive,
-    require_real,
-    require_str,
-    require_unit_interval,
-)
+from memorykit._validate import require_choice, require_fraction, require_int, require_non_negative
+from memorykit._validate import require_positive, require_real, require_str, require_unit_interval
 from memorykit.trace import Trace
 from memorykit.workspace.events import NoteEscalation, NoteExpiry, NoteSurfacing
 
