@@ -7,14 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from memorykit.workspace import (
-    Note,
-    NoteQueue,
-    NoteSettings,
-    effective_priority,
-    escalation_factor,
-    remaining_fraction,
-)
+from memorykit.workspace import Note, NoteQueue, NoteSettings, effective_priority, escalation_factor
+from memorykit.workspace.notes import remaining_fraction
 
 H = 3600.0
 TTL = 10 * H  # round numbers keep remaining = (ttl - age) / ttl exact

@@ -29,9 +29,15 @@ of "Cheyenne" (false negatives). The rates of those situations are set by the
 generator's parameters below; the measured precision is a property of this
 simulation, not a replication of the seed's 41/47 field figure.
 
-``run_workflow`` replays a scenario through a ``WorkingMemory`` and measures
-surfacing precision and recall and the prompt tokens of the three columns
-against an undifferentiated buffer of the same state.
+``play(scenario, memory, on_turn)`` is the one replay: it drives a
+``WorkingMemory`` through the events (tasks arrive, notes are dictated, each
+turn is observed, resolves the notes the user dealt with and advances the work
+on its matter) and hands every turn to ``on_turn``, where a measurement records
+what it needs. ``run_workflow`` is such a measurement: surfacing precision and
+recall against the labels, and the prompt tokens of the three columns against an
+undifferentiated buffer of the same state; ``surfacing_anatomy`` reads why its
+surfacings were right or wrong. ``default_workflow()`` is the committed 30-day
+scenario, loaded once.
 Used by ``notebooks/05_task_slots.ipynb`` to ``notebooks/08_three_columns.ipynb``.
 """
 

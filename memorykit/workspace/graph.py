@@ -6,6 +6,7 @@ is the k-hop neighbourhood of a set of entities (seed 002 uses 2 hops); the
 all-pairs hop matrix behind it is computed once per change of the graph, so
 salience over hundreds of turns is a few numpy operations. Sized for the tens
 to hundreds of objects a working memory holds, not for a graph database.
+``spring_layout`` places a graph's nodes for a drawing, the same way every time.
 Taught in ``notebooks/07_objects_salience.ipynb``.
 """
 

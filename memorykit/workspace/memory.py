@@ -14,7 +14,9 @@ explained event:
   columns for the prompt and ``render_flat()`` the undifferentiated baseline.
 
 The clock is read once per public operation, and the same instant is used by
-every column. Taught in ``notebooks/08_three_columns.ipynb``.
+every column. ``SalienceHistory`` keeps, turn by turn, what salience needs from a
+running memory, so one ``salience_matrix`` scores a whole run under any weights.
+Taught in ``notebooks/08_three_columns.ipynb``.
 """
 
 from __future__ import annotations

@@ -20,7 +20,11 @@ the Cheyenne variance report later". Seed 002 gives notes three behaviours:
   every turn.
 
 ``effective_priority`` is vectorized over notes x times for notebooks and
-sliders; ``NoteQueue`` applies the same function to its live notes.
+sliders. ``NoteQueue.tick`` applies the same band rule note by note (it must,
+to record each escalation) and keeps the values it computed: surfacing and
+ranking at that instant reuse them, and a later tick before any note's next
+band, expiry or creation has nothing to recompute. A test holds the two equal,
+band boundaries included.
 Taught in ``notebooks/06_notes_ttl.ipynb``.
 """
 
