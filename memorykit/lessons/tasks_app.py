@@ -93,6 +93,10 @@ class SlotExplorer(LessonExplorer):
         Setting("preemption_ratio", "preemption ratio", 1.3, 1.0, 2.0, 0.01),
     )
 
+    def __init__(self, **params: Any) -> None:
+        self._drawn_shape: tuple[int, int] | None = None
+        super().__init__(**params)
+
     def _make_figure(self) -> Any:
         go = _go()
         fig = go.FigureWidget()
@@ -124,8 +128,13 @@ class SlotExplorer(LessonExplorer):
         heat = self.trace("occupant priority")
         heat.z = heat_grid(z)
         heat.customdata = custom
-        heat.x = np.arange(1, tl.n_turns + 1)
-        heat.y = np.arange(1, k + 1)
+        if (k, tl.n_turns) != self._drawn_shape:  # the axes change only with the slot count
+            heat.x = np.arange(1, tl.n_turns + 1)
+            heat.y = np.arange(1, k + 1)
+            self.fig.layout.yaxis.tickvals = list(range(1, k + 2))
+            self.fig.layout.yaxis.ticktext = [f"slot {i}" for i in range(1, k + 1)] + ["no slot"]
+            self.fig.layout.yaxis.range = [0.5, k + 1.5]
+            self._drawn_shape = (k, tl.n_turns)
         waiting = k + 1  # the row above the slots: tasks that got no slot
         for kind in _MARKERS:
             evs = [e for e in tl.events if e.kind == kind]
@@ -134,9 +143,6 @@ class SlotExplorer(LessonExplorer):
             trace.x = [e.turn + (0 if kind == "demoted" else 1) for e in evs]
             trace.y = [waiting if e.slot is None else e.slot + 1 for e in evs]
             trace.hovertext = [e.text for e in evs]
-        self.fig.layout.yaxis.tickvals = list(range(1, k + 2))
-        self.fig.layout.yaxis.ticktext = [f"slot {i}" for i in range(1, k + 1)] + ["no slot"]
-        self.fig.layout.yaxis.range = [0.5, k + 1.5]
 
     def summary(self) -> dict[str, Any]:
         return self.result.summary()

@@ -291,7 +291,8 @@ class WorkingMemory:
         entities = self.extractor.extract(text)
         for e in entities:
             self.last_mention[e] = self.turn
-        changes, surfacings = self.notes.observe(entities, now, self.turn)
+        # a Clock gives finite seconds (StepClock checks what it is set to): no second check here
+        changes, surfacings = self.notes._observe(entities, now, self.turn)
         if not changes:  # most turns: nothing escalated or expired
             return TurnReport(self.turn, now, entities, (), (), tuple(surfacings))
         return TurnReport(

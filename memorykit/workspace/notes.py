@@ -202,6 +202,8 @@ class _Ticked:
 
     at: float
     effective: dict[str, float]
+    changes: dict[str, float]
+    """When each note's value next changes (a band starts, it expires or it is made)."""
     due: float
     """No note changes its value before this time (a band starts, it expires or it is made)."""
     top: float
@@ -320,6 +322,7 @@ class NoteQueue:
         self._last_surfaced.pop(note_id, None)
         if self._ticked is not None:
             self._ticked.effective.pop(note_id, None)
+            self._ticked.changes.pop(note_id, None)
         return note
 
     def tick(self, now: float) -> list[NoteEscalation | NoteExpiry]:
@@ -330,23 +333,32 @@ class NoteQueue:
         self, context_entities: Iterable[str], now: float, turn: int = -1
     ) -> tuple[list[NoteEscalation | NoteExpiry], list[NoteSurfacing]]:
         """One conversation turn's work on the notes: ``tick``, then ``surface`` at the same instant."""
-        now = require_real("now", now)
-        return self._tick(now), self._surface(frozenset(context_entities), now, turn)
+        return self._observe(frozenset(context_entities), require_real("now", now), turn)
+
+    def _observe(self, context: frozenset[str], now: float, turn: int
+                 ) -> tuple[list[NoteEscalation | NoteExpiry], list[NoteSurfacing]]:
+        """``observe`` for a caller whose ``now`` is already a finite number (a memory's clock)."""
+        return self._tick(now), self._surface(context, now, turn)
 
     def _tick(self, now: float) -> list[NoteEscalation | NoteExpiry]:
-        last = self._ticked
-        if last is not None and last.settings is self.settings and last.at <= now < last.due:
-            # No note has crossed a band boundary, expired or come into being since: the
-            # values stand and there is nothing to record.
-            last.at = now
-            return []
         s = self.settings
+        last = self._ticked
+        # Since a tick at an earlier time under these settings, with no note added since, only
+        # the notes whose value changes by now (next band, expiry, creation) need a look.
+        since = last if last is not None and last.settings is s and last.at <= now else None
+        if since is not None and now < since.due:
+            since.at = now  # nothing has changed: the values stand, nothing to record
+            return []
         factors = (1.0, s.warn_multiplier, s.critical_multiplier)
         starts = (1.0 - s.warn_fraction, 1.0 - s.critical_fraction, 1.0)  # of the TTL, per band
         events: list[NoteEscalation | NoteExpiry] = []
-        effective: dict[str, float] = {}
+        effective = since.effective if since is not None else {}
+        changes = since.changes if since is not None else {}
         due = math.inf
         for note in list(self._notes.values()):
+            if since is not None and changes[note.id] > now:
+                due = min(due, changes[note.id])
+                continue
             r = note.remaining_fraction(now)
             if r <= 0:
                 self._pop(note.id)
@@ -375,7 +387,8 @@ class NoteQueue:
             # When this note's value next changes: it comes into being, or the next band (or
             # expiry) starts; a hair early, so rounding can only make a tick look, never skip.
             change = note.created_at if now < note.created_at else note.created_at + note.ttl * starts[band]
-            due = min(due, change - 1e-9 * (abs(note.created_at) + note.ttl))
+            changes[note.id] = change - 1e-9 * (abs(note.created_at) + note.ttl)
+            due = min(due, changes[note.id])
             if band > self._band[note.id]:
                 self._band[note.id] = band
                 limit = s.critical_fraction if band == 2 else s.warn_fraction
@@ -389,7 +402,7 @@ class NoteQueue:
                 )
         for e in events:
             self.trace.append(e)
-        self._ticked = _Ticked(now, effective, due, max(effective.values(), default=-math.inf), s)
+        self._ticked = _Ticked(now, effective, changes, due, max(effective.values(), default=-math.inf), s)
         return events
 
     def surface(self, context_entities: Iterable[str], now: float, turn: int = -1) -> list[NoteSurfacing]:
@@ -398,7 +411,9 @@ class NoteQueue:
 
     def _surface(self, context: frozenset[str], now: float, turn: int) -> list[NoteSurfacing]:
         s = self.settings
-        if not context and self._fresh(now) and not self._ticked.top > s.surfacing_threshold:
+        last = self._ticked
+        if (not context and last is not None and last.at == now and last.settings is s
+                and not last.top > s.surfacing_threshold):
             return []  # nothing to share entities with, and no note is above the threshold
         cooldown = s.surface_cooldown_hours * HOUR
         effective = self.effective_priorities(now)
