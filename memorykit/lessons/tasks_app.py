@@ -28,11 +28,11 @@ from memorykit.lessons._app import LessonExplorer, Setting, _go
 from memorykit.lessons._figure import heat_grid, legend_below
 from memorykit.scenarios.workflow import WorkflowScenario, default_workflow, play
 from memorykit.workspace import FixedExtractor, NoteSettings, SlotSettings
-from memorykit.workspace.timeline import SlotLog, SlotTimeline, near_misses
+from memorykit.workspace.timeline import SlotLog, SlotTimeline
 
 TURNS_PER_DAY = 20
 
-__all__ = ["SlotExplorer", "TURNS_PER_DAY", "default_workflow", "near_misses", "print_events",
+__all__ = ["SlotExplorer", "TURNS_PER_DAY", "default_workflow", "print_events",
            "replay_slots", "slot_timeline"]
 
 
