@@ -79,6 +79,9 @@ class EscalationExplorer(LessonExplorer):
 
     def __init__(self, **params: Any) -> None:
         self.table = scenario_run().note_table
+        # The scenario's count depends on the multipliers alone (not on TTLs or shares): it is
+        # recounted only when one of them moves.
+        self._surfacers: tuple[tuple[float, float], dict[str, int]] | None = None
         super().__init__(**params)
 
     def _make_figure(self) -> Any:
@@ -149,6 +152,9 @@ class EscalationExplorer(LessonExplorer):
                                                  f"yes, {lead:.2f} h before expiry")
         out["expiry_outcome"] = ("escalated to the user" if c.base_priority >= s.high_priority_cutoff
                                  else "archived silently")
-        ps = priority_surfacers(self.table, s)
+        key = (s.warn_multiplier, s.critical_multiplier)
+        if self._surfacers is None or self._surfacers[0] != key:
+            self._surfacers = (key, priority_surfacers(self.table, s))
+        ps = self._surfacers[1]
         out["scenario_notes_that_can_surface_on_priority"] = f"{ps['can_surface_on_priority']}/{ps['notes']}"
         return out

@@ -120,12 +120,10 @@ def priority_surfacers(table: Mapping[str, np.ndarray], settings: NoteSettings) 
     """
     p = np.asarray(table["priority"], dtype=float)
     s = settings
-    # Each note's value inside the critical band and inside the warning band: notes made at 0
-    # with a TTL of 1, looked at with half the critical share left and midway through the
-    # warning band.
-    made, ttl = np.zeros_like(p), np.ones_like(p)
-    peak = effective_priority(p, made, ttl, 1.0 - s.critical_fraction / 2, s)
-    warn = effective_priority(p, made, ttl, 1.0 - (s.warn_fraction + s.critical_fraction) / 2, s)
+    # Each note's value midway through the warning band and inside the critical band (notes
+    # made at 0 with a TTL of 1, looked at with those shares of it left), in one evaluation.
+    left = np.array([(s.warn_fraction + s.critical_fraction) / 2, s.critical_fraction / 2])
+    warn, peak = effective_priority(p, np.zeros_like(p), np.ones_like(p), 1.0 - left, s).T
     in_warn = warn > s.surfacing_threshold
     return {
         "notes": int(p.size),
