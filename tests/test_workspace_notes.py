@@ -182,7 +182,7 @@ def test_a_tick_leaves_exactly_the_vectorized_values_and_events(seed):
     ``effective_priority``; skipping the loop until a note's next change records every band
     crossing at the first tick after it, exactly as the vectorized rule says."""
     rng = np.random.default_rng(seed)
-    s = NoteSettings(warn_fraction=0.3, critical_fraction=0.1)
+    s = NoteSettings(warn_fraction=0.3, critical_fraction=0.1, surface_cooldown_hours=0.0)
     q, rows = _random_queue(rng, settings=s)
     times = np.sort(np.concatenate([rng.uniform(-5, 60, 300) * H, _boundaries(rows, s)]))
     p, c, ttl = (np.array([r[k] for r in rows]) for k in (1, 2, 3))
@@ -197,6 +197,9 @@ def test_a_tick_leaves_exactly_the_vectorized_values_and_events(seed):
         got = q.effective_priorities(now)
         assert list(got) == [rows[i][0] for i in live]
         np.testing.assert_array_equal(np.array(list(got.values())), expected)
+        # surfacing on priority alone (no context, no cooldown): exactly the notes above it
+        above = {rows[i][0] for i, v in zip(live, expected) if v > s.surfacing_threshold}
+        assert {e.note_id for e in q.surface(set(), now)} == above
         born = times[:, None][: k + 1] >= c  # alive and made by now: escalations can be recorded
         raised = [rows[i][0] for i in live if factor[k, i] > last[i] and born[-1, i]]
         assert [e.note_id for e in events if e.kind == "note_escalation"] == raised

@@ -207,7 +207,8 @@ class _Ticked:
     due: float
     """No note changes its value before this time (a band starts, it expires or it is made)."""
     top: float
-    """The highest effective priority at the tick (notes resolved since can only lower it)."""
+    """The highest effective priority at the tick (notes resolved since can only lower it;
+    notes not yet made do not count)."""
     settings: NoteSettings
     """The settings the values were computed under (the queue's may be replaced)."""
 
@@ -402,7 +403,8 @@ class NoteQueue:
                 )
         for e in events:
             self.trace.append(e)
-        self._ticked = _Ticked(now, effective, changes, due, max(effective.values(), default=-math.inf), s)
+        top = max((v for v in effective.values() if v == v), default=-math.inf)  # NaN: not yet made
+        self._ticked = _Ticked(now, effective, changes, due, top, s)
         return events
 
     def surface(self, context_entities: Iterable[str], now: float, turn: int = -1) -> list[NoteSurfacing]:
@@ -411,9 +413,7 @@ class NoteQueue:
 
     def _surface(self, context: frozenset[str], now: float, turn: int) -> list[NoteSurfacing]:
         s = self.settings
-        last = self._ticked
-        if (not context and last is not None and last.at == now and last.settings is s
-                and not last.top > s.surfacing_threshold):
+        if not context and self._fresh(now) and not self._ticked.top > s.surfacing_threshold:
             return []  # nothing to share entities with, and no note is above the threshold
         cooldown = s.surface_cooldown_hours * HOUR
         effective = self.effective_priorities(now)
