@@ -8,10 +8,10 @@ a student dragging sliders would, and times ``explorer.update`` (the pure
 recomputation and the redraw into the FigureWidget inside ``batch_update``).
 
 * ``SlotExplorer`` (05_task_slots): every new (max_slots, threshold, ratio)
-  is a replay of the month's task side through ``WorkingMemory``; replays are
-  memoized, so it is timed twice: with the memo cleared before every move
-  (cold: what the first visit to a setting costs) and on settings already
-  visited (warm).
+  is the month played through ``WorkingMemory`` (``scenarios.workflow.play``,
+  without the user notes, which never change a slot); replays are memoized, so
+  it is timed twice: with the memo cleared before every move (cold: what the
+  first visit to a setting costs) and on settings already visited (warm).
 * ``EscalationExplorer`` (06_notes_ttl): three curves of ~480 points from
   the vectorized ``effective_priority`` plus the scenario count; no caching.
 """
@@ -24,6 +24,7 @@ import statistics
 import time
 
 from memorykit.lessons import notes_app, tasks_app
+from memorykit.scenarios.workflow import default_workflow
 
 
 def _percentile(values, q):
@@ -68,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     slider_moves(slots, args.moves, seed=2)
     warm = slider_moves(slots, args.moves, seed=2)
     t0 = time.perf_counter()
-    tasks_app.replay_slots(tasks_app.default_workflow())
+    tasks_app.replay_slots(default_workflow().without_user_notes())
     replay_ms = (time.perf_counter() - t0) * 1000
     print(f"05 SlotExplorer: one replay of the month's task side {replay_ms:.0f} ms")
     print(_line("05 SlotExplorer, cold (memo cleared before every move)", cold))

@@ -53,7 +53,9 @@ def main(argv: list[str] | None = None) -> int:
 
     import plotly.graph_objects  # noqa: F401  (the first FigureWidget import is slow; not a slider cost)
 
-    from memorykit.lessons.columns_app import ColumnsExplorer, build_tables, default_replay
+    from memorykit.workspace.columns import build_tables
+
+    from memorykit.lessons.columns_app import ColumnsExplorer, default_replay
     from memorykit.lessons.salience_app import SalienceExplorer, salience_lesson_data
 
     t0 = time.perf_counter()

@@ -1,8 +1,9 @@
-"""Lesson apps 07 (salience) and 08 (three columns): pure computations, explorers, checkers.
+"""Lesson apps 07 (salience) and 08 (three columns), the library they show
+(``workspace.salience``, ``workspace.graph.spring_layout``, ``workspace.columns``), checkers.
 
-The columns app re-implements no rendering: its replay must give exactly ``run_workflow``'s token
-counts, its rendered prompt exactly ``WorkingMemory.render()``, and its per-line token tables exactly
-the count of the whole rendered text, for any limits.
+The column log renders nothing of its own: its per-line token tables must give exactly
+``run_workflow``'s whole-text token counts, its prompt exactly ``WorkingMemory.render()``, and
+the count of the whole rendered text for any limits.
 """
 
 from __future__ import annotations
@@ -13,33 +14,22 @@ import numpy as np
 import pytest
 
 from memorykit.lessons.checks import check_column_limits, check_salience_weights
-from memorykit.lessons.columns_app import (
-    ColumnsExplorer,
+from memorykit.lessons.columns_app import ColumnsExplorer, default_replay, default_tables, replay_columns
+from memorykit.lessons.salience_app import SalienceExplorer, salience_lesson_data
+from memorykit.scenarios.workflow import generate_workflow_scenario, play, run_workflow
+from memorykit.tokens import Tokenizer
+from memorykit.workspace import SalienceWeights, salience_matrix
+from memorykit.workspace.columns import (
+    ColumnLog,
     LineCounter,
     build_tables,
-    default_replay,
-    default_tables,
     limits_grid,
     render_prompt,
-    replay_columns,
     saving_breakdown,
     token_comparison,
 )
-from memorykit.lessons.salience_app import (
-    SalienceExplorer,
-    context_hops,
-    default_workflow,
-    object_rank,
-    salience_lesson_data,
-    salience_view,
-    salience_weights,
-    shown_by_kind,
-    spring_layout,
-    top_objects,
-)
-from memorykit.scenarios.workflow import generate_workflow_scenario, run_workflow
-from memorykit.tokens import Tokenizer
-from memorykit.workspace import SalienceWeights, salience_matrix
+from memorykit.workspace.graph import spring_layout
+from memorykit.workspace.salience import context_hops, object_rank, shown_by_kind, top_objects
 
 
 @pytest.fixture(scope="module")
@@ -79,12 +69,6 @@ def test_spring_layout_validates():
 
 
 # -------------------------------------------------------------- salience
-def test_salience_weights_validates_and_defaults_to_the_seed():
-    assert salience_weights() == SalienceWeights()
-    with pytest.raises(ValueError, match="recent_mention"):
-        salience_weights(recent_mention=-0.1)
-
-
 def test_context_hops_by_hand():
     data = salience_lesson_data()
     inp = data.inputs
@@ -101,7 +85,7 @@ def test_context_hops_by_hand():
 def test_top_objects_add_up_and_follow_the_ranking():
     data = salience_lesson_data()
     m = salience_matrix(data.inputs, SalienceWeights())
-    rows = top_objects(m, data, 510)
+    rows = top_objects(m, data.inputs, 510, names=data.names)
     assert len(rows) == int(m.selected[:, 509].sum()) == 20
     assert [r.rank for r in rows] == list(range(20))
     assert rows[0].id == "t_monthend" and rows[0].pinned
@@ -109,16 +93,19 @@ def test_top_objects_add_up_and_follow_the_ranking():
         assert sum(r.components.values()) == pytest.approx(r.total, abs=1e-3)
     totals = [r.total for r in rows if not r.pinned]
     assert totals == sorted(totals, reverse=True)
-    with pytest.raises(ValueError, match="turn"):
-        top_objects(m, data, 601)
+    assert [r.name for r in top_objects(m, data.inputs, 510, n=3)] == [r.id for r in rows[:3]]
+    with pytest.raises(ValueError, match="turn must be in 1..600, got 601"):
+        top_objects(m, data.inputs, 601)
 
 
 def test_shown_by_kind_sums_to_all():
     data = salience_lesson_data()
     m = salience_matrix(data.inputs, SalienceWeights())
-    kinds = shown_by_kind(m, data)
+    kinds = shown_by_kind(m, data.inputs.kinds)
     assert sum(v for k, v in kinds.items() if k != "all") == pytest.approx(kinds["all"], abs=0.05)
     assert kinds["all"] == pytest.approx(19.37, abs=0.01)
+    with pytest.raises(ValueError, match="one kind per object"):
+        shown_by_kind(m, data.inputs.kinds[:3])
 
 
 def test_salience_explorer_updates_and_caches():
@@ -132,8 +119,9 @@ def test_salience_explorer_updates_and_caches():
     assert ex.summary()["shown"] == 5
     ex.update(belief_strength=0.30000000000000004)
     assert ex.params["belief_strength"] == 0.3
-    bars = ex.fig.data[3]
+    bars = ex.trace("recently mentioned")
     assert len(bars.x) == 5
+    assert ex.sliders["turn"].max == 600 and ex.sliders["max_objects"].max == 45
     with pytest.raises(TypeError, match="unknown"):
         ex.update(nope=1)
 
@@ -147,7 +135,7 @@ def test_salience_exercise_checker():
     assert not check_salience_weights({"belief_strength": 2.0}, show=False)
     assert not check_salience_weights({"gamma": 1}, show=False)
     assert not check_salience_weights([0.3], show=False)
-    view = salience_view(salience_lesson_data(), 551, salience_weights(**good))
+    view = salience_lesson_data().view(551, SalienceWeights(**good))
     assert object_rank(view, "b_acme_gl") == 4 and object_rank(view, "maya") == 5
 
 
@@ -162,7 +150,7 @@ def test_line_counter_sum_is_exact():
     assert len(c) == len(lines) - 1
 
 
-def test_replay_matches_run_workflow_tokens_and_renders(small, small_replay):
+def test_column_tables_match_run_workflow_tokens_and_renders(small, small_replay):
     run = run_workflow(small)
     tables = build_tables(small_replay)
     cmp = token_comparison(tables, 8, 20)
@@ -220,13 +208,28 @@ def test_columns_explorer_moves_the_blue_line_only_for_limits():
     ex = ColumnsExplorer(turn=551)
     s = ex.summary()
     assert s["tokens_at_turn_columns"] == 642 and s["live_notes"] == 14
-    y0 = np.array(ex.fig.data[2].y)
+    y0 = np.array(ex.trace("three columns").y)
     ex.update(turn=552)
-    assert np.array_equal(np.array(ex.fig.data[2].y), y0)
+    assert np.array_equal(np.array(ex.trace("three columns").y), y0)
+    assert list(ex.trace("chosen turn").x) == [552, 552]
     ex.update(top_notes=2, max_objects=27)
     assert ex.summary()["reduction_vs_same_state_pct"] == 40.4
-    assert not np.array_equal(np.array(ex.fig.data[2].y), y0)
+    assert not np.array_equal(np.array(ex.trace("three columns").y), y0)
     assert "ACTIVE TASKS" in ex.prompt.value
+    assert ex.sliders["top_notes"].max == 16 and ex.sliders["turn"].max == 600
+
+
+def test_column_log_follows_one_memory(small):
+    log = ColumnLog(keep_renders=True)
+    with pytest.raises(ValueError, match="holds no turn"):
+        log.replay()
+    play(small, small.memory(), lambda turn, m: log.record(m, turn.report))
+    other = small.memory()
+    report = other.observe("Hello")
+    with pytest.raises(ValueError, match="follows one memory"):
+        log.record(other, report)
+    with pytest.raises(TypeError, match="counter must be a LineCounter"):
+        ColumnLog(Tokenizer("cl100k_base"))
 
 
 def test_columns_exercise_checker():
@@ -238,6 +241,3 @@ def test_columns_exercise_checker():
     assert not check_column_limits(2, 0, show=False)
 
 
-def test_default_workflow_is_the_committed_file():
-    sc = default_workflow()
-    assert sc.seed == 2 and sc.days == 30 and len(sc.turns()) == 600

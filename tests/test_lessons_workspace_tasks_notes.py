@@ -1,4 +1,5 @@
-"""Lesson apps 05 (task slots) and 06 (notes with TTL): pure computations and checkers."""
+"""Lesson apps 05 (task slots) and 06 (notes with TTL), the library they show
+(``workspace.timeline``, ``workspace.escalation``), and the lessons' checkers."""
 
 from __future__ import annotations
 
@@ -7,30 +8,44 @@ import pytest
 
 from memorykit.lessons import notes_app, tasks_app
 from memorykit.lessons.checks import check_escalation, check_min_shared_entities, check_preemption_ratio
-from memorykit.scenarios.workflow import run_workflow
-from memorykit.workspace import NoteSettings, SlotSettings, effective_priority
+from memorykit.scenarios.workflow import default_workflow, play, run_workflow
+from memorykit.workspace import NoteSettings, effective_priority
+from memorykit.workspace.escalation import band_facts, escalation_curves, priority_surfacers
 from memorykit.workspace.notes import HOUR
+from memorykit.workspace.timeline import SlotLog, near_misses
 
 
 @pytest.fixture(scope="module")
 def scenario():
-    return tasks_app.default_workflow()
+    return default_workflow()
 
 
-# ------------------------------------------------------------------ tasks_app
-@pytest.mark.parametrize("settings", [
-    SlotSettings(),
-    SlotSettings(max_slots=2, preemption_ratio=1.0),
-    SlotSettings(max_slots=6, activation_threshold=0.7, preemption_ratio=1.8),
-])
-def test_slot_replay_matches_the_full_workflow_replay(scenario, settings):
-    """Leaving out user notes, extraction and surfacing does not change a single task decision."""
-    full = run_workflow(scenario, slots=settings, count_tokens=False, counter=notes_app._NoCounting())
-    wm, times, active, arrived = tasks_app._task_replay(scenario, settings, NoteSettings())
-    assert tasks_app.task_events(wm.trace) == tasks_app.task_events(full.memory.trace)
-    assert np.array_equal(times, full.times)
-    assert [len(a) for a in active] == full.active_counts.tolist()
-    assert arrived == full.arrived_tasks
+# ------------------------------------------------------------------ timeline
+def test_timeline_follows_the_memory_turn_by_turn(scenario):
+    """The log's occupants are the memory's active tasks after every turn (a full replay)."""
+    log = SlotLog()
+    active = []
+
+    def on_turn(turn, memory):
+        log.record(memory)
+        active.append({t.id for t in memory.tasks})
+
+    memory = play(scenario, scenario.memory(), on_turn)
+    tl = log.timeline(memory)
+    assert tl.summary() == tasks_app.slot_timeline().summary()
+    for t, ids in enumerate(active):
+        assert {tl.task_ids[i] for i in tl.occupant[:, t] if i >= 0} == ids
+    run = run_workflow(scenario, count_tokens=False)
+    assert np.array_equal(tl.times, run.times) and np.array_equal(tl.active_counts, run.active_counts)
+    assert tl.task_ids == tuple(t["id"] for t in scenario.tasks())
+    assert tl.summary()["completed"] == run.completed_tasks
+
+
+def test_slot_log_needs_turns_and_a_memory(scenario):
+    with pytest.raises(ValueError, match="holds no turn"):
+        SlotLog().timeline(scenario.memory())
+    with pytest.raises(TypeError, match="memory must be a WorkingMemory"):
+        SlotLog().timeline("memory")
 
 
 def test_default_timeline_counts(scenario):
@@ -72,7 +87,7 @@ def test_preemption_hover_text_carries_the_arithmetic(scenario):
 
 def test_near_misses_find_the_hair_thin_decisions(scenario):
     tl = tasks_app.replay_slots(scenario)
-    margins = {e.task_id: m for e, m in tasks_app.near_misses(tl, within=0.01)}
+    margins = {e.task_id: m for e, m in near_misses(tl, within=0.01)}
     assert margins["T024"] == pytest.approx(0.001, abs=1e-6)  # 0.69 - 1.3 x 0.53
     assert margins["T037"] == pytest.approx(-0.001, abs=1e-6)  # 0.74 vs 1.3 x 0.57 = 0.741
 
@@ -86,12 +101,13 @@ def test_slot_explorer_round_trip():
     ex = tasks_app.SlotExplorer()
     assert ex.summary()["preemptions"] == 8
     ex.update(max_slots=2)
-    assert len(ex.fig.data[0].y) == 2 and ex.summary()["max_slots"] == 2
+    assert len(ex.trace("occupant priority").y) == 2 and ex.summary()["max_slots"] == 2
     ex.update(preemption_ratio=1.3000000000000003, max_slots=4)
     assert ex.params["preemption_ratio"] == 1.3
-    names = [t.name for t in ex.fig.data[1:]]
-    star = ex.fig.data[1 + names.index("preempted")]
+    star = ex.trace("preempted")
     assert len(star.x) == 8 and "1.3 x" in star.hovertext[0]
+    with pytest.raises(TypeError, match="unknown setting"):
+        tasks_app.SlotExplorer(max_slot=3)
 
 
 def test_replay_rejects_bad_settings(scenario):
@@ -99,20 +115,20 @@ def test_replay_rejects_bad_settings(scenario):
         tasks_app.replay_slots(scenario, {"max_slots": 4})
 
 
-# ------------------------------------------------------------------ notes_app
+# ------------------------------------------------------------------ escalation
 def test_band_facts_seed_defaults():
-    f = notes_app.band_facts(0.6, 3.0)
+    f = band_facts(0.6, 3.0)
     assert f.warn_at == pytest.approx(2.4) and f.critical_at == pytest.approx(2.85)
     assert f.warn_value == pytest.approx(0.9) and f.critical_value == 1.0
     # 0.6 x 1.5 = 0.9 is not > 0.9: the note surfaces on priority only in the critical band
     assert f.first_surfacing_at == pytest.approx(2.85) and f.surfacing_lead == pytest.approx(0.15)
     assert f.expiry == "escalated_to_user"
-    assert notes_app.band_facts(0.4, 36.0).expiry == "archived"
-    assert notes_app.band_facts(0.4, 36.0).first_surfacing_at is None
+    assert band_facts(0.4, 36.0).expiry == "archived"
+    assert band_facts(0.4, 36.0).first_surfacing_at is None
 
 
 def test_curves_agree_with_the_library_and_show_both_steps():
-    c = notes_app.escalation_curves(0.6)
+    c = escalation_curves(0.6)
     for u in ("urgent", "normal", "low"):
         h, v = c.hours[u], c.values[u]
         assert np.all(np.diff(h) >= 0) and h[-1] < c.settings.ttl_hours[u]
@@ -123,11 +139,21 @@ def test_curves_agree_with_the_library_and_show_both_steps():
 
 def test_priority_surfacers_on_a_small_table():
     table = {"priority": np.array([0.3, 0.44, 0.46, 0.7])}
-    out = notes_app.priority_surfacers(table, NoteSettings())
+    out = priority_surfacers(table, NoteSettings())
     assert out == {"notes": 4, "can_surface_on_priority": 2, "already_in_warning_band": 1,
                    "escalated_to_user_at_expiry": 1}
 
 
+def test_band_facts_and_curves_reject_nonsense():
+    with pytest.raises(ValueError, match="base_priority must be in"):
+        band_facts(1.5, 3.0)
+    with pytest.raises(ValueError, match="ttl_hours must be > 0"):
+        band_facts(0.5, 0.0)
+    with pytest.raises(ValueError, match="points must be >= 2"):
+        escalation_curves(0.5, points=1)
+
+
+# ------------------------------------------------------------------ notes_app
 def test_surfacing_report_numbers():
     r = notes_app.surfacing_report(1)
     assert (r["surfacings"], r["relevant"]) == (305, 169)
@@ -148,7 +174,9 @@ def test_escalation_explorer_clamps_and_summarizes():
     assert ex.result.settings.critical_fraction == 0.09 and "clamped" in ex.summary()
     ex.update(base_priority=0.3)
     assert ex.summary()["expiry_outcome"] == "archived silently"
-    assert len(ex.fig.data[0].x) == len(ex.fig.data[0].y) > 400
+    assert len(ex.trace("urgent").x) == len(ex.trace("urgent").y) > 400
+    assert list(ex.trace("steps (low)").x)[:2] == [pytest.approx(151.2)] * 2  # warn below 10% of 168 h
+    assert list(ex.trace("surfacing threshold").y) == [0.9, 0.9]
 
 
 # ------------------------------------------------------------------- checkers

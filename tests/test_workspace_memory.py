@@ -15,8 +15,10 @@ from memorykit.workspace import (
     belief,
     entity,
     person,
+    salience_matrix,
     temporal,
 )
+from memorykit.workspace.memory import SalienceHistory
 
 
 def world():
@@ -106,3 +108,22 @@ def test_constructor_rejects_bad_collaborators():
         WorkingMemory(g, clock=object())
     with pytest.raises(TypeError, match="graph must be a KnowledgeGraph"):
         WorkingMemory({}, clock=StepClock())
+
+
+def test_salience_history_keeps_what_each_turn_named():
+    wm, clock = world()
+    history = SalienceHistory(wm.graph)
+    wm.add_task(Task("T1", "Pay the Acme Supplies invoice", 0.8))
+    for text in ("How is Cheyenne doing?", "Anything else?", "Ask Maya Chen"):
+        clock.advance(60)
+        history.record(wm, wm.observe(text))
+    assert len(history) == 3 and history.mentions == [{"cheyenne"}, set(), {"maya"}]
+    inputs = history.inputs()
+    assert inputs.shape == (5, 3)
+    # the last column is what the memory itself computes now
+    assert (salience_matrix(inputs).total[:, -1] == wm.salience().total[:, 0]).all()
+    other, _ = world()
+    with pytest.raises(ValueError, match="graph this history was made for"):
+        history.record(other, other.observe("hi"))
+    with pytest.raises(TypeError, match="graph must be a KnowledgeGraph"):
+        SalienceHistory({})

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from memorykit.workspace import Note, NoteQueue, NoteSettings, effective_priority, escalation_factor
+from memorykit.workspace.notes import remaining_fraction
 
 H = 3600.0
 TTL = 10 * H  # round numbers keep remaining = (ttl - age) / ttl exact
@@ -151,3 +152,85 @@ def test_bad_settings_and_arrays_are_rejected():
         effective_priority([0.5], [0.0], [0.0], [1.0])
     with pytest.raises(ValueError, match="priority must be in"):
         effective_priority([1.5], [0.0], [1.0], [1.0])
+
+
+def _random_queue(rng, n=25, settings=NoteSettings()):
+    """Notes of random priority, TTL and creation time (some made after the first ticks)."""
+    q = NoteQueue(settings)
+    rows = []
+    for i in range(n):
+        p, c, ttl = float(rng.random()), float(rng.uniform(-5, 20)) * H, float(rng.uniform(1, 30)) * H
+        q.add(Note(f"N{i}", "x", c, ttl, p))
+        rows.append((f"N{i}", p, c, ttl))
+    return q, rows
+
+
+def _boundaries(rows, s):
+    """Every band start and expiry of the notes, exactly and a hair either side."""
+    out = []
+    for _, _, c, ttl in rows:
+        for share in (1 - s.warn_fraction, 1 - s.critical_fraction, 1.0):
+            t = c + ttl * share
+            out += [np.nextafter(t, -np.inf), t, np.nextafter(t, np.inf)]
+        out.append(c)
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_tick_leaves_exactly_the_vectorized_values_and_events(seed):
+    """After tick(now) the queue's values (reused by surfacing and ranking) are those of
+    ``effective_priority``; skipping the loop until a note's next change records every band
+    crossing at the first tick after it, exactly as the vectorized rule says."""
+    rng = np.random.default_rng(seed)
+    s = NoteSettings(warn_fraction=0.3, critical_fraction=0.1, surface_cooldown_hours=0.0)
+    q, rows = _random_queue(rng, settings=s)
+    times = np.sort(np.concatenate([rng.uniform(-5, 60, 300) * H, _boundaries(rows, s)]))
+    p, c, ttl = (np.array([r[k] for r in rows]) for k in (1, 2, 3))
+    factor = escalation_factor(remaining_fraction(c, ttl, times[:, None]), s)  # (T, N)
+    alive = (times[:, None] < c + ttl)
+    last = np.ones(len(rows))
+    for k, now in enumerate(times):
+        events = q.tick(now)
+        live = [i for i, r in enumerate(rows) if r[0] in q]
+        assert live == [i for i in range(len(rows)) if alive[k, i]]
+        expected = effective_priority(p[live], c[live], ttl[live], now, s) if live else []
+        got = q.effective_priorities(now)
+        assert list(got) == [rows[i][0] for i in live]
+        np.testing.assert_array_equal(np.array(list(got.values())), expected)
+        # surfacing on priority alone (no context, no cooldown): exactly the notes above it
+        above = {rows[i][0] for i, v in zip(live, expected) if v > s.surfacing_threshold}
+        assert {e.note_id for e in q.surface(set(), now)} == above
+        born = times[:, None][: k + 1] >= c  # alive and made by now: escalations can be recorded
+        raised = [rows[i][0] for i in live if factor[k, i] > last[i] and born[-1, i]]
+        assert [e.note_id for e in events if e.kind == "note_escalation"] == raised
+        for i in live:
+            if born[-1, i]:
+                last[i] = max(last[i], factor[k, i])
+
+
+def test_values_after_a_tick_follow_adds_and_resolves():
+    q = NoteQueue()
+    q.add(Note("a", "x", 0.0, TTL, 0.5))
+    q.tick(8.5 * H)
+    assert q.effective_priorities(8.5 * H) == {"a": 0.75}
+    q.add(Note("b", "y", 8.0 * H, TTL, 0.4))  # a new note: the tick's values no longer cover it
+    assert q.effective_priorities(8.5 * H) == {"a": 0.75, "b": 0.4}
+    q.resolve("a")
+    assert q.effective_priorities(8.5 * H) == {"b": 0.4}
+    q.tick(8.6 * H)
+    q.resolve("b")
+    assert q.effective_priorities(8.6 * H) == {}
+    assert q.tick(5 * H) == [] and q.effective_priorities(5 * H) == {}  # an earlier time is evaluated anew
+
+
+def test_observe_is_a_tick_then_a_surfacing_at_one_instant():
+    q = NoteQueue()
+    q.add(Note("a", "Call Acme Supplies back", 0.0, TTL, 0.5), {"acme"})
+    q.add(Note("b", "Review the Cheyenne variance report", 0.0, TTL, 0.2), {"cheyenne"})
+    changes, surfaced = q.observe(set(), 9.7 * H, turn=3)
+    assert [e.note_id for e in changes] == ["a", "b"]
+    assert [(e.note_id, e.trigger, e.turn) for e in surfaced] == [("a", "priority", 3)]
+    changes, surfaced = q.observe({"cheyenne"}, 9.8 * H, turn=4)
+    assert changes == [] and [e.note_id for e in surfaced] == ["b"]  # "a" is in its cooldown
+    with pytest.raises(TypeError, match="now must be a number"):
+        q.observe(set(), "later")

@@ -8,16 +8,31 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from memorykit.clock import WallClock
 from memorykit.scenarios.workflow import (
     IMMINENT_FRACTION,
+    WORKFLOW_PATH,
+    default_workflow,
     generate_workflow_scenario,
     load_workflow,
+    play,
     run_workflow,
 )
-from memorykit.workspace import NoteSettings, SalienceWeights, effective_priority, salience_matrix
+from memorykit.workspace import (
+    FixedExtractor,
+    NoteSettings,
+    SlotSettings,
+    TaskAdmission,
+    TaskDemotion,
+    TaskPromotion,
+    TaskTransition,
+    WorkingMemory,
+    effective_priority,
+    salience_matrix,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "data" / "workflow" / "workflow_30d.jsonl"
+DATA = WORKFLOW_PATH
 
 
 @pytest.fixture(scope="module")
@@ -112,3 +127,68 @@ def test_committed_scenario_headline_numbers():
     run = run_workflow(load_workflow(DATA), count_tokens=False)
     assert len(run.times) == 600
     assert 0.3 < run.precision < 0.8  # 169/305 = 55% at the time of writing; see BENCHMARKS.md
+
+
+def test_default_workflow_is_the_committed_file_loaded_once():
+    sc = default_workflow()
+    assert sc is default_workflow()
+    assert (sc.seed, sc.days, len(sc.turns()), len(sc.tasks())) == (2, 30, 600, 53)
+    assert sc.to_jsonl() == DATA.read_text(encoding="utf-8")
+
+
+def test_play_hands_every_turn_to_on_turn_after_its_work(small):
+    seen = []
+
+    def on_turn(turn, memory):
+        # the notes the user resolved in this turn are gone, but were live when it was observed
+        for nid in turn.event["resolve_notes"]:
+            assert nid not in memory.notes
+        surfaced = {s.note_id for s in turn.report.surfacings}
+        assert surfaced <= {n.id for n in turn.observed_notes}
+        seen.append((turn.index, turn.report.turn, turn.report.at, memory.clock.now(), turn.event["text"]))
+
+    memory = small.memory()
+    assert play(small, memory, on_turn) is memory
+    turns = small.turns()
+    assert [s[0] for s in seen] == list(range(len(turns)))
+    assert [s[1] for s in seen] == list(range(1, len(turns) + 1))
+    assert [s[2] for s in seen] == [s[3] for s in seen] == [float(t["at"]) for t in turns]
+    assert [s[4] for s in seen] == [t["text"] for t in turns]
+    assert memory.turn == len(turns)
+    assert {t.id for t in memory.tasks} | {t.id for t in memory.tasks.completed} <= {t["id"] for t in small.tasks()}
+
+
+def test_play_runs_what_run_workflow_measures(small, small_run):
+    memory = play(small, small.memory())
+    assert [repr(e) for e in memory.trace] == [repr(e) for e in small_run.memory.trace]
+
+
+def _task_decisions(memory):
+    return [(e.kind, e.task_id, e.at, e.reason) for e in memory.trace
+            if isinstance(e, (TaskAdmission, TaskDemotion, TaskPromotion, TaskTransition))]
+
+
+@pytest.mark.parametrize("settings", [
+    SlotSettings(),
+    SlotSettings(max_slots=2, preemption_ratio=1.0),
+    SlotSettings(max_slots=6, activation_threshold=0.7, preemption_ratio=1.8),
+])
+def test_task_slots_do_not_depend_on_user_notes_or_extraction(settings):
+    """What lesson 05 relies on to replay the month in a few milliseconds."""
+    sc = default_workflow()
+    full = play(sc, sc.memory(slots=settings))
+    lean = sc.without_user_notes()
+    assert len(lean.events) == len(sc.events) - sum(e["type"] == "note" for e in sc.events)
+    tasks_only = play(lean, lean.memory(extractor=FixedExtractor({}), slots=settings))
+    assert _task_decisions(tasks_only) == _task_decisions(full)
+
+
+def test_play_rejects_what_it_cannot_drive(small):
+    with pytest.raises(TypeError, match="scenario must be a WorkflowScenario"):
+        play(small.events, small.memory())
+    with pytest.raises(TypeError, match="memory must be a WorkingMemory"):
+        play(small, "memory")
+    with pytest.raises(TypeError, match="memory.clock must be settable"):
+        play(small, WorkingMemory(small.graph(), clock=WallClock()))
+    with pytest.raises(TypeError, match="on_turn must be callable"):
+        play(small, small.memory(), on_turn=3)

@@ -64,8 +64,10 @@ def test_blocking_keeps_the_slot_and_completion_frees_it():
     assert slots.free == 0
     slots.unblock("T0", 3.0)
     assert t.status == "executing" and t.blocking_reason is None
+    assert slots.ids() == ("T0", "T1") and not slots.is_completed("T0")
     slots.complete("T0", 4.0)
     assert slots.free == 1 and t.progress == 1.0 and slots.completed == [t]
+    assert slots.ids() == ("T1",) and slots.is_completed("T0") and not slots.is_completed("T1")
     assert [(h.from_status, h.to_status) for h in t.history if h.what == "status"] == [
         ("planning", "executing"), ("executing", "blocked"), ("blocked", "executing"), ("executing", "complete")]
     assert [h.at for h in t.history if h.what == "status"] == [1.0, 2.0, 3.0, 4.0]

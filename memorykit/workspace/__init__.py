@@ -10,10 +10,16 @@
 * ``extract``: the ``EntityExtractor`` protocol and a deterministic ``VocabularyExtractor``.
 * ``render``: the columns as prompt text, and the undifferentiated baseline.
 * ``memory``: ``WorkingMemory``, which runs them together and explains every
-  decision in its ``trace`` (``events``).
+  decision in its ``trace`` (``events``), and ``SalienceHistory``, which keeps
+  what salience needs from each turn of a run.
+* Readings of a run, for the lessons' figures: ``timeline`` (which task held
+  which slot, turn by turn), ``escalation`` (one note's escalation over its
+  life), ``salience`` (the objects shown at a turn and why), ``columns`` (the
+  prompt's lines and tokens at every turn under any limits).
 
-Taught in ``notebooks/05_task_slots.ipynb`` (tasks), ``06_notes_ttl.ipynb`` (notes),
-``07_objects_salience.ipynb`` (objects, graph) and ``08_three_columns.ipynb`` (render, memory).
+Taught in ``notebooks/05_task_slots.ipynb`` (tasks, timeline), ``06_notes_ttl.ipynb`` (notes,
+escalation), ``07_objects_salience.ipynb`` (objects, graph, salience) and
+``08_three_columns.ipynb`` (render, memory, columns).
 """
 
 from memorykit.workspace.events import (

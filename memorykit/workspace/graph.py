@@ -6,6 +6,7 @@ is the k-hop neighbourhood of a set of entities (seed 002 uses 2 hops); the
 all-pairs hop matrix behind it is computed once per change of the graph, so
 salience over hundreds of turns is a few numpy operations. Sized for the tens
 to hundreds of objects a working memory holds, not for a graph database.
+``spring_layout`` places a graph's nodes for a drawing, the same way every time.
 Taught in ``notebooks/07_objects_salience.ipynb``.
 """
 
@@ -136,3 +137,42 @@ class KnowledgeGraph:
 
     def __repr__(self) -> str:
         return f"KnowledgeGraph({len(self._objects)} objects, {len(self.edges())} edges)"
+
+
+def spring_layout(n: int, edges: np.ndarray, *, seed: int = 0, iterations: int = 300,
+                  gravity: float = 4.0) -> np.ndarray:
+    """Fruchterman-Reingold positions of ``n`` nodes, scaled into [-1, 1]; seeded, deterministic.
+
+    Every pair of nodes repels with k^2 / d, every edge attracts with d^2 / k
+    (k = sqrt(1 / n)), and ``gravity * k * distance`` pulls every node to the
+    centre (without it a few far-flung nodes squeeze the rest together once
+    scaled); each step moves a node at most by a temperature that cools
+    linearly to zero. ``edges`` are (E, 2) node indices (``KnowledgeGraph.edges``
+    mapped to positions), so a graph is drawn the same way every time.
+    """
+    require_int("n", n, minimum=1)
+    require_int("iterations", iterations, minimum=1)
+    edges = np.asarray(edges, dtype=int).reshape(-1, 2)
+    if edges.size and (edges.min() < 0 or edges.max() >= n):
+        raise ValueError(f"edges must index nodes 0..{n - 1}, got indices {edges.min()}..{edges.max()}")
+    rng = np.random.default_rng(seed)
+    pos = rng.uniform(-1.0, 1.0, size=(n, 2))
+    if n == 1:
+        return np.zeros((1, 2))
+    adj = np.zeros((n, n))
+    adj[edges[:, 0], edges[:, 1]] = 1.0
+    adj[edges[:, 1], edges[:, 0]] = 1.0
+    k = np.sqrt(1.0 / n)
+    temps = np.linspace(0.1, 0.0, iterations, endpoint=False)
+    for temp in temps:
+        delta = pos[:, None, :] - pos[None, :, :]
+        dist = np.maximum(np.sqrt((delta**2).sum(axis=-1)), 0.01)
+        # repulsion k^2/d minus attraction d^2/k along edges, both along delta/d
+        mag = k * k / dist - adj * dist * dist / k
+        np.fill_diagonal(mag, 0.0)
+        disp = (delta / dist[:, :, None] * mag[:, :, None]).sum(axis=1) - gravity * k * pos
+        length = np.maximum(np.sqrt((disp**2).sum(axis=1)), 0.01)
+        pos += disp / length[:, None] * np.minimum(length, temp)[:, None]
+    pos -= pos.mean(axis=0)
+    scale = np.abs(pos).max()
+    return pos / scale if scale > 0 else pos

@@ -14,7 +14,9 @@ explained event:
   columns for the prompt and ``render_flat()`` the undifferentiated baseline.
 
 The clock is read once per public operation, and the same instant is used by
-every column. Taught in ``notebooks/08_three_columns.ipynb``.
+every column. ``SalienceHistory`` keeps, turn by turn, what salience needs from a
+running memory, so one ``salience_matrix`` scores a whole run under any weights.
+Taught in ``notebooks/08_three_columns.ipynb``.
 """
 
 from __future__ import annotations
@@ -28,14 +30,8 @@ import numpy as np
 from memorykit._validate import require_int, require_positive, require_real, require_str, require_unit_interval
 from memorykit.clock import Clock
 from memorykit.trace import Trace
-from memorykit.workspace.events import (
-    NoteEscalation,
-    NoteExpiry,
-    NoteSurfacing,
-    TaskAdmission,
-    TaskDemotion,
-    TaskPromotion,
-)
+from memorykit.workspace.events import (NoteEscalation, NoteExpiry, NoteSurfacing, TaskAdmission, TaskDemotion,
+                                        TaskPromotion)
 from memorykit.workspace.extract import EntityExtractor, VocabularyExtractor
 from memorykit.workspace.graph import KnowledgeGraph
 from memorykit.workspace.notes import Note, NoteQueue, NoteSettings
@@ -295,8 +291,10 @@ class WorkingMemory:
         entities = self.extractor.extract(text)
         for e in entities:
             self.last_mention[e] = self.turn
-        changes = self.notes.tick(now)
-        surfacings = self.notes.surface(entities, now, self.turn)
+        # a Clock gives finite seconds (StepClock checks what it is set to): no second check here
+        changes, surfacings = self.notes._observe(entities, now, self.turn)
+        if not changes:  # most turns: nothing escalated or expired
+            return TurnReport(self.turn, now, entities, (), (), tuple(surfacings))
         return TurnReport(
             self.turn, now, entities,
             tuple(e for e in changes if isinstance(e, NoteEscalation)),
@@ -366,3 +364,42 @@ class WorkingMemory:
             f"WorkingMemory(turn={self.turn}, tasks={len(self.tasks)}/{self.tasks.settings.max_slots}, "
             f"notes={len(self.notes)}, objects={len(self.graph)})"
         )
+
+
+class SalienceHistory:
+    """What salience needs from each turn of a running memory, kept turn by turn.
+
+    Call ``record(memory, report)`` after each turn, once the turn's work is done (the
+    tasks and notes are then what the next prompt would show); ``inputs()`` gives the
+    ``SalienceInputs`` of every recorded turn at once, so one ``salience_matrix`` call scores
+    all of them under any weights (a slider) instead of one call per turn.
+    """
+
+    def __init__(self, graph: KnowledgeGraph) -> None:
+        if not isinstance(graph, KnowledgeGraph):
+            raise TypeError(f"graph must be a KnowledgeGraph, got {graph!r}")
+        self.graph = graph
+        self.mentions: list[frozenset[str]] = []
+        """Entities each turn's text mentioned."""
+        self.task_entities: list[frozenset[str]] = []
+        """Entities the active tasks named after each turn."""
+        self.note_entities: list[frozenset[str]] = []
+        """Entities the live notes named after each turn."""
+        self.times: list[float] = []
+        """Clock time of each turn."""
+
+    def record(self, memory: WorkingMemory, report: TurnReport) -> None:
+        """Keep one turn: what ``report`` (the turn's ``observe``) found, and the memory now."""
+        if memory.graph is not self.graph:
+            raise ValueError("memory must run on the graph this history was made for")
+        self.mentions.append(report.entities)
+        self.task_entities.append(memory.task_entities())
+        self.note_entities.append(memory.notes.all_entities())
+        self.times.append(report.at)
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+    def inputs(self) -> SalienceInputs:
+        """Salience inputs of the recorded turns (turn 1 first)."""
+        return salience_inputs(self.graph, self.mentions, self.task_entities, self.note_entities, self.times)

@@ -20,28 +20,25 @@ the Cheyenne variance report later". Seed 002 gives notes three behaviours:
   every turn.
 
 ``effective_priority`` is vectorized over notes x times for notebooks and
-sliders; ``NoteQueue`` applies the same function to its live notes.
+sliders. ``NoteQueue.tick`` applies the same band rule note by note (it must,
+to record each escalation) and keeps the values it computed: surfacing and
+ranking at that instant reuse them, and a later tick before any note's next
+band, expiry or creation has nothing to recompute. A test holds the two equal,
+band boundaries included.
 Taught in ``notebooks/06_notes_ttl.ipynb``.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from memorykit._validate import (
-    require_choice,
-    require_fraction,
-    require_int,
-    require_non_negative,
-    require_positive,
-    require_real,
-    require_str,
-    require_unit_interval,
-)
+from memorykit._validate import require_choice, require_fraction, require_int, require_non_negative
+from memorykit._validate import require_positive, require_real, require_str, require_unit_interval
 from memorykit.trace import Trace
 from memorykit.workspace.events import NoteEscalation, NoteExpiry, NoteSurfacing
 
@@ -199,6 +196,29 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 60:.0f} min"
 
 
+@dataclass(slots=True)
+class _Ticked:
+    """A ``NoteQueue``'s last tick: the effective priority of each live note at ``at``."""
+
+    at: float
+    effective: dict[str, float]
+    changes: dict[str, float]
+    """When each note's value next changes (a band starts, it expires or it is made)."""
+    due: float
+    """No note changes its value before this time (a band starts, it expires or it is made)."""
+    top: float
+    """The highest effective priority at the tick (notes resolved since can only lower it;
+    notes not yet made do not count)."""
+    settings: NoteSettings
+    """The settings the values were computed under (the queue's may be replaced)."""
+
+
+def _rank_key(note: Note, effective: float) -> tuple[float, float, str]:
+    """Highest effective priority first, then the earlier deadline; a NaN (expired, not yet
+    ticked) ranks last."""
+    return (-effective if effective == effective else 1.0, note.expires_at, note.id)
+
+
 def expiry_question(note: Note) -> str:
     """What the agent asks the user when a high-priority note runs out of time."""
     who = "You asked me to keep in mind" if note.source == "user" else "I had noted"
@@ -221,6 +241,10 @@ class NoteQueue:
         self._entities: dict[str, frozenset[str]] = {}
         self._band: dict[str, int] = {}
         self._last_surfaced: dict[str, float] = {}
+        # What the last tick computed, while no note has been added since: surfacing and
+        # ranking right after a tick (every observed turn) reuse it, and a tick before the
+        # next band boundary, expiry or creation of any note has nothing to recompute.
+        self._ticked: _Ticked | None = None
         self.archived: list[Note] = []
         """Notes that expired silently or were escalated, and notes resolved by the user."""
 
@@ -251,6 +275,8 @@ class NoteQueue:
         """Effective priority of every live note at ``now`` (expired ones are NaN until ``tick``)."""
         if not self._notes:
             return {}
+        if self._fresh(now):
+            return dict(self._ticked.effective)
         notes = list(self._notes.values())
         values = effective_priority(
             [n.priority for n in notes], [n.created_at for n in notes], [n.ttl for n in notes], now, self.settings
@@ -260,7 +286,7 @@ class NoteQueue:
     def ranked(self, now: float) -> list[tuple[Note, float]]:
         """Live notes by effective priority (highest first; then the earlier deadline)."""
         eff = self.effective_priorities(now)
-        notes = sorted(self._notes.values(), key=lambda n: (-np.nan_to_num(eff[n.id], nan=-1.0), n.expires_at, n.id))
+        notes = sorted(self._notes.values(), key=lambda n: _rank_key(n, eff[n.id]))
         return [(n, eff[n.id]) for n in notes]
 
     # ----------------------------------------------------------------- writing
@@ -273,6 +299,7 @@ class NoteQueue:
         self._notes[note.id] = note
         self._entities[note.id] = frozenset(entities) | frozenset(note.context)
         self._band[note.id] = 0
+        self._ticked = None
         return note
 
     def resolve(self, note_id: str) -> Note:
@@ -285,18 +312,54 @@ class NoteQueue:
         """Remove a note without archiving it (its task is being promoted)."""
         return self._pop(note_id)
 
+    def _fresh(self, now: float) -> bool:
+        """Whether the last tick's values are the values at ``now``."""
+        last = self._ticked
+        return last is not None and last.at == now and last.settings is self.settings
+
     def _pop(self, note_id: str) -> Note:
         note = self.get(note_id)
         del self._notes[note_id], self._entities[note_id], self._band[note_id]
         self._last_surfaced.pop(note_id, None)
+        if self._ticked is not None:
+            self._ticked.effective.pop(note_id, None)
+            self._ticked.changes.pop(note_id, None)
         return note
 
     def tick(self, now: float) -> list[NoteEscalation | NoteExpiry]:
         """Expire notes whose TTL ran out and record every escalation band crossed since last time."""
-        now = require_real("now", now)
+        return self._tick(require_real("now", now))
+
+    def observe(
+        self, context_entities: Iterable[str], now: float, turn: int = -1
+    ) -> tuple[list[NoteEscalation | NoteExpiry], list[NoteSurfacing]]:
+        """One conversation turn's work on the notes: ``tick``, then ``surface`` at the same instant."""
+        return self._observe(frozenset(context_entities), require_real("now", now), turn)
+
+    def _observe(self, context: frozenset[str], now: float, turn: int
+                 ) -> tuple[list[NoteEscalation | NoteExpiry], list[NoteSurfacing]]:
+        """``observe`` for a caller whose ``now`` is already a finite number (a memory's clock)."""
+        return self._tick(now), self._surface(context, now, turn)
+
+    def _tick(self, now: float) -> list[NoteEscalation | NoteExpiry]:
         s = self.settings
+        last = self._ticked
+        # Since a tick at an earlier time under these settings, with no note added since, only
+        # the notes whose value changes by now (next band, expiry, creation) need a look.
+        since = last if last is not None and last.settings is s and last.at <= now else None
+        if since is not None and now < since.due:
+            since.at = now  # nothing has changed: the values stand, nothing to record
+            return []
+        factors = (1.0, s.warn_multiplier, s.critical_multiplier)
+        starts = (1.0 - s.warn_fraction, 1.0 - s.critical_fraction, 1.0)  # of the TTL, per band
         events: list[NoteEscalation | NoteExpiry] = []
+        effective = since.effective if since is not None else {}
+        changes = since.changes if since is not None else {}
+        due = math.inf
         for note in list(self._notes.values()):
+            if since is not None and changes[note.id] > now:
+                due = min(due, changes[note.id])
+                continue
             r = note.remaining_fraction(now)
             if r <= 0:
                 self._pop(note.id)
@@ -317,12 +380,19 @@ class NoteQueue:
                     )
                 events.append(event)
                 continue
+            # The band rule of ``escalation_factor`` (strict <), one note at a time.
             band = 2 if r < s.critical_fraction else 1 if r < s.warn_fraction else 0
+            factor = factors[band]
+            eff = min(1.0, note.priority * factor)
+            effective[note.id] = eff if now >= note.created_at else float("nan")
+            # When this note's value next changes: it comes into being, or the next band (or
+            # expiry) starts; a hair early, so rounding can only make a tick look, never skip.
+            change = note.created_at if now < note.created_at else note.created_at + note.ttl * starts[band]
+            changes[note.id] = change - 1e-9 * (abs(note.created_at) + note.ttl)
+            due = min(due, changes[note.id])
             if band > self._band[note.id]:
                 self._band[note.id] = band
-                factor = s.critical_multiplier if band == 2 else s.warn_multiplier
                 limit = s.critical_fraction if band == 2 else s.warn_fraction
-                eff = min(1.0, note.priority * factor)
                 events.append(
                     NoteEscalation(
                         note.id, factor, r, eff,
@@ -333,27 +403,37 @@ class NoteQueue:
                 )
         for e in events:
             self.trace.append(e)
+        top = max((v for v in effective.values() if v == v), default=-math.inf)  # NaN: not yet made
+        self._ticked = _Ticked(now, effective, changes, due, top, s)
         return events
 
     def surface(self, context_entities: Iterable[str], now: float, turn: int = -1) -> list[NoteSurfacing]:
         """Notes worth bringing up now: effective priority above the threshold, or shared entities."""
-        now = require_real("now", now)
-        context = frozenset(context_entities)
+        return self._surface(frozenset(context_entities), require_real("now", now), turn)
+
+    def _surface(self, context: frozenset[str], now: float, turn: int) -> list[NoteSurfacing]:
         s = self.settings
+        if not context and self._fresh(now) and not self._ticked.top > s.surfacing_threshold:
+            return []  # nothing to share entities with, and no note is above the threshold
         cooldown = s.surface_cooldown_hours * HOUR
-        events: list[NoteSurfacing] = []
-        for note, eff in self.ranked(now):
-            if np.isnan(eff):
-                continue  # expired but not yet ticked: tick() decides its fate
+        effective = self.effective_priorities(now)
+        due: list[tuple[Note, float, tuple[str, ...], bool]] = []
+        for note in self._notes.values():
+            eff = effective[note.id]
+            if eff != eff:
+                continue  # NaN: expired but not yet ticked (tick() decides its fate), or not yet made
             last = self._last_surfaced.get(note.id)
             if last is not None and now - last < cooldown:
                 continue
-            shared = tuple(sorted(self._entities[note.id] & context))
+            shared = tuple(sorted(self._entities[note.id] & context)) if context else ()
             if len(shared) < s.min_shared_entities:
                 shared = ()
             urgent = eff > s.surfacing_threshold
-            if not (urgent or shared):
-                continue
+            if urgent or shared:
+                due.append((note, eff, shared, urgent))
+        due.sort(key=lambda d: _rank_key(d[0], d[1]))  # brought up in ``ranked`` order
+        events: list[NoteSurfacing] = []
+        for note, eff, shared, urgent in due:
             trigger = "priority+overlap" if urgent and shared else "priority" if urgent else "overlap"
             parts = []
             if urgent:

@@ -45,15 +45,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from memorykit._validate import (
-    require_choice,
-    require_int,
-    require_non_negative,
-    require_positive,
-    require_real,
-    require_str,
-    require_unit_interval,
-)
+from memorykit._validate import require_choice, require_int, require_non_negative, require_positive
+from memorykit._validate import require_real, require_str, require_unit_interval
 
 OBJECT_KINDS = ("person", "entity", "belief", "knowledge", "goal", "temporal", "pattern")
 """The seven categories of seed 002's Objects column, in rendering order."""

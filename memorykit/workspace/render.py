@@ -64,6 +64,50 @@ def object_line(obj: WorkspaceObject) -> str:
     return f"{obj.name}: {obj.description}" if obj.description else obj.name
 
 
+OBJECTS_HEADER = "OBJECTS"
+NONE_LINE = "- (none)"
+"""What an empty column shows."""
+
+
+def tasks_header(active: int, max_slots: int) -> str:
+    return f"ACTIVE TASKS ({active}/{max_slots} slots)"
+
+
+def notes_header(shown: int, live: int) -> str:
+    return f"NOTES (top {shown} of {live} by priority)"
+
+
+def kind_header(kind: str) -> str:
+    """The heading of one kind's group in the Objects column ("People:")."""
+    return f"{_KIND_TITLES[kind]}:"
+
+
+def column_lines(
+    task_lines: Sequence[str],
+    note_lines: Sequence[str],
+    live_notes: int,
+    objects: Sequence[tuple[str, str]],
+    *,
+    max_slots: int,
+) -> list[str]:
+    """The lines of the three columns, from item lines already written.
+
+    ``note_lines`` are the notes shown (best first) out of ``live_notes``; ``objects`` are
+    (kind, line) pairs, most salient first, grouped here by kind in ``OBJECT_KINDS`` order.
+    """
+    lines = [tasks_header(len(task_lines), max_slots)]
+    lines += [f"- {x}" for x in task_lines] or [NONE_LINE]
+    lines.append(notes_header(len(note_lines), live_notes))
+    lines += [f"- {x}" for x in note_lines] or [NONE_LINE]
+    lines.append(OBJECTS_HEADER)
+    for kind in OBJECT_KINDS:
+        group = [line for k, line in objects if k == kind]
+        if group:
+            lines.append(kind_header(kind))
+            lines += [f"- {x}" for x in group]
+    return lines
+
+
 def render_columns(
     tasks: Sequence[Task],
     notes: Sequence[tuple[Note, float]],
@@ -74,18 +118,11 @@ def render_columns(
     top_notes: int = 8,
 ) -> str:
     """The three columns as prompt text. ``notes`` are (note, effective priority), best first."""
-    lines = [f"ACTIVE TASKS ({len(tasks)}/{max_slots} slots)"]
-    lines += [f"- {task_line(t, now)}" for t in tasks] or ["- (none)"]
     shown = list(notes)[:top_notes]
-    lines.append(f"NOTES (top {len(shown)} of {len(notes)} by priority)")
-    lines += [f"- {note_line(n, e, now)}" for n, e in shown] or ["- (none)"]
-    lines.append("OBJECTS")
-    for kind in OBJECT_KINDS:
-        group = [o for o in objects if o.kind == kind]
-        if group:
-            lines.append(f"{_KIND_TITLES[kind]}:")
-            lines += [f"- {object_line(o)}" for o in group]
-    return "\n".join(lines)
+    return "\n".join(column_lines(
+        [task_line(t, now) for t in tasks], [note_line(n, e, now) for n, e in shown], len(notes),
+        [(o.kind, object_line(o)) for o in objects], max_slots=max_slots,
+    ))
 
 
 def render_flat(items: Iterable[tuple[float, str]]) -> str:

@@ -166,6 +166,7 @@ class TaskSlots:
         self._activated_seq: dict[str, int] = {}
         self._seq = 0
         self.completed: list[Task] = []
+        self._completed_ids: set[str] = set()
 
     # ----------------------------------------------------------------- reading
     def __len__(self) -> int:
@@ -176,6 +177,14 @@ class TaskSlots:
 
     def __iter__(self):
         return iter(self._active.values())
+
+    def ids(self) -> tuple[str, ...]:
+        """The active task ids, in activation order."""
+        return tuple(self._active)
+
+    def is_completed(self, task_id: str) -> bool:
+        """Whether ``task_id`` was completed here (a replay asks this every turn: a set lookup)."""
+        return task_id in self._completed_ids
 
     @property
     def free(self) -> int:
@@ -322,4 +331,5 @@ class TaskSlots:
             del self._active[task_id]
             del self._activated_seq[task_id]
             self.completed.append(task)
+            self._completed_ids.add(task_id)
         return task

@@ -75,9 +75,9 @@ def check_escalation(warn_fraction: Any, warn_multiplier: Any, critical_fraction
     2.78 h) reaches effective priority 1.0 at least 45 minutes before it expires, the normal
     note U016 (priority 0.40, TTL 40.28 h) never passes the surfacing threshold 0.9, and no
     note escalates before half of its TTL has passed (warn_fraction <= 0.5)."""
-    from memorykit.lessons.notes_app import band_facts
-    from memorykit.lessons.tasks_app import default_workflow
+    from memorykit.scenarios.workflow import default_workflow
     from memorykit.workspace import NoteSettings
+    from memorykit.workspace.escalation import band_facts
 
     name = "06 escalation"
     ex = ESCALATION_EXERCISE
@@ -175,13 +175,9 @@ def check_salience_weights(weights: Any, *, show: bool = True) -> Verdict:
     """Lesson 07: salience weights (a dict of the five weights, optionally recency_turns and
     max_objects) under which, at turn 551 of the default workflow, the belief "Acme Supplies
     invoices use GL 5100" and the user Maya Chen are both among the first 5 objects shown."""
-    from memorykit.lessons.salience_app import (
-        format_top_objects,
-        object_rank,
-        salience_lesson_data,
-        salience_view,
-        salience_weights,
-    )
+    from memorykit.lessons.salience_app import salience_lesson_data
+    from memorykit.workspace import SalienceWeights
+    from memorykit.workspace.salience import format_top_objects, object_rank
 
     name = "07 salience"
     ex = SALIENCE_EXERCISE
@@ -200,11 +196,10 @@ def check_salience_weights(weights: Any, *, show: bool = True) -> Verdict:
         return report(Verdict(name, False, "the five weights are slider values in [0, 1]; out of range: "
                                + ", ".join(f"{k}={weights[k]!r}" for k in out_of_range)), show)
     try:
-        w = salience_weights(**weights)
+        w = SalienceWeights(**weights)
     except (TypeError, ValueError) as exc:
         return report(Verdict(name, False, f"these weights are not valid: {exc}"), show)
-    data = salience_lesson_data()
-    view = salience_view(data, ex["turn"], w)
+    view = salience_lesson_data().view(ex["turn"], w)
     target, keep = object_rank(view, ex["target"]), object_rank(view, ex["keep"])
     label = " ".join(f"{k}={getattr(w, k):g}" for k in ("recent_mention", "active_task_link", "note_link",
                                                          "relationship", "belief_strength"))
@@ -241,7 +236,8 @@ def check_column_limits(top_notes: Any, max_objects: Any, *, show: bool = True) 
     state, shows at least 2 notes, and never drops an object linked to an active task."""
     import numpy as np
 
-    from memorykit.lessons.columns_app import default_replay, default_tables, line_costs, token_comparison
+    from memorykit.lessons.columns_app import default_replay, default_tables
+    from memorykit.workspace.columns import line_costs, token_comparison
 
     name = "08 columns"
     ex = COLUMNS_EXERCISE
