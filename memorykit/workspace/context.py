@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from memorykit._history import memory_on_fresh_clock, newest_that_fit, system_tokens, timed_messages
 from memorykit._validate import require_str
 from memorykit.clock import StepClock
 from memorykit.context import Context, ContextItem, check_request
 from memorykit.messages import Message
-from memorykit.tokens import ChatFormat, TokenCounter, Tokenizer, role_tokens
+from memorykit.tokens import ChatFormat, TokenCounter, Tokenizer
 from memorykit.workspace.graph import KnowledgeGraph
 from memorykit.workspace.memory import WorkingMemory
 
@@ -53,24 +54,9 @@ class WorkspaceContextPolicy:
 
     def replay(self, history: Sequence[Message]) -> tuple[WorkingMemory, dict[str, list[str]]]:
         """The memory after the history, and for each entity id the messages that mentioned it."""
-        if isinstance(history, (str, bytes)) or not isinstance(history, Sequence):
-            raise TypeError(f"history must be a sequence of Message, got {history!r}")
-        clock = StepClock()
-        memory = self.make_memory(clock)
-        if not isinstance(memory, WorkingMemory):
-            raise TypeError(f"make_memory must return a WorkingMemory, got {memory!r}")
-        if memory.clock is not clock:
-            raise ValueError("make_memory must build the memory on the clock it is given")
+        clock, memory = memory_on_fresh_clock(self.make_memory, WorkingMemory)
         cited: dict[str, list[str]] = {}
-        seen: set[str] = set()
-        for i, message in enumerate(history):
-            if not isinstance(message, Message):
-                raise TypeError(f"history[{i}] must be a Message, got {message!r}")
-            if message.id in seen:
-                raise ValueError(f"history has message id {message.id!r} twice")
-            seen.add(message.id)
-            if message.created_at > clock.now():
-                clock.set(message.created_at)
+        for _, message in timed_messages(history, clock):
             report = memory.observe(message.content)
             for entity in sorted(report.entities):
                 cited.setdefault(entity, []).append(message.id)
@@ -82,22 +68,14 @@ class WorkspaceContextPolicy:
         content = memory.render()
         shown = [o.id for o, _ in memory.objects()]
         sources = tuple(dict.fromkeys(m for oid in shown for m in cited.get(oid, ())))
-        tokens = self.counter.count(content) + self.chat_format.message_overhead(
-            role_tokens(self.counter, "system"))
+        tokens = system_tokens(content, self.counter, self.chat_format)
         room = budget - self.chat_format.reply_primer
         if tokens > room:
             note = (f"the budget of {budget} tokens cannot hold the three columns ({tokens} "
                     "tokens): nothing sent")
             return Context((), budget, self.name, self.chat_format, (note,))
         system = ContextItem("system", content, tokens, sources, "workspace")
-        room -= tokens
-        recent: list[ContextItem] = []
-        for message in reversed(history):
-            if message.billed_tokens > room:
-                break
-            recent.append(ContextItem.from_message(message))
-            room -= message.billed_tokens
-        recent.reverse()
+        recent = newest_that_fit(history, room - tokens)
         return Context((system, *recent), budget, self.name, self.chat_format)
 
     def __repr__(self) -> str:
