@@ -13,6 +13,10 @@ from typing import Any
 
 
 def _is_real(value: Any) -> bool:
+    # exact float/int first: the abstract-class check is slow and this runs on every setting
+    kind = type(value)
+    if kind is float or kind is int:
+        return True
     return isinstance(value, Real) and not isinstance(value, bool)
 
 
