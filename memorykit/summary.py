@@ -29,6 +29,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
+from operator import itemgetter
 from typing import Any, ClassVar, NamedTuple, Protocol, runtime_checkable
 
 from memorykit._text import STOPWORDS, has_digit, words
@@ -87,13 +88,14 @@ class _Sentence(NamedTuple):
     """The sentence as it would appear in the summary (with its role label, if any)."""
     content: tuple[str, ...]
     """Its distinct content words, lowercased (stop words and 1-2 letter words left out)."""
-    n_facts: int
-    """Numbers and proper nouns (capitalised words not opening the sentence, "I" aside)."""
+    facts: int
+    """Numbers and proper nouns (capitalised words not opening the sentence, "I" aside),
+    counted up to 3 (the most the fact bonus rewards)."""
     tokens: int
 
 
 _Ranked = tuple[float, int, float, _Sentence, Message]
-"""A candidate in a segment: score, position, relevance, the sentence, its message."""
+"""A candidate in a segment: minus its score, position, relevance, the sentence, its message."""
 
 
 class ExtractiveSummarizer:
@@ -194,7 +196,7 @@ class ExtractiveSummarizer:
         })
         n_facts = sum(1 for w in ws if has_digit(w))
         n_facts += sum(1 for j, w in enumerate(ws) if j > 0 and w[0].isupper() and w != "I")
-        found = _Sentence(" ".join(body.lower().split()), text, content, n_facts,
+        found = _Sentence(" ".join(body.lower().split()), text, content, min(3, n_facts),
                           self._counter.count(text))
         self._remember(self._analysed, text, found)
         return found
@@ -213,31 +215,33 @@ class ExtractiveSummarizer:
             if type(m) is not Message:
                 raise TypeError(f"messages must hold Message records, got {m!r}")
             for sentence in self._split(m):
-                if sentence.key not in seen:
-                    seen.add(sentence.key)
+                key = sentence[0]  # .key (hot loop: plain indexing)
+                if key not in seen:
+                    seen.add(key)
                     out.append((m, sentence))
         return out
 
     def _ranked(self, messages: Sequence[Message]) -> list[_Ranked]:
-        """(score, position, relevance, sentence, message) per distinct sentence, in order."""
+        """(-score, position, relevance, sentence, message) per distinct sentence, in order.
+
+        Sorting these tuples ranks best first, ties earlier first (positions are unique)."""
         distinct = self._distinct(messages)
-        freq = Counter(chain.from_iterable([s.content for _, s in distinct]))
+        freq = Counter(chain.from_iterable([s[2] for _, s in distinct]))  # s.content
         top = max(freq.values(), default=1)
         get = freq.__getitem__
         bonus, weight = self.fact_bonus, self.importance_weight
         out = []
         for i, (m, s) in enumerate(distinct):
-            content = s.content
+            content = s[2]
             relevance = (sum(map(get, content)) / len(content) / top) if content else 0.0
-            out.append((relevance + bonus * min(3, s.n_facts) + weight * m.importance, i,
-                        relevance, s, m))
+            out.append((-(relevance + bonus * s[3] + weight * m.importance), i, relevance, s, m))
         return out
 
     def score_sentences(self, messages: Sequence[Message]) -> list[ScoredSentence]:
         """Every candidate sentence with its score parts, in original order."""
         return [
-            ScoredSentence(i, m.id, s.text, s.tokens, relevance,
-                           self.fact_bonus * min(3, s.n_facts), self.importance_weight * m.importance)
+            ScoredSentence(i, m.id, s.text, s.tokens, relevance, self.fact_bonus * s.facts,
+                           self.importance_weight * m.importance)
             for _, i, relevance, s, m in self._ranked(messages)
         ]
 
@@ -246,25 +250,24 @@ class ExtractiveSummarizer:
         require_int("max_tokens", max_tokens, minimum=0)
         if max_tokens == 0 or not messages:
             return ""
-        # Best first, ties: earlier first.
-        ranked = sorted(self._ranked(messages), key=_best_first)
+        ranked = self._ranked(messages)
         if not ranked:
             return ""
+        ranked.sort()  # best first
         chosen = []
         used = 0
         for entry in ranked:
             # Joining adds at most one token per separator; the exact count is checked below.
-            cost = entry[3].tokens + (1 if chosen else 0)
+            cost = entry[3][4] + (1 if chosen else 0)  # sentence.tokens
             if used + cost <= max_tokens:
                 chosen.append(entry)
                 used += cost
         count = self._counter.count
         while chosen:
-            text = " ".join([e[3].text for e in sorted(chosen, key=_position)])
+            text = " ".join([e[3][1] for e in sorted(chosen, key=_position)])  # sentence.text
             if count(text) <= max_tokens:
                 return text
-            # Drop the weakest (lowest score, latest on ties) and try again.
-            chosen.remove(max(chosen, key=_best_first))
+            chosen.remove(max(chosen))  # the weakest: lowest score, latest on ties
         return self._truncate(ranked[0][3].text, max_tokens)
 
     def _truncate(self, sentence: str, max_tokens: int) -> str:
@@ -283,12 +286,8 @@ class ExtractiveSummarizer:
         return f"ExtractiveSummarizer({self._counter!r}, label_roles={self._label_roles})"
 
 
-def _best_first(entry: _Ranked) -> tuple[float, int]:
-    return (-entry[0], entry[1])
-
-
-def _position(entry: _Ranked) -> int:
-    return entry[1]
+_position = itemgetter(1)
+"""A ranked candidate's position in the segment."""
 
 
 class MemoSummarizer:
