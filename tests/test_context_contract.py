@@ -21,7 +21,7 @@ from memorykit.longterm import (
     ReflectionArchitecture,
     SemanticArchitecture,
 )
-from memorykit.longterm.protocol import booking_critic
+from memorykit.scenarios.probes import booking_critic
 from memorykit.simulate import simulate_conversation
 from memorykit.workspace.context import WorkspaceContextPolicy
 

@@ -21,8 +21,8 @@ from memorykit.longterm import (
     ReflectionArchitecture,
     SemanticArchitecture,
 )
-from memorykit.longterm.protocol import booking_critic
 from memorykit.messages import Message, MessageFactory
+from memorykit.scenarios.probes import booking_critic
 from memorykit.simulate import simulate_conversation
 
 POLICIES = {

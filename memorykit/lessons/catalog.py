@@ -87,7 +87,8 @@ CATALOG: tuple[Lesson, ...] = (
     Lesson(10, "10_architectures.ipynb", "Memory architectures compared",
            "Context window, episodic, semantic and reflective memory on seed 003's "
            "inject/distract/probe benchmark: recall vs distractors, tokens per call, learned rules.",
-           ("memorykit.longterm.architectures", "memorykit.longterm.protocol",
+           ("memorykit.longterm.architectures", "memorykit.scenarios.probes",
+            "memorykit.evaluation.recall_benchmark",
             "memorykit.longterm.reflection"), ("003",)),
     Lesson(11, "11_llm_in_the_loop.ipynb", "LLM in the loop",
            "The same memories driving a real model over an OpenAI-compatible API when one is "

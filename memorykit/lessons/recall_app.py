@@ -40,10 +40,10 @@ from memorykit.clock import StepClock
 from memorykit.lessons._app import LessonExplorer, _go, float_slider
 from memorykit.lessons._figure import heat_grid, legend_below
 from memorykit.longterm.episodic import HOUR, EpisodicMemory, episode_scores
-from memorykit.longterm.protocol import probe_conversation
 from memorykit.longterm.semantic import SemanticMemory, SemanticSettings
 from memorykit.longterm.service import LongTermSettings, MemoryService
 from memorykit.messages import MessageFactory
+from memorykit.scenarios.probes import probe_conversation
 
 OVERLAPS = np.linspace(0.0, 1.0, 101)
 """Keyword overlap |K_e & T_q| / |T_q| on the surface's y axis."""
