@@ -169,7 +169,19 @@ class Architecture:
         """Every new message has been observed."""
 
     def _parts(self, query: str, now: float, trace: Trace) -> list[Part]:
-        raise NotImplementedError
+        """Every candidate part, in the order items are sent (see the module docstring)."""
+        return (
+            self.instruction_parts()
+            + self.recalled_parts(query, now, trace)
+            + self.short_term_parts()
+            + self.query_parts(query)
+        )
+
+    def recalled_parts(self, query: str, now: float, trace: Trace | None,
+                       candidates: list[Any] | None = None,
+                       threshold: float | None = None) -> list[Part]:
+        """The memories recalled for ``query`` (none by default; B and C recall)."""
+        return []
 
     def short_term_messages(self) -> list[Message]:
         """The messages of the short-term window, oldest first (none by default)."""
@@ -215,9 +227,6 @@ class ContextWindowArchitecture(Architecture):
     def short_term_messages(self) -> list[Message]:
         return list(self._recent)
 
-    def _parts(self, query: str, now: float, trace: Trace) -> list[Part]:
-        return self.instruction_parts() + self.short_term_parts() + self.query_parts(query)
-
 
 class EpisodicArchitecture(Architecture):
     """B: short-term memory plus episodes recalled by seed 003's hybrid score."""
@@ -245,14 +254,6 @@ class EpisodicArchitecture(Architecture):
 
     def short_term_messages(self) -> list[Message]:
         return list(self.memory.stm)
-
-    def _parts(self, query: str, now: float, trace: Trace) -> list[Part]:
-        return (
-            self.instruction_parts()
-            + self.recalled_parts(query, now, trace)
-            + self.short_term_parts()
-            + self.query_parts(query)
-        )
 
     def recalled_parts(
         self,
@@ -373,14 +374,6 @@ class SemanticArchitecture(Architecture):
 
     def short_term_messages(self) -> list[Message]:
         return list(self._recent)
-
-    def _parts(self, query: str, now: float, trace: Trace) -> list[Part]:
-        return (
-            self.instruction_parts()
-            + self.recalled_parts(query, now, trace)
-            + self.short_term_parts()
-            + self.query_parts(query)
-        )
 
 
 class ReflectionArchitecture(Architecture):
