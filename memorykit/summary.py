@@ -120,11 +120,13 @@ class ExtractiveSummarizer:
     Only relevance depends on the segment; everything else about a sentence (its words,
     facts and token count) depends on its printed text alone, and a summary buffer
     re-reads the same sentences every round (the previous summary is summarized again).
-    So each message's split is remembered by ``(content, role, is_summary)``, which fix
-    its sentences, and each sentence's analysis by its printed text, which fixes the
-    analysis for this summarizer's counter and ``label_roles`` (both read-only). Both
-    memos are bounded: each holds at most ``cache_size`` entries and is cleared when
-    full (``cache_size=0`` turns them off). Summaries are the same with or without them.
+    So each message's split is remembered by its content and the speaker label it adds
+    (its role, unless it is a summary or ``label_roles`` is off), which fix its
+    sentences; each sentence's analysis by its printed text, which fixes it for this
+    summarizer's counter (read-only); and the split of each summary written, for the
+    round that reads it again. Both memos are bounded: each holds at most
+    ``cache_size`` entries and is cleared when full (``cache_size=0`` turns them off).
+    Summaries are the same with or without them.
     """
 
     is_llm: ClassVar[bool] = False
@@ -162,24 +164,32 @@ class ExtractiveSummarizer:
 
     # ---------------------------------------------------------------- analysis
     def _split(self, m: Message) -> tuple[_Sentence, ...]:
-        """The sentences of one message, analysed (remembered by what fixes them)."""
-        is_summary = m.summary_depth > 0
-        memo_key = (m.content, m.role, is_summary)
+        """The sentences of one message, analysed (remembered by what fixes them: the
+        content, and the speaker label added to sentences without one, if any)."""
+        label = m.role if self._label_roles and not m.summary_depth else ""
+        memo_key = (m.content, label)
         found = self._splits.get(memo_key)
         if found is not None:
             return found
-        label = self._label_roles and not is_summary
         sentences = []
         for raw in _SENTENCE_END.split(m.content):
             sentence = raw.strip()
             if not sentence:
                 continue
             if label and not _ROLE_LABEL.match(sentence):
-                sentence = f"{m.role}: {sentence}"
+                sentence = f"{label}: {sentence}"
             sentences.append(self._analyse(sentence))
         found = tuple(sentences)
         self._remember(self._splits, memo_key, found)
         return found
+
+    def _expect_summary(self, text: str, sentences: list[_Sentence]) -> None:
+        """Remember the split of a summary just written from ``sentences``: the next round
+        summarizes it again. Splitting ``text`` gives exactly them when every sentence but
+        the last ends one (sentences hold no break of their own, and are joined by a space);
+        a summary's sentences get no label."""
+        if all(s.text[-1] in ".!?" for s in sentences[:-1]):
+            self._remember(self._splits, (text, ""), tuple(sentences))
 
     def _analyse(self, text: str) -> _Sentence:
         """A printed sentence's key, content words, facts and tokens. Its body (the text
@@ -264,8 +274,10 @@ class ExtractiveSummarizer:
                 used += cost
         count = self._counter.count
         while chosen:
-            text = " ".join([e[3][1] for e in sorted(chosen, key=_position)])  # sentence.text
+            in_order = [e[3] for e in sorted(chosen, key=_position)]
+            text = " ".join([s[1] for s in in_order])  # sentence.text
             if count(text) <= max_tokens:
+                self._expect_summary(text, in_order)
                 return text
             chosen.remove(max(chosen))  # the weakest: lowest score, latest on ties
         return self._truncate(ranked[0][3].text, max_tokens)
