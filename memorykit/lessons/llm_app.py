@@ -23,6 +23,7 @@ Taught in ``notebooks/11_llm_in_the_loop.ipynb``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -70,7 +71,7 @@ def offline_backend() -> Backend:
     return backends.offline_backend(critic=booking_critic(), actor=booking_actor())
 
 
-def choose_backend(env: Any = None, **client: Any) -> Backend:
+def choose_backend(env: Mapping[str, str] | None = None, **client: Any) -> Backend:
     """The OpenAI backend when OPENAI_API_KEY or OPENAI_BASE_URL is set in ``env`` (default
     the environment), else ``offline_backend()``; ``client``: ``timeout``, ``max_retries``."""
     return backends.choose_backend(env, offline=offline_backend, **client)
