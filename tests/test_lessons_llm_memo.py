@@ -25,5 +25,5 @@ def test_explorer_loop_equals_plain_run_loop(budget, threshold, recall_limit):
 
 
 def test_explorer_summarizer_is_named_like_the_offline_one():
-    backend, _ = llm_app._explorer_components()
+    backend, _, _ = llm_app._explorer_components()
     assert backend.components() == llm_app.offline_backend().components()

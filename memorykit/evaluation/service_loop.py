@@ -37,6 +37,7 @@ from memorykit.longterm.service import LongTermSettings, MemoryService
 from memorykit.messages import MessageFactory
 from memorykit.scenarios.probes import ProbeConversation
 from memorykit.summary import Summarizer
+from memorykit.tokens import TokenCounter
 
 
 @dataclass(frozen=True)
@@ -95,16 +96,19 @@ class LoopResult:
 
 
 def make_service(summarizer: Summarizer, *, budget: int, threshold: float, recall_limit: int,
-                 batch_size: int = 1, embedder: Embedder | None = None) -> MemoryService:
+                 batch_size: int = 1, embedder: Embedder | None = None,
+                 counter: TokenCounter | None = None) -> MemoryService:
     """Seed 004's memory service: a SummaryBuffer working memory plus auto-recall.
 
-    ``embedder`` None is the service's default (``LexicalHashingEmbedder()``).
+    ``embedder`` None is the service's default (``LexicalHashingEmbedder()``); ``counter``
+    (default ``Tokenizer()``) prices the summaries and the context's items.
     """
     target = round(threshold - 0.2, 4)
+    factory = None if counter is None else MessageFactory(counter, id_prefix="summary")
     return MemoryService(
-        lambda: SummaryBuffer(budget, threshold, target, summarizer=summarizer),
+        lambda: SummaryBuffer(budget, threshold, target, summarizer=summarizer, factory=factory),
         LongTermSettings(recall_limit=recall_limit, batch_size=batch_size),
-        embedder=embedder,
+        embedder=embedder, counter=counter,
     )
 
 
@@ -130,17 +134,15 @@ def probe(service: MemoryService, session: str, conv: ProbeConversation,
 
 def run_loop(backend: Backend, conv: ProbeConversation, *, budget: int, threshold: float,
              recall_limit: int, embedder: Embedder | None = None,
-             session: str = "probes") -> LoopResult:
+             counter: TokenCounter | None = None, session: str = "probes") -> LoopResult:
     """Add ``conv`` to a fresh memory service (``make_service`` with the backend's
-    summarizer) and send every probe to the backend's chat model.
-
-    ``embedder`` None is the memory service's default ``LexicalHashingEmbedder()``.
-    """
+    summarizer, ``embedder`` and ``counter``) and send every probe to the backend's chat
+    model."""
     if not isinstance(backend, Backend):
         raise TypeError(f"backend must be a Backend, got {backend!r}")
     require_str("session", session, non_empty=True)
     service = make_service(backend.summarizer, budget=budget, threshold=threshold,
-                           recall_limit=recall_limit, embedder=embedder)
+                           recall_limit=recall_limit, embedder=embedder, counter=counter)
     for m in conv.messages:
         service.add(session, m)
     before = getattr(backend.chat, "calls", 0)

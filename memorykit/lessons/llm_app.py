@@ -50,7 +50,7 @@ from memorykit.scenarios.probes import (
     probe_conversation,
 )
 from memorykit.summary import ExtractiveSummarizer, MemoSummarizer
-from memorykit.tokens import MemoCounter
+from memorykit.tokens import MemoCounter, TokenCounter
 
 SESSION = "lesson-11"
 LOOPBACK_MODEL = "memorykit-fake-chat"
@@ -98,16 +98,18 @@ def _conversation(distractor_turns: int, seed: int) -> ProbeConversation:
 def run_loop(backend: Backend | None = None, *, budget: int = DEFAULTS["budget"],
              threshold: float = DEFAULTS["threshold"], recall_limit: int = DEFAULTS["recall_limit"],
              distractor_turns: int = DEFAULTS["distractor_turns"],
-             seed: int = DEFAULTS["seed"], embedder: Embedder | None = None) -> LoopResult:
+             seed: int = DEFAULTS["seed"], embedder: Embedder | None = None,
+             counter: TokenCounter | None = None) -> LoopResult:
     """Replay the conversation through the memory service and send every probe to ``backend``.
 
-    ``embedder`` None is the memory service's default ``LexicalHashingEmbedder()``.
+    ``embedder`` and ``counter`` None are the memory service's defaults
+    (``LexicalHashingEmbedder()``, ``Tokenizer()``).
     """
     backend = backend if backend is not None else offline_backend()
     _check_params(budget, threshold, recall_limit, distractor_turns, seed)
     return service_loop.run_loop(backend, _conversation(distractor_turns, seed), budget=budget,
                                  threshold=threshold, recall_limit=recall_limit,
-                                 embedder=embedder, session=SESSION)
+                                 embedder=embedder, counter=counter, session=SESSION)
 
 
 @dataclass(frozen=True)
@@ -211,21 +213,23 @@ _BARS = (("recalled", "recalled_tokens"), ("working memory", "working_tokens"),
 
 
 @lru_cache(maxsize=1)
-def _explorer_components() -> tuple[Backend, MemoEmbedder]:
-    """The explorer's offline backend and embedder, built once: a slider move replays the
-    whole conversation, and the memos (summaries, token counts, vectors) make that cheap."""
-    base = offline_backend()
-    summarizer = MemoSummarizer(ExtractiveSummarizer(MemoCounter()))
+def _explorer_components() -> tuple[Backend, MemoEmbedder, MemoCounter]:
+    """The explorer's offline backend, embedder and counter, built once: a slider move
+    replays the whole conversation, and the memos (summaries, vectors, token counts) make
+    that cheap."""
+    base, counter = offline_backend(), MemoCounter()
+    summarizer = MemoSummarizer(ExtractiveSummarizer(counter))
     return (Backend(base.kind, base.description, base.chat, summarizer, base.critic, base.actor),
-            MemoEmbedder())
+            MemoEmbedder(), counter)
 
 
 @lru_cache(maxsize=64)
 def _offline_loop(budget: int, threshold: float, recall_limit: int, distractor_turns: int,
                   seed: int) -> LoopResult:
-    backend, embedder = _explorer_components()
+    backend, embedder, counter = _explorer_components()
     return run_loop(backend, budget=budget, threshold=threshold, recall_limit=recall_limit,
-                    distractor_turns=distractor_turns, seed=seed, embedder=embedder)
+                    distractor_turns=distractor_turns, seed=seed, embedder=embedder,
+                    counter=counter)
 
 
 class LoopExplorer(LessonExplorer):
