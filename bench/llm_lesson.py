@@ -13,7 +13,7 @@ the summarizer and embedder stay, as in a student's session, where the
 construction has already filled most of them) and on settings already visited
 (warm). A third run times the explorer as it was before those memos: every
 move replays with ``offline_backend()`` (a fresh ``ExtractiveSummarizer``) and
-the service's default embedder. Construction of the explorer is timed too.
+the service's default embedder and counter. Construction of the explorer is timed too.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def _clear() -> None:
 
 
 def _plain_components():
-    return llm_app.offline_backend(), None
+    return llm_app.offline_backend(), None, None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,6 +12,9 @@ weighted by 1 + log(count), and the vector is L2-normalised. "car" and
 The hash is stable across processes (Python's ``hash()`` is salted per process
 and would make results change from run to run).
 
+``MemoEmbedder`` wraps any embedder and remembers the vector of each text it embedded
+(bounded, least recently used first out), for replays that embed the same texts again.
+
 Taught in ``notebooks/03_summary_buffer.ipynb`` (the attention window).
 """
 
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
@@ -104,6 +107,60 @@ class LexicalHashingEmbedder:
         return f"LexicalHashingEmbedder(dimension={self.dimension}, bigrams={self.bigrams})"
 
 
+class MemoEmbedder:
+    """An ``Embedder`` that remembers the vector of each of the last ``maxsize`` texts.
+
+    A replay embeds the same texts again (a lesson's slider rebuilds a memory over one
+    conversation under many settings); each text is embedded once, the texts not
+    remembered in one call to ``embedder``. Vectors are the embedder's own: this is exact
+    for embedders that embed each text on its own (``LexicalHashingEmbedder``, and the
+    API and sentence-transformer embedders up to their batching noise).
+
+    Bounded: at most ``maxsize`` vectors are remembered, the least recently used leave
+    first. Every call returns a new array, so a caller writing into it changes nothing here.
+    """
+
+    def __init__(self, embedder: Embedder | None = None, *, maxsize: int = 16_384) -> None:
+        if embedder is not None and not callable(getattr(embedder, "embed", None)):
+            raise TypeError(f"embedder must have an embed(texts) method, got {embedder!r}")
+        self.embedder: Embedder = embedder if embedder is not None else LexicalHashingEmbedder()
+        """The embedder asked for texts not remembered."""
+        self.maxsize = require_int("maxsize", maxsize, minimum=1)
+        """Vectors remembered at most (least recently used leave first)."""
+        self.name = self.embedder.name
+        self.dimension = self.embedder.dimension
+        self._rows: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if isinstance(texts, str):
+            raise TypeError(f"texts must be a sequence of str, not one str: got {texts!r}")
+        rows = self._rows
+        missing: list[str] = []
+        for text in texts:
+            if type(text) is not str:
+                raise TypeError(f"texts must hold str, got {text!r} ({type(text).__name__})")
+            if text in rows:
+                rows.move_to_end(text)
+            elif text not in missing:
+                missing.append(text)
+        found: dict[str, np.ndarray] = {}
+        if missing:
+            vectors = np.asarray(self.embedder.embed(missing))
+            if vectors.shape != (len(missing), self.dimension):
+                raise ValueError(f"embedder returned shape {vectors.shape} for {len(missing)} "
+                                 f"texts, expected ({len(missing)}, {self.dimension})")
+            for text, vector in zip(missing, vectors):
+                found[text] = rows[text] = vector
+            while len(rows) > self.maxsize:
+                rows.popitem(last=False)
+        if not len(texts):
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.stack([found[t] if t in found else rows[t] for t in texts])
+
+    def __repr__(self) -> str:
+        return f"MemoEmbedder({self.embedder!r}, maxsize={self.maxsize})"
+
+
 def cosine_similarity(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
     """Cosine of each row of ``matrix`` (n, d) with ``vector`` (d,); 0 where a norm is 0."""
     m = np.asarray(matrix, dtype=np.float64)
@@ -119,4 +176,4 @@ def cosine_similarity(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
     return out
 
 
-__all__ = ["Embedder", "LexicalHashingEmbedder", "cosine_similarity"]
+__all__ = ["Embedder", "LexicalHashingEmbedder", "MemoEmbedder", "cosine_similarity"]

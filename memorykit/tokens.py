@@ -6,7 +6,8 @@ ones OpenAI bills. Taught in ``notebooks/01_tokens_and_budgets.ipynb``.
 
 Three ideas live here:
 
-* ``Tokenizer``: content tokens of a text, for one encoding.
+* ``Tokenizer``: content tokens of a text, for one encoding (``MemoCounter`` remembers
+  the counts of texts counted before, for replays that count the same texts again).
 * ``ChatFormat``: the per-message framing (role and separators) and the reply
   primer that the chat API adds, which turn content tokens into billed tokens.
 * ``ContextBudget``: how a model's context window is shared between system
@@ -214,6 +215,41 @@ class Tokenizer:
 
     def __repr__(self) -> str:
         return f"Tokenizer({self.encoding!r})"
+
+
+class MemoCounter:
+    """A ``TokenCounter`` that remembers the counts of the last ``maxsize`` texts it counted.
+
+    Replays count the same texts again and again (a summary is counted by the summarizer,
+    then by the buffer that stores it; a lesson's slider replays one conversation under
+    many settings), and tokenizing is the costly part of counting. Counts are exact: the
+    memo returns what ``counter.count(text)`` returned for the same text.
+
+    Bounded: at most ``maxsize`` texts are remembered, the least recently used leave first
+    (``functools.lru_cache``), so a long session's memory stays flat.
+    """
+
+    def __init__(self, counter: TokenCounter | None = None, *, maxsize: int = 65_536) -> None:
+        if counter is not None and not callable(getattr(counter, "count", None)):
+            raise TypeError(f"counter must have a count(text) method, got {counter!r}")
+        self.counter: TokenCounter = counter if counter is not None else Tokenizer()
+        """The counter asked for texts not remembered."""
+        self.maxsize = require_int("maxsize", maxsize, minimum=1)
+        """Texts remembered at most (least recently used leave first)."""
+        self.encoding = getattr(self.counter, "encoding", "?")
+        self._count = lru_cache(maxsize=self.maxsize)(self.counter.count)
+
+    def count(self, text: str) -> int:
+        if type(text) is not str:
+            raise TypeError(f"text must be a str, got {text!r} ({type(text).__name__})")
+        return self._count(text)
+
+    def cache_info(self) -> Any:
+        """Hits, misses and size of the memo (``functools.lru_cache``'s ``cache_info``)."""
+        return self._count.cache_info()
+
+    def __repr__(self) -> str:
+        return f"MemoCounter({self.counter!r}, maxsize={self.maxsize})"
 
 
 @dataclass(frozen=True)

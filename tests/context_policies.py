@@ -29,7 +29,7 @@ from memorykit.longterm import (
     ReflectionArchitecture,
     SemanticArchitecture,
 )
-from memorykit.longterm.protocol import booking_critic
+from memorykit.scenarios.probes import booking_critic
 from memorykit.workspace.context import WorkspaceContextPolicy
 
 from buffer_policies import POLICIES as BUFFERS

@@ -1,4 +1,4 @@
-"""LexicalHashingEmbedder and cosine_similarity."""
+"""LexicalHashingEmbedder, MemoEmbedder and cosine_similarity."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from memorykit.embeddings import Embedder, LexicalHashingEmbedder, cosine_similarity
+from memorykit.embeddings import Embedder, LexicalHashingEmbedder, MemoEmbedder, cosine_similarity
 
 
 def test_shape_dtype_and_unit_rows():
@@ -71,3 +71,41 @@ def test_validation():
         LexicalHashingEmbedder().embed("hello")
     with pytest.raises(TypeError, match="texts must hold str, got 3"):
         LexicalHashingEmbedder().embed([3])
+
+
+class _Counting(LexicalHashingEmbedder):
+    def __init__(self):
+        super().__init__(32)
+        self.asked = []
+
+    def embed(self, texts):
+        self.asked.append(list(texts))
+        return super().embed(texts)
+
+
+def test_memo_embedder_embeds_each_text_once_and_returns_fresh_arrays():
+    inner = _Counting()
+    memo = MemoEmbedder(inner, maxsize=2)
+    assert isinstance(memo, Embedder) and (memo.name, memo.dimension) == (inner.name, 32)
+    texts = ["Paris trip", "Rome hotel", "Paris trip"]
+    rows = memo.embed(texts)
+    assert rows.dtype == np.float32 and np.array_equal(rows, LexicalHashingEmbedder(32).embed(texts))
+    assert inner.asked == [["Paris trip", "Rome hotel"]]  # each text once, in one call
+    rows[0, 0] = 99.0  # a caller writing into its array changes nothing remembered
+    assert np.array_equal(memo.embed(["Paris trip"]), LexicalHashingEmbedder(32).embed(["Paris trip"]))
+    assert inner.asked == [["Paris trip", "Rome hotel"]]
+    memo.embed(["Oslo"])  # a third text: "Rome hotel", the least recently used, leaves
+    memo.embed(["Rome hotel", "Paris trip"])
+    assert inner.asked[1:] == [["Oslo"], ["Rome hotel"]]
+    assert memo.embed([]).shape == (0, 32)
+
+
+@pytest.mark.parametrize("make, error, message", [
+    (lambda: MemoEmbedder(object()), TypeError, "embedder must have an embed"),
+    (lambda: MemoEmbedder(maxsize=0), ValueError, "maxsize must be >= 1, got 0"),
+    (lambda: MemoEmbedder().embed("one text"), TypeError, "not one str: got 'one text'"),
+    (lambda: MemoEmbedder().embed(["ok", 3]), TypeError, "texts must hold str, got 3"),
+])
+def test_memo_embedder_validation_names_the_value(make, error, message):
+    with pytest.raises(error, match=message):
+        make()

@@ -1,4 +1,5 @@
-"""Lesson 11's explorer path (cached summarizer, counter and embedder) gives run_loop's results."""
+"""Lesson 11's explorer path (memoized summarizer, counter and embedder: MemoSummarizer,
+MemoCounter, MemoEmbedder) gives run_loop's results with the plain offline components."""
 
 from __future__ import annotations
 
@@ -24,19 +25,5 @@ def test_explorer_loop_equals_plain_run_loop(budget, threshold, recall_limit):
 
 
 def test_explorer_summarizer_is_named_like_the_offline_one():
-    backend, _ = llm_app._explorer_components()
+    backend, _, _ = llm_app._explorer_components()
     assert backend.components() == llm_app.offline_backend().components()
-
-
-def test_memo_embedder_rows_equal_the_embedder():
-    import numpy as np
-
-    from memorykit.embeddings import LexicalHashingEmbedder
-
-    memo = llm_app._MemoEmbedder()
-    for text in ("the locker code is 4417", "", "the locker code is 4417"):
-        row = memo.embed([text])
-        assert np.array_equal(row, LexicalHashingEmbedder().embed([text]))
-        row[0, 0] = 99.0  # callers may write into what they get; the memo is unaffected
-    two = ["a b c", "d e f"]
-    assert np.array_equal(memo.embed(two), LexicalHashingEmbedder().embed(two))

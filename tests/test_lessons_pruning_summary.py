@@ -211,28 +211,22 @@ def test_check_pruning_choice(conv):
 @pytest.mark.parametrize("budget,threshold,target,min_recent", [
     (2000, 0.85, 0.5, 2), (1000, 0.95, 0.1, 0), (3500, 0.6, 0.55, 9),
 ])
-def test_fast_summarizer_is_identical(conv, budget, threshold, target, min_recent):
-    slow = SummaryBuffer(budget, threshold, target, min_recent)
+def test_run_summary_buffer_measures_a_plain_summary_buffer(conv, budget, threshold, target,
+                                                             min_recent):
+    """The lesson's replay (one summarizer with warm memos, a memo counter) measures what a
+    SummaryBuffer with its default summarizer does."""
+    plain = SummaryBuffer(budget, threshold, target, min_recent)
     for m in conv.messages:
-        slow.add(m)
+        plain.add(m)
     run = sa.run_summary_buffer(conv, budget=budget, threshold=threshold, target=target,
                                 min_recent=min_recent)
-    events = slow.trace.summarizations()
+    events = plain.trace.summarizations()
     assert [e.depth for e in events] == [r.depth for r in run.rounds]
     assert [len(e.message_ids) for e in events] == [r.taken for r in run.rounds]
-    assert [s.content for s in slow.summaries()] == [run.final_summary]
-    assert conv.fact_survival(slow.messages()) == run.fact_alive
-    assert [s.after for s in slow.token_history] == list(run.after)
-
-
-def test_fast_scores_equal_library(conv):
-    from memorykit.summary import ExtractiveSummarizer
-
-    segment = conv.messages[3:60]
-    fast = sa.FastExtractiveSummarizer()
-    assert fast.score_sentences(segment) == ExtractiveSummarizer().score_sentences(segment)
-    assert fast.summarize(segment, 120) == ExtractiveSummarizer().summarize(segment, 120)
-    assert fast.summarize(segment, 0) == "" and fast.summarize([], 50) == ""
+    assert [s.content for s in plain.summaries()] == [run.final_summary]
+    assert conv.fact_survival(plain.messages()) == run.fact_alive
+    assert [s.after for s in plain.token_history] == list(run.after)
+    assert run.summarizer == plain.summarizer.name
 
 
 def test_sawtooth_facts(conv):
@@ -288,20 +282,33 @@ def test_compression_demo(conv):
         sa.compression_demo(conv, max_tokens=0)
 
 
+def _traces(fig):
+    return {t.name: (None if t.x is None else list(t.x), None if t.y is None else list(t.y))
+            for t in fig.data}
+
+
 @pytest.mark.parametrize("param,value,changed", [
-    ("budget", 3000, [0, 1, 2, 3, 4]),
-    ("threshold", 0.9, [0, 2, 4]),
-    ("target", 0.3, [0, 3, 4]),
-    ("min_recent", 8, [0, 4]),
+    ("budget", 3000, ["tokens", "budget", "threshold", "target", "summarization"]),
+    ("threshold", 0.9, ["tokens", "threshold", "summarization"]),
+    ("target", 0.3, ["tokens", "target", "summarization"]),
+    ("min_recent", 8, ["tokens", "summarization"]),
 ])
 def test_summary_explorer_updates_figure(conv, param, value, changed):
     ex = sa.SummaryExplorer(conv)
-    before = _data(ex.fig)
+    before = _traces(ex.fig)
     ex.update(**{param: value})
-    after = _data(ex.fig)
-    for i in changed:
-        assert before[i] != after[i], (param, i)
+    after = _traces(ex.fig)
+    for name in changed:
+        assert before[name] != after[name], (param, name)
+    assert before["planted"] == after["planted"]
     assert ex.summary()[param] == pytest.approx(value)
+
+
+def test_summary_explorer_settings_are_seed_004s(conv):
+    assert sa.DEFAULTS == {"budget": 2000, "threshold": 0.8, "target": 0.6, "min_recent": 3}
+    ex = sa.SummaryExplorer(conv, min_recent=5)
+    assert ex.params == {**sa.DEFAULTS, "min_recent": 5}
+    assert ex.sliders["budget"].max == 4000 and type(ex.sliders["budget"].value) is int
 
 
 def test_summary_explorer_keeps_target_below_threshold(conv):

@@ -130,9 +130,17 @@ def test_probe_conversations_are_prefixes_of_the_longest():
     ("A", 12, 1.5, 0.7, 0.65), ("B", 20, 1.5, 0.7, 0.65), ("B", 8, 2.5, 0.45, 0.65),
     ("C", 20, 1.5, 0.7, 0.65), ("C", 16, 1.5, 0.7, 0.25), ("D", 20, 1.5, 0.7, 0.3),
 ])
-def test_fast_curves_equal_fresh_build_context(letter, window, factor, e, s):
-    """The explorer's captured fast path returns the contexts build_context returns."""
-    assert aa.curve(letter, window, factor, e, s) == aa.reference_curve(letter, window, factor, e, s)
+def test_lesson_curves_equal_fresh_build_context(letter, window, factor, e, s):
+    """The explorer's curves (captured probes, memoized components) are what fresh
+    architectures' build_context gives."""
+    from memorykit.longterm import EpisodicSettings, SemanticSettings, make_architectures
+
+    run = aa.probe_run()
+    fresh = make_architectures(
+        window=window, episodic=EpisodicSettings(stm_limit=window, consolidation_factor=factor,
+                                                 threshold=e),
+        semantic=SemanticSettings(threshold=s), critic=aa.booking_critic())[letter]
+    assert aa.curve(letter, window, factor, e, s) == run.reference_curve(fresh)
 
 
 def test_curves_shape_and_expected_order():
@@ -145,9 +153,9 @@ def test_curves_shape_and_expected_order():
     assert c["D"].recall == c["C"].recall
 
 
-@pytest.mark.parametrize("kw,name", [({"window": 0}, "window"),
+@pytest.mark.parametrize("kw,name", [({"window": 0}, "window must be >= 1, got 0"),
                                      ({"consolidation_factor": 0.5}, "consolidation_factor"),
-                                     ({"semantic_threshold": "x"}, "semantic_threshold")])
+                                     ({"semantic_threshold": "x"}, "threshold .*'x'")])
 def test_bad_architecture_parameters_are_named(kw, name):
     with pytest.raises((ValueError, TypeError), match=name):
         aa.ArchitecturesExplorer(**kw)
@@ -155,10 +163,13 @@ def test_bad_architecture_parameters_are_named(kw, name):
 
 def test_architectures_explorer_slider_changes_the_figure():
     ex = aa.ArchitecturesExplorer()
-    before = list(ex.fig.data[2].y)
+    before = list(ex.trace("C semantic").y)
+    b_before = list(ex.trace("B episodic").y)
     ex.update(semantic_threshold=0.3)
-    assert list(ex.fig.data[2].y) != before
+    assert list(ex.trace("C semantic").y) != before
+    assert list(ex.trace("B episodic").y) == b_before  # B has no semantic threshold
     assert ex.summary()["semantic_threshold"] == 0.3
+    assert list(ex.trace("C semantic: tokens").y) == list(aa.curve("C", 20, 1.5, 0.7, 0.3).tokens)
 
 
 def test_recall_table_comparison_and_reasons():
@@ -185,7 +196,7 @@ def test_learned_rules_cite_the_mistake_and_only_d_adapts():
 
 def test_episodic_select_with_a_threshold_matches_recall():
     from memorykit.longterm.episodic import EpisodicMemory, EpisodicSettings
-    from memorykit.longterm.protocol import probe_conversation
+    from memorykit.scenarios.probes import probe_conversation
 
     conv = probe_conversation(50)
     low = EpisodicMemory(EpisodicSettings(threshold=0.3))

@@ -13,13 +13,13 @@ from memorykit.longterm import (
     ReflectionSettings,
     make_architectures,
 )
-from memorykit.longterm.protocol import (
+from memorykit.messages import MessageFactory
+from memorykit.scenarios.probes import (
     adaptability_scenario,
     asks_for_confirmation,
     booking_actor,
     booking_critic,
 )
-from memorykit.messages import MessageFactory
 
 
 def test_booking_mistake_becomes_a_cited_rule_and_only_d_adapts():

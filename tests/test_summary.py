@@ -1,11 +1,16 @@
-"""ExtractiveSummarizer: scoring by hand, the token cap, determinism, summaries of summaries."""
+"""ExtractiveSummarizer: scoring by hand, the token cap, determinism, summaries of summaries;
+its memos and MemoSummarizer."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+from pathlib import Path
+
 import pytest
 
-from memorykit.messages import MessageFactory
-from memorykit.summary import ExtractiveSummarizer, Summarizer
+from memorykit.messages import Message, MessageFactory
+from memorykit.summary import ExtractiveSummarizer, MemoSummarizer, Summarizer
 from memorykit.tokens import Tokenizer
 
 
@@ -104,3 +109,93 @@ def test_validation():
     with pytest.raises(TypeError, match="messages must hold Message records"):
         ExtractiveSummarizer().summarize(["hi"], 10)
     assert ExtractiveSummarizer().summarize([], 10) == ""
+
+
+# ------------------------------------------------------------ memos
+_REPLAYS = json.loads((Path(__file__).parent / "fixtures" / "summary_replays_d8826d0.json")
+                      .read_text(encoding="utf-8"))
+
+
+class _Recording:
+    """Passes summaries through and keeps every text written."""
+
+    def __init__(self, inner, written):
+        self.inner, self.written = inner, written
+
+    def summarize(self, messages, max_tokens):
+        text = self.inner.summarize(messages, max_tokens)
+        self.written.append(text)
+        return text
+
+
+def _replay_digest(summarizer, budget, threshold, target, min_recent):
+    from memorykit.buffers.summary_buffer import SummaryBuffer
+    from memorykit.lessons.data import default_conversation
+
+    written: list[str] = []
+    buf = SummaryBuffer(budget, threshold, target, min_recent,
+                        summarizer=_Recording(summarizer, written))
+    for m in default_conversation().messages:
+        buf.add(m)
+    return len(written), hashlib.sha256("\x00".join(written).encode()).hexdigest()
+
+
+@pytest.mark.parametrize("cache_size", [16_384, 3, 0])
+def test_summaries_equal_the_ones_before_the_memos(cache_size):
+    """Every summary of eight replays of the default conversation, one summarizer reused
+    across them (its memos full of earlier replays' sentences, or nearly off), is the text
+    the summarizer wrote before it remembered anything (hashes in the fixture)."""
+    summarizer = ExtractiveSummarizer(cache_size=cache_size)
+    for r in _REPLAYS["replays"]:
+        got = _replay_digest(summarizer, r["budget"], r["threshold"], r["target"], r["min_recent"])
+        assert got == (r["summaries"], r["sha256"]), r
+    assert len(summarizer._analysed) <= cache_size and len(summarizer._splits) <= cache_size
+
+
+def test_a_message_is_split_by_its_role_and_kind_not_its_id():
+    f = MessageFactory(WordCounter())
+    s = ExtractiveSummarizer(WordCounter())
+    user, assistant = f.user("I live in Oslo."), f.assistant("I live in Oslo.")
+    assert s.summarize([user], 50) == "user: I live in Oslo."
+    assert s.summarize([assistant], 50) == "assistant: I live in Oslo."
+    summary = f.summary("I live in Oslo.", [user])
+    assert s.summarize([summary], 50) == "I live in Oslo."
+    with pytest.raises(AttributeError):
+        s.label_roles = False  # the memos depend on it
+
+
+def test_memo_summarizer_remembers_by_ids_contents_and_cap():
+    f = MessageFactory(WordCounter())
+    calls = []
+
+    class Counting(ExtractiveSummarizer):
+        def summarize(self, messages, max_tokens):
+            calls.append(max_tokens)
+            return super().summarize(messages, max_tokens)
+
+    memo = MemoSummarizer(Counting(WordCounter()), maxsize=2)
+    assert (memo.name, memo.is_llm) == ("extractive(words)", False)
+    a = f.user("My flight to Rome leaves at 7pm. Hello there.")
+    same_id_other_text = Message(a.id, "user", "My train to Oslo leaves at 9am.", 7, 11)
+    short = "user: My flight to Rome leaves at 7pm."
+    assert memo.summarize([a], 8) == short and memo.summarize([a], 8) == short
+    assert calls == [8]  # remembered
+    assert memo.summarize([same_id_other_text], 8) == "user: My train to Oslo leaves at 9am."
+    assert memo.summarize([a], 20) == short + " user: Hello there."  # another cap
+    assert calls == [8, 8, 20]
+    memo.summarize([a.with_importance(0.1)], 20)  # another weight: summarized afresh
+    assert calls == [8, 8, 20, 20] and len(memo._summaries) == 2
+    memo.summarize([a], 8)  # bounded: the least recently used left
+    assert calls == [8, 8, 20, 20, 8]
+
+
+@pytest.mark.parametrize("make, error, message", [
+    (lambda: MemoSummarizer(object()), TypeError, "summarizer must have a summarize"),
+    (lambda: MemoSummarizer(maxsize=0), ValueError, "maxsize must be >= 1, got 0"),
+    (lambda: MemoSummarizer().summarize(["hi"], 5), TypeError, "got 'hi'"),
+    (lambda: MemoSummarizer().summarize([], -2), ValueError, "max_tokens must be >= 0, got -2"),
+    (lambda: ExtractiveSummarizer(cache_size=-1), ValueError, "cache_size must be >= 0, got -1"),
+])
+def test_memo_validation_names_the_value(make, error, message):
+    with pytest.raises(error, match=message):
+        make()

@@ -135,3 +135,37 @@ def test_context_budget_picture_of_seed_004():
     assert budget.fractions()["response reserve"] == pytest.approx(0.9453125)
     with pytest.raises(ValueError, match="add up to 9000 tokens, more than context_window=8000"):
         ContextBudget(context_window=8000, memory=4000)
+
+
+class _Counting:
+    encoding = "words"
+
+    def __init__(self):
+        self.asked = []
+
+    def count(self, text):
+        self.asked.append(text)
+        return len(text.split())
+
+
+def test_memo_counter_counts_each_text_once_and_forgets_the_least_recent():
+    inner = _Counting()
+    memo = tokens.MemoCounter(inner, maxsize=2)
+    assert isinstance(memo, tokens.TokenCounter) and memo.encoding == "words"
+    assert [memo.count(t) for t in ("a b", "a b", "c", "a b")] == [2, 2, 1, 2]
+    assert inner.asked == ["a b", "c"]
+    memo.count("d e f")  # a third text: "c", the least recently used, leaves
+    memo.count("c")
+    assert inner.asked == ["a b", "c", "d e f", "c"]
+    assert memo.cache_info().currsize == 2
+    assert tokens.MemoCounter().count("hello world") == Tokenizer().count("hello world")
+
+
+@pytest.mark.parametrize("make, error, message", [
+    (lambda: tokens.MemoCounter(object()), TypeError, "counter must have a count"),
+    (lambda: tokens.MemoCounter(maxsize=0), ValueError, "maxsize must be >= 1, got 0"),
+    (lambda: tokens.MemoCounter().count(["hi"]), TypeError, r"text must be a str, got \['hi'\]"),
+])
+def test_memo_counter_validation_names_the_value(make, error, message):
+    with pytest.raises(error, match=message):
+        make()

@@ -1,71 +1,49 @@
 """Lesson 10: seed 003's four memory architectures on inject / distract / probe.
 
-Pure computation (tested, benchmarked):
+* ``probe_run()``: the lesson's ``ProbeCheckpoints`` (``memorykit.evaluation.recall_curves``:
+  one seeded conversation whose prefixes are the conversations with fewer distractors),
+  its components memoized (``MemoCounter``, ``MemoEmbedder``, ``MemoSummarizer``).
+* ``curve(letter, window, factor, episodic_threshold, semantic_threshold)``: recall (the
+  fact's key in the built context) and mean tokens per call at every checkpoint, memoized
+  per architecture on the parameters it depends on: a threshold move re-selects captured
+  probes, a window or factor move re-ingests only the architectures it changes.
+* ``recall_table``, ``why_missed``, ``seed_comparison``: the benchmark beside seed 003's
+  numbers, and for B and C every probe with the computed reason it was or was not recalled.
+* ``learned_rules(distractors)``: what D's critic learned in the booking scenario, with
+  the messages each rule cites, and every architecture's reply to the second request.
 
-* ``probe_run()``: ONE seeded conversation (four facts at the start, then
-  ``max(DISTRACTORS)`` distractor turns). The conversation with N distractors
-  is a prefix of it (``probe_conversation`` is seeded turn by turn; a test
-  checks it), so "recall after N distractor turns" is measured by asking the
-  four questions at each checkpoint while the architectures ingest the
-  conversation once, incrementally, as a running agent would.
-* ``curve(letter, window, factor, episodic_threshold, semantic_threshold)``:
-  recall (the fact's key in the built context) and mean tokens per call at
-  every checkpoint for one architecture, built with the library's own
-  ``make_architectures`` classes (no re-implementation of their logic).
-  Memoized per architecture on the parameters it depends on; the embedder and
-  the summarizer are wrapped in caches (same text -> same vector / summary), so
-  a slider move re-runs only the architectures it changes, without
-  re-embedding or re-summarizing text already seen.
-* ``why_missed(distractors, ...)``: for B and C, every probe with the reason
-  it was or was not recalled (score vs threshold, key dropped by the summary,
-  still in the window): the computed explanation of the table's differences
-  from seed 003.
-* ``learned_rules(distractors)``: what D's critic learned in the booking
-  (adaptability) scenario, with the messages each rule cites, and what each
-  architecture's actor replied to the second booking request.
-
-Explorer: ``ArchitecturesExplorer`` (sliders: window, consolidation factor,
-episodic threshold, semantic threshold; recall and tokens per call vs
-distractor turns for A-D). Everything is offline: the embedder is the lexical
-hashing embedder (word overlap, not meaning), the summarizer extractive, the
-critic and actor scripted; none of them is a language model.
+Explorer: ``ArchitecturesExplorer`` (window, consolidation factor, episodic and semantic
+thresholds; recall and tokens per call vs distractor turns for A-D). Everything is offline:
+the embedder is lexical (word overlap, not meaning), the summarizer extractive, the critic
+and actor scripted; none of them is a language model.
 Taught in ``notebooks/10_architectures.ipynb``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from memorykit._validate import require_int, require_real
-from memorykit.embeddings import LexicalHashingEmbedder
-from memorykit.lessons._app import LessonExplorer, _go, float_slider, int_slider
+from memorykit._validate import require_int
+from memorykit.embeddings import MemoEmbedder
+from memorykit.evaluation.recall_benchmark import SEED_003_RECALL, run_benchmark
+from memorykit.evaluation.recall_curves import Captured, Curve, ProbeCheckpoints
+from memorykit.lessons._app import LessonExplorer, Setting, _go, defaults
 from memorykit.lessons._figure import legend_below
-from memorykit.longterm._context import Part, fit, request_time
-from memorykit.longterm.architectures import (
-    ContextWindowArchitecture,
-    EpisodicArchitecture,
-    ReflectionArchitecture,
-    SemanticArchitecture,
-    make_architectures,
-    window_parts,
-)
+from memorykit.longterm.architectures import ReflectionArchitecture, make_architectures
 from memorykit.longterm.episodic import EpisodicSettings, explain
-from memorykit.longterm.protocol import (
-    SEED_003_RECALL,
+from memorykit.longterm.semantic import SemanticSettings
+from memorykit.scenarios.probes import (
     adaptability_scenario,
     asks_for_confirmation,
     booking_actor,
     booking_critic,
     probe_conversation,
-    run_benchmark,
 )
-from memorykit.longterm.semantic import SemanticSettings
-from memorykit.summary import ExtractiveSummarizer
-from memorykit.tokens import Tokenizer
+from memorykit.summary import ExtractiveSummarizer, MemoSummarizer
+from memorykit.tokens import MemoCounter
 
 DISTRACTORS: tuple[int, ...] = (0, 5, 10, 15, 20, 30, 40, 50, 75, 100)
 """Checkpoints of the explorer's x axis (distractor turns after the facts)."""
@@ -73,203 +51,52 @@ BUDGET = 2000
 """Context budget in billed tokens (as in ``bench.architectures``)."""
 LETTERS = ("A", "B", "C", "D")
 NAMES = {"A": "A context window", "B": "B episodic", "C": "C semantic", "D": "D reflection"}
-
-
-# ------------------------------------------------------------ cached components
-class CachedEmbedder:
-    """The offline lexical embedder with a memo: a text seen before is not embedded again."""
-
-    def __init__(self) -> None:
-        self.inner = LexicalHashingEmbedder()
-        self.dimension = self.inner.dimension
-        self.name = self.inner.name
-        self._memo: dict[str, np.ndarray] = {}
-
-    def embed(self, texts: Any) -> np.ndarray:
-        missing = [t for t in dict.fromkeys(texts) if t not in self._memo]
-        if missing:
-            for t, v in zip(missing, self.inner.embed(missing)):
-                self._memo[t] = v
-        if not len(texts):
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.stack([self._memo[t] for t in texts])
-
-
-class CachedSummarizer:
-    """The extractive summarizer (not an LLM) with a memo keyed by the messages and the cap."""
-
-    is_llm = False
-
-    def __init__(self, counter: Any) -> None:
-        self.inner = ExtractiveSummarizer(counter)
-        self.name = getattr(self.inner, "name", "extractive")
-        self._memo: dict[tuple[Any, ...], str] = {}
-
-    def summarize(self, messages: Any, max_tokens: int) -> str:
-        key = (tuple(m.id for m in messages), max_tokens)
-        text = self._memo.get(key)
-        if text is None:
-            text = self._memo[key] = self.inner.summarize(messages, max_tokens)
-        return text
-
-
-class CachedCounter:
-    """cl100k_base token counts with a memo (the same text is priced many times)."""
-
-    def __init__(self) -> None:
-        self.inner = Tokenizer()
-        self.encoding = self.inner.encoding
-        self._memo: dict[str, int] = {}
-
-    def count(self, text: str) -> int:
-        n = self._memo.get(text)
-        if n is None:
-            n = self._memo[text] = self.inner.count(text)
-        return n
-
-
-@dataclass(frozen=True)
-class ProbeRun:
-    messages: list[Any]
-    facts: list[Any]
-    cuts: tuple[int, ...]
-    """Messages in the conversation with DISTRACTORS[k] distractor turns."""
-    counter: CachedCounter
-    embedder: CachedEmbedder
-    summarizer: CachedSummarizer
+WINDOWS: tuple[int, ...] = tuple(range(4, 41, 4))
+"""The window slider's values: the explorer captures them all up front."""
+SETTINGS = (
+    Setting("window", "window W (messages)", 20, WINDOWS[0], WINDOWS[-1], WINDOWS[1] - WINDOWS[0]),
+    Setting("consolidation_factor", "B consolidation factor", 1.5, 1.0, 3.0, 0.25),
+    Setting("episodic_threshold", "B episodic threshold", 0.7, 0.3, 0.95, 0.05),
+    Setting("semantic_threshold", "C/D cosine threshold", 0.65, 0.2, 0.9, 0.05),
+)
+"""The explorer's sliders, at seed 003's settings."""
+DEFAULTS = defaults(SETTINGS)
 
 
 @lru_cache(maxsize=1)
-def probe_run() -> ProbeRun:
-    """The longest probe conversation and the checkpoint of each distractor count."""
-    counter = CachedCounter()
-    full = probe_conversation(max(DISTRACTORS), counter=counter)
-    cuts = []
-    for n in DISTRACTORS:
-        part = probe_conversation(n, counter=counter)
-        if [m.content for m in part.messages] != [m.content for m in full.messages[: len(part.messages)]]:
-            raise RuntimeError(f"probe_conversation({n}) is not a prefix of the longest one")
-        cuts.append(len(part.messages))
-    return ProbeRun(full.messages, full.facts, tuple(cuts), counter, CachedEmbedder(),
-                    CachedSummarizer(counter))
+def probe_run() -> ProbeCheckpoints:
+    """The longest probe conversation, its checkpoints and the shared memoized components."""
+    counter = MemoCounter()
+    return ProbeCheckpoints(DISTRACTORS, budget=BUDGET, counter=counter,
+                            embedder=MemoEmbedder(),
+                            summarizer=MemoSummarizer(ExtractiveSummarizer(counter)))
 
 
 def check_params(window: int, factor: float, episodic_threshold: float,
                  semantic_threshold: float) -> tuple[int, float, float, float]:
-    """Validated parameters (ValueError names the bad one)."""
+    """The parameters as memo keys, once the settings classes accepted them (a ValueError
+    or TypeError names a bad one)."""
     window = require_int("window", window, minimum=1)
-    factor = require_real("consolidation_factor", factor)
-    if factor < 1:
-        raise ValueError(f"consolidation_factor must be >= 1, got {factor!r}")
-    e = require_real("episodic_threshold", episodic_threshold)
-    s = require_real("semantic_threshold", semantic_threshold)
-    return window, round(float(factor), 4), round(float(e), 4), round(float(s), 4)
-
-
-@dataclass(frozen=True)
-class Curve:
-    letter: str
-    recall: tuple[float, ...]
-    """Share of the probes whose fact key is in the built context, per checkpoint."""
-    tokens: tuple[float, ...]
-    """Mean billed prompt tokens per call, per checkpoint."""
-    missed: tuple[tuple[str, ...], ...]
-    """Fact keys not recalled, per checkpoint."""
-
-
-@dataclass(frozen=True)
-class _Probe:
-    """One question at one checkpoint, captured once: everything but the threshold's choice."""
-
-    key: str
-    query: str
-    now: float
-    before: list[Part]
-    """Instructions (and D's rules)."""
-    after: list[Part]
-    """The short-term window and the current input."""
-    candidates: list[Any]
-    """B: every episode's score; C/D: the best units outside the window (any score)."""
-
-
-def _score(probes: list[list[_Probe]], arch: Any, threshold: float) -> Curve:
-    """Select with ``threshold`` (the architecture's own ``recalled_parts``), fit the budget
-    with the library's ``fit``: the same context ``build_context`` would return (a test checks)."""
-    recall, tokens, missed = [], [], []
-    fmt = arch.pricer.chat_format
-    for row in probes:
-        hits, toks, miss = 0, [], []
-        for p in row:
-            parts = p.before + arch.recalled_parts(p.query, p.now, None, p.candidates, threshold) + p.after
-            ctx = fit(parts, BUDGET, arch.name, fmt, None)
-            if any(p.key in item.content for item in ctx.items):
-                hits += 1
-            else:
-                miss.append(p.key)
-            toks.append(ctx.tokens)
-        recall.append(hits / len(row))
-        tokens.append(float(np.mean(toks)))
-        missed.append(tuple(miss))
-    return Curve(arch.letter, tuple(recall), tuple(tokens), tuple(missed))
+    episodic = EpisodicSettings(stm_limit=window, consolidation_factor=factor,
+                                threshold=episodic_threshold)
+    semantic = SemanticSettings(threshold=semantic_threshold)
+    return (window, round(float(episodic.consolidation_factor), 4),
+            round(float(episodic.threshold), 4), round(float(semantic.threshold), 4))
 
 
 @lru_cache(maxsize=64)
 def _window_curve(window: int) -> Curve:
-    """A: the library's ``build_context`` at every checkpoint (it is cheap)."""
-    run = probe_run()
-    arch = ContextWindowArchitecture(window, counter=run.counter)
-    recall, tokens, missed = [], [], []
-    for cut in run.cuts:
-        ctxs = [(f.key, arch.build_context(run.messages[:cut], f.question, BUDGET)) for f in run.facts]
-        hit = [any(k in i.content for i in c.items) for k, c in ctxs]
-        recall.append(sum(hit) / len(hit))
-        tokens.append(float(np.mean([c.tokens for _, c in ctxs])))
-        missed.append(tuple(k for (k, _), h in zip(ctxs, hit) if not h))
-    return Curve("A", tuple(recall), tuple(tokens), tuple(missed))
+    return probe_run().window_curve(window)
 
 
 @lru_cache(maxsize=64)
-def _episodic_capture(window: int, factor: float) -> tuple[Any, list[list[_Probe]]]:
-    """B ingests the conversation once; at each checkpoint every episode is scored per question."""
-    run = probe_run()
-    arch = EpisodicArchitecture(EpisodicSettings(stm_limit=window, consolidation_factor=factor),
-                                summarizer=run.summarizer, counter=run.counter)
-    probes = []
-    for cut in run.cuts:
-        history = run.messages[:cut]
-        arch.sync(history)
-        now = request_time(history, None)
-        row = []
-        for f in run.facts:
-            row.append(_Probe(f.key, f.question, now, arch._instruction_parts(),
-                              window_parts(arch.memory.stm, arch.pricer) + arch._query_parts(f.question),
-                              arch.memory.score(f.question, now)))
-        probes.append(row)
-    return arch, probes
+def _episodic_capture(window: int, factor: float) -> Captured:
+    return probe_run().capture_episodic(window, factor)
 
 
 @lru_cache(maxsize=64)
-def _semantic_capture(window: int) -> tuple[Any, Any, list[list[_Probe]], list[list[_Probe]]]:
-    """D wraps C (the library's D *is* C plus rules): one ingest gives both captures."""
-    run = probe_run()
-    c = SemanticArchitecture(window, SemanticSettings(), embedder=run.embedder, counter=run.counter)
-    d = ReflectionArchitecture(c, booking_critic(), counter=run.counter)
-    pc, pd = [], []
-    for cut in run.cuts:
-        history = run.messages[:cut]
-        d.sync(history)  # syncs C as well
-        now = request_time(history, None)
-        rules = d.rule_parts()
-        rc, rd = [], []
-        for f in run.facts:
-            cands = c.recall_candidates(f.question)
-            after = window_parts(c._recent, c.pricer) + c._query_parts(f.question)
-            instr = c._instruction_parts()
-            rc.append(_Probe(f.key, f.question, now, instr, after, cands))
-            rd.append(_Probe(f.key, f.question, now, instr + rules, after, cands))
-        pc.append(rc)
-        pd.append(rd)
-    return c, d.base, pc, pd
+def _semantic_capture(window: int) -> tuple[Captured, Captured]:
+    return probe_run().capture_semantic(window)
 
 
 @lru_cache(maxsize=2048)
@@ -277,11 +104,9 @@ def _curve(letter: str, window: int, factor: float, threshold: float) -> Curve:
     if letter == "A":
         return _window_curve(window)
     if letter == "B":
-        arch, probes = _episodic_capture(window, factor)
-        return _score(probes, arch, threshold)
-    c, base, pc, pd = _semantic_capture(window)
-    curve_ = _score(pc if letter == "C" else pd, c, threshold)
-    return Curve(letter, curve_.recall, curve_.tokens, curve_.missed)
+        return probe_run().score(_episodic_capture(window, factor), threshold)
+    c, d = _semantic_capture(window)
+    return probe_run().score(c if letter == "C" else d, threshold)
 
 
 def curve(letter: str, window: int = 20, factor: float = 1.5, episodic_threshold: float = 0.7,
@@ -302,10 +127,6 @@ def curve(letter: str, window: int = 20, factor: float = 1.5, episodic_threshold
     return _curve(letter, w, 1.5, s)
 
 
-WINDOWS: tuple[int, ...] = tuple(range(4, 41, 4))
-"""The window slider's values: the explorer captures them all up front."""
-
-
 def warm(factor: float = 1.5) -> None:
     """Capture every window of the slider (A, C, D; B at ``factor``) so window moves are lookups."""
     for w in WINDOWS:
@@ -317,28 +138,6 @@ def warm(factor: float = 1.5) -> None:
 def curves(window: int = 20, factor: float = 1.5, episodic_threshold: float = 0.7,
            semantic_threshold: float = 0.65) -> dict[str, Curve]:
     return {k: curve(k, window, factor, episodic_threshold, semantic_threshold) for k in LETTERS}
-
-
-def reference_curve(letter: str, window: int = 20, factor: float = 1.5,
-                    episodic_threshold: float = 0.7, semantic_threshold: float = 0.65) -> Curve:
-    """The same curve the slow, obvious way: fresh architectures, ``build_context`` per question.
-
-    Used by the tests to prove the captured fast path returns the same contexts."""
-    w, f, e, s = check_params(window, factor, episodic_threshold, semantic_threshold)
-    arch = make_architectures(window=w, episodic=EpisodicSettings(stm_limit=w, consolidation_factor=f,
-                                                                  threshold=e),
-                              semantic=SemanticSettings(threshold=s), critic=booking_critic(),
-                              counter=probe_run().counter)[letter]
-    run = probe_run()
-    recall, tokens, missed = [], [], []
-    for cut in run.cuts:
-        ctxs = [(fact.key, arch.build_context(run.messages[:cut], fact.question, BUDGET))
-                for fact in run.facts]
-        hit = [any(k in i.content for i in c.items) for k, c in ctxs]
-        recall.append(sum(hit) / len(hit))
-        tokens.append(float(np.mean([c.tokens for _, c in ctxs])))
-        missed.append(tuple(k for (k, _), h in zip(ctxs, hit) if not h))
-    return Curve(letter, tuple(recall), tuple(tokens), tuple(missed))
 
 
 # ------------------------------------------------------------------ the table
@@ -394,7 +193,7 @@ def why_missed(distractors: int = 50, window: int = 20) -> list[dict[str, Any]]:
                    + ("" if kept else "; its summary dropped the key (the abstracted ghost)"))
         out.append({"arch": "B", "question": f.question, "key": f.key, "recalled": hit, "why": why})
     c.sync(conv.messages)
-    in_window = {m.id for m in c._recent}
+    in_window = {m.id for m in c.short_term_messages()}
     for f in conv.facts:
         ctx = c.build_context(conv.messages, f.question, BUDGET)
         hit = f.key in "\n".join(i.content for i in ctx.items)
@@ -464,15 +263,6 @@ def learned_rules(distractors: int = 50) -> dict[str, Any]:
             "replies": replies}
 
 
-def print_rows(rows: list[dict[str, Any]]) -> None:
-    """A list of flat dicts as a fixed-width table."""
-    keys = list(rows[0])
-    widths = [max(len(k), *(len(str(r[k])) for r in rows)) for k in keys]
-    print("  ".join(k.ljust(w) for k, w in zip(keys, widths)))
-    for r in rows:
-        print("  ".join(str(r[k]).ljust(w) for k, w in zip(keys, widths)))
-
-
 # ---------------------------------------------------------------- explorer
 _COLORS = {"A": "#7f7f7f", "B": "#ff7f0e", "C": "#1f77b4", "D": "#2ca02c"}
 
@@ -482,24 +272,14 @@ class ArchitecturesExplorer(LessonExplorer):
 
     title = "Recall and tokens per call vs distractor turns (offline components)"
 
-    def __init__(self, window: int = 20, consolidation_factor: float = 1.5,
-                 episodic_threshold: float = 0.7, semantic_threshold: float = 0.65) -> None:
-        check_params(window, consolidation_factor, episodic_threshold, semantic_threshold)
-        warm(consolidation_factor)
-        super().__init__(window=window, consolidation_factor=consolidation_factor,
-                         episodic_threshold=episodic_threshold, semantic_threshold=semantic_threshold)
+    settings = SETTINGS
 
-    def _make_sliders(self, params: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "window": int_slider("window W (messages)", params["window"], WINDOWS[0], WINDOWS[-1],
-                                 WINDOWS[1] - WINDOWS[0]),
-            "consolidation_factor": float_slider("B consolidation factor", params["consolidation_factor"],
-                                                 1.0, 3.0, 0.25),
-            "episodic_threshold": float_slider("B episodic threshold", params["episodic_threshold"],
-                                               0.3, 0.95, 0.05),
-            "semantic_threshold": float_slider("C/D cosine threshold", params["semantic_threshold"],
-                                               0.2, 0.9, 0.05),
-        }
+    def __init__(self, **params: Any) -> None:
+        start = {**DEFAULTS, **params}
+        check_params(start["window"], start["consolidation_factor"],
+                     start["episodic_threshold"], start["semantic_threshold"])
+        warm(start["consolidation_factor"])
+        super().__init__(**params)
 
     def _make_figure(self) -> Any:
         from plotly.subplots import make_subplots
@@ -510,7 +290,8 @@ class ArchitecturesExplorer(LessonExplorer):
         for col in (1, 2):
             for k in LETTERS:
                 # C and D often coincide: D is drawn thinner and dotted on top of a wider C
-                fig.add_scatter(name=NAMES[k], x=list(DISTRACTORS), y=[0] * len(DISTRACTORS),
+                fig.add_scatter(name=NAMES[k] if col == 1 else f"{NAMES[k]}: tokens",
+                                legendgroup=k, x=list(DISTRACTORS), y=[0] * len(DISTRACTORS),
                                 mode="lines+markers", row=1, col=col, showlegend=col == 1,
                                 marker=dict(size=5 if k == "D" else 8,
                                             symbol="diamond" if k == "D" else "circle"),
@@ -528,9 +309,9 @@ class ArchitecturesExplorer(LessonExplorer):
                       p["semantic_threshold"])
 
     def _draw(self, result: dict[str, Curve]) -> None:
-        for i, k in enumerate(LETTERS):
-            self.fig.data[i].y = list(result[k].recall)
-            self.fig.data[4 + i].y = list(result[k].tokens)
+        for k in LETTERS:
+            self.trace(NAMES[k]).y = list(result[k].recall)
+            self.trace(f"{NAMES[k]}: tokens").y = list(result[k].tokens)
 
     def summary(self) -> dict[str, Any]:
         r: dict[str, Curve] = self.result
@@ -560,6 +341,6 @@ class ArchitecturesExplorer(LessonExplorer):
 
 
 __all__ = [
-    "ArchitecturesExplorer", "BUDGET", "DISTRACTORS", "curve", "curves", "learned_rules",
-    "print_rows", "probe_run", "recall_table", "seed_comparison", "why_missed",
+    "ArchitecturesExplorer", "BUDGET", "DEFAULTS", "DISTRACTORS", "SETTINGS", "curve", "curves",
+    "learned_rules", "probe_run", "recall_table", "seed_comparison", "why_missed",
 ]

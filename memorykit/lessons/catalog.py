@@ -57,7 +57,8 @@ CATALOG: tuple[Lesson, ...] = (
            "The token sawtooth, summaries of summaries, which planted facts survive, and the "
            "compression pipeline beside it.",
            ("memorykit.buffers.summary_buffer", "memorykit.summary",
-            "memorykit.buffers.compression"), ("001", "004")),
+            "memorykit.buffers.compression", "memorykit.evaluation.summary_replay"),
+           ("001", "004")),
     Lesson(4, "04_entity_memory.ipynb", "Entity working memory",
            "Which page do you mean? Entities in a sliding window, relevance eviction, TTL and "
            "reference resolution.",
@@ -88,12 +89,13 @@ CATALOG: tuple[Lesson, ...] = (
     Lesson(10, "10_architectures.ipynb", "Memory architectures compared",
            "Context window, episodic, semantic and reflective memory on seed 003's "
            "inject/distract/probe benchmark: recall vs distractors, tokens per call, learned rules.",
-           ("memorykit.longterm.architectures", "memorykit.longterm.protocol",
+           ("memorykit.longterm.architectures", "memorykit.scenarios.probes",
+            "memorykit.evaluation.recall_benchmark", "memorykit.evaluation.recall_curves",
             "memorykit.longterm.reflection"), ("003",)),
     Lesson(11, "11_llm_in_the_loop.ipynb", "LLM in the loop",
            "The same memories driving a real model over an OpenAI-compatible API when one is "
            "configured, and the offline components otherwise, saying which.",
-           ("memorykit.llm",), ("003", "004")),
+           ("memorykit.llm", "memorykit.evaluation.service_loop"), ("003", "004")),
     Lesson(12, "12_parameter_tuning.ipynb", "Parameter tuning",
            "Evidence recall at a token budget: recall surfaces, Pareto fronts across policies, "
            "per-category breakdowns, on simulated data or a local LoCoMo copy.",

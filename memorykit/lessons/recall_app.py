@@ -33,10 +33,11 @@ from memorykit.lessons._figure import heat_grid, legend_below
 from memorykit.lessons.data import GYM_SESSIONS
 from memorykit.longterm.episodic import (HOUR, EpisodicMemory, episode_scores,
                                          full_match_horizon_seconds, overlap_needed)
-from memorykit.longterm.protocol import probe_conversation
+from memorykit.scenarios.probes import probe_conversation
 from memorykit.longterm.semantic import SemanticMemory, SemanticSettings
 from memorykit.longterm.service import LongTermSettings, MemoryService
 from memorykit.messages import MessageFactory
+from memorykit.scenarios.probes import probe_conversation
 
 OVERLAPS = np.linspace(0.0, 1.0, 101)
 """Keyword overlap |K_e & T_q| / |T_q| on the surface's y axis."""

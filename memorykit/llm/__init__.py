@@ -9,6 +9,10 @@ classes fit the same protocols (``ChatModel``, ``Summarizer``, ``Critic``,
 ``Embedder``) and talk to any OpenAI-compatible endpoint; ``configured()``
 tells a notebook whether one is available without building a client.
 
+``memorykit.llm.backend`` chooses the components that drive a memory: the ``OpenAI*``
+ones when ``OPENAI_API_KEY`` or ``OPENAI_BASE_URL`` is set, the offline ones otherwise
+(``choose_backend``), saying which (``Backend.kind``) and never printing the key.
+
 ``memorykit.llm.testing.FakeOpenAIServer`` is a loopback OpenAI-compatible
 server (127.0.0.1 only) that the tests, and notebooks without an API key, use
 to exercise the real ``openai`` client: timeouts, retries, HTTP errors and
@@ -18,6 +22,14 @@ The ``openai`` package is optional (``pip install 'memorykit[llm]'``); it is
 imported only when a client is built or a request is made.
 """
 
+from memorykit.llm.backend import (
+    Backend,
+    choose_backend,
+    memory_reader,
+    offline_backend,
+    openai_backend,
+    safe_url,
+)
 from memorykit.llm.chat import (
     ChatModel,
     OpenAIChatModel,
@@ -56,6 +68,7 @@ __all__ = [
     "DEFAULT_MAX_RETRIES",
     "DEFAULT_SUMMARY_PROMPT",
     "DEFAULT_TIMEOUT",
+    "Backend",
     "ChatModel",
     "Critic",
     "CritiqueFailed",
@@ -73,10 +86,15 @@ __all__ = [
     "ScriptedCritic",
     "SummarizationFailed",
     "Usage",
+    "choose_backend",
     "configured",
     "describe_backend",
     "make_client",
+    "memory_reader",
+    "offline_backend",
+    "openai_backend",
     "openai_available",
     "parse_rules",
     "render_transcript",
+    "safe_url",
 ]

@@ -7,8 +7,10 @@
 * ``architectures``: A-D (and the attention window) as ``ContextPolicy``s.
 * ``vectorstore``: exact numpy cosine search; the same protocol on Qdrant.
 * ``service``: working memory per session + a long-term store (seed 004).
-* ``protocol``: seed 003's benchmark (inject facts, distract, probe; adaptability).
 * ``sentence_embedder``: all-MiniLM-L6-v2 offline, when its optional package is installed.
+
+Seed 003's benchmark over A-D is ``memorykit.evaluation.recall_benchmark`` (its scenarios:
+``memorykit.scenarios.probes``).
 
 Every memory item keeps the ids of the messages it came from, so recall is
 scored against the evidence even when the item is a summary or a rule.

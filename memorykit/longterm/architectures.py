@@ -169,13 +169,38 @@ class Architecture:
         """Every new message has been observed."""
 
     def _parts(self, query: str, now: float, trace: Trace) -> list[Part]:
-        raise NotImplementedError
+        """Every candidate part, in the order items are sent (see the module docstring)."""
+        return (
+            self.instruction_parts()
+            + self.recalled_parts(query, now, trace)
+            + self.short_term_parts()
+            + self.query_parts(query)
+        )
 
-    def _instruction_parts(self) -> list[Part]:
+    def recalled_parts(self, query: str, now: float, trace: Trace | None,
+                       candidates: list[Any] | None = None,
+                       threshold: float | None = None) -> list[Part]:
+        """The memories recalled for ``query`` (none by default; B and C recall)."""
+        return []
+
+    def short_term_messages(self) -> list[Message]:
+        """The messages of the short-term window, oldest first (none by default)."""
+        return []
+
+    # ------------------------------------------------------------ parts
+    # The pieces every context is assembled from, public so a measurement can capture a
+    # request's fixed pieces once and re-select its recalled ones for many thresholds.
+    def instruction_parts(self) -> list[Part]:
+        """The system instructions seen so far (always sent)."""
         return [Part(ContextItem.from_message(m), None) for m in self.instructions]
 
-    def _query_parts(self, query: str) -> list[Part]:
+    def query_parts(self, query: str) -> list[Part]:
+        """The current input (nothing for an empty query; always sent)."""
         return [Part(item, None) for item in self.pricer.query(query)]
+
+    def short_term_parts(self) -> list[Part]:
+        """The short-term window as parts (``window_parts``: oldest trimmed first)."""
+        return window_parts(self.short_term_messages(), self.pricer)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, seen={len(self._seen)})"
@@ -199,12 +224,8 @@ class ContextWindowArchitecture(Architecture):
     def _observe(self, message: Message) -> None:
         self._recent.append(message)
 
-    def _parts(self, query: str, now: float, trace: Trace) -> list[Part]:
-        return (
-            self._instruction_parts()
-            + window_parts(self._recent, self.pricer)
-            + self._query_parts(query)
-        )
+    def short_term_messages(self) -> list[Message]:
+        return list(self._recent)
 
 
 class EpisodicArchitecture(Architecture):
@@ -231,13 +252,8 @@ class EpisodicArchitecture(Architecture):
         if self.memory.add(message) is not None:
             self.trace.append(self.memory.trace[len(self.memory.trace) - 1])
 
-    def _parts(self, query: str, now: float, trace: Trace) -> list[Part]:
-        return (
-            self._instruction_parts()
-            + self.recalled_parts(query, now, trace)
-            + window_parts(self.memory.stm, self.pricer)
-            + self._query_parts(query)
-        )
+    def short_term_messages(self) -> list[Message]:
+        return list(self.memory.stm)
 
     def recalled_parts(
         self,
@@ -356,13 +372,8 @@ class SemanticArchitecture(Architecture):
             for c in sorted(chosen, key=lambda c: (c.turn, c.unit_id))
         ]
 
-    def _parts(self, query: str, now: float, trace: Trace) -> list[Part]:
-        return (
-            self._instruction_parts()
-            + self.recalled_parts(query, now, trace)
-            + window_parts(self._recent, self.pricer)
-            + self._query_parts(query)
-        )
+    def short_term_messages(self) -> list[Message]:
+        return list(self._recent)
 
 
 class ReflectionArchitecture(Architecture):
@@ -410,7 +421,11 @@ class ReflectionArchitecture(Architecture):
             for event in list(self.reflection.trace)[before:]:
                 self.trace.append(event)
 
+    def short_term_messages(self) -> list[Message]:
+        return self.base.short_term_messages()
+
     def rule_parts(self) -> list[Part]:
+        """The active rules, as system items (trimmed after recalled memories)."""
         return [
             Part(self.pricer.item("system", self.reflection.render(r), r.source_message_ids,
                                   "rule"), _RULE_RANK + k)
@@ -455,7 +470,7 @@ class AttentionPolicy(Architecture):
         self._buffer.add(message)
 
     def _parts(self, query: str, now: float, trace: Trace) -> list[Part]:
-        fixed = self._instruction_parts() + self._query_parts(query)
+        fixed = self.instruction_parts() + self.query_parts(query)
         # The budget isn't known here; build_context passes it through _budget.
         room = self._budget - self.pricer.chat_format.reply_primer - sum(
             p.item.tokens for p in fixed

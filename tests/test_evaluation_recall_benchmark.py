@@ -1,16 +1,13 @@
-"""Seed 003's benchmark protocol: inject, distract, probe; adaptability; the tidy table."""
+"""Seed 003's recall benchmark and its scenarios: inject, distract, probe; adaptability;
+the tidy table."""
 
 from __future__ import annotations
 
 import pytest
 
+from memorykit.evaluation.recall_benchmark import SEED_003_RECALL, BenchmarkResult, run_benchmark
 from memorykit.llm import ScriptedChatModel
-from memorykit.longterm.protocol import (
-    SEED_003_RECALL,
-    BenchmarkResult,
-    probe_conversation,
-    run_benchmark,
-)
+from memorykit.scenarios.probes import probe_conversation
 
 
 def test_probe_conversation_plants_unique_keys_before_the_distractors():
@@ -26,7 +23,7 @@ def test_probe_conversation_plants_unique_keys_before_the_distractors():
 
 
 def test_default_offline_run_is_tidy_and_shows_the_expected_shape():
-    result = run_benchmark()  # its duration: python -m bench.architectures (BENCHMARKS.md)
+    result = run_benchmark()
     assert isinstance(result, BenchmarkResult)
     assert [r["distractors"] for r in result.rows] == [10] * 4 + [25] * 4 + [50] * 4 + [100] * 4
     assert list(result.rows[0]) == list(BenchmarkResult.COLUMNS)

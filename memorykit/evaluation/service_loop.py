@@ -1,0 +1,235 @@
+"""Seed 003's probe questions through seed 004's memory service, asked of a chat model.
+
+* ``make_service(summarizer, budget=, threshold=, recall_limit=)``: seed 004's memory
+  service: a ``SummaryBuffer`` working memory (target 0.2 under the threshold) plus the
+  long-term store and auto-recall with the current input as query.
+* ``run_loop(backend, conv, ...)``: every message of a ``ProbeConversation`` added to a
+  fresh service; then, for every planted fact, the context ``[recalled] + [working
+  memory] + [current input]`` built for its question is sent to the backend's chat
+  model. A ``LoopResult`` says, per probe, the tokens sent by part, what was recalled,
+  whether the fact's key was in the context and whether the reply quotes it.
+* ``failure_case(server, behaviour, label)``: the same service on a loopback server
+  whose summarizer calls fail (timeout, HTTP 500, malformed reply): the error the
+  memory saw, and that every message added is still kept (``FailureCase.nothing_lost``).
+* ``loopback_responder``: the scripted replies (not a model) of that loopback server
+  for this loop: summaries, critiques, rule-following and memory reading.
+
+Taught in ``notebooks/11_llm_in_the_loop.ipynb``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from memorykit._validate import require_str
+from memorykit.buffers.summary_buffer import SummaryBuffer
+from memorykit.embeddings import Embedder
+from memorykit.llm.backend import Backend, memory_reader_reply
+from memorykit.llm.chat import ChatModel, OpenAIChatModel
+from memorykit.llm.client import LLMError
+from memorykit.llm.critic import DEFAULT_CRITIC_PROMPT
+from memorykit.llm.summarizer import DEFAULT_SUMMARY_PROMPT, OpenAISummarizer
+from memorykit.longterm.reflection import RULE_PREFIX
+from memorykit.longterm.service import LongTermSettings, MemoryService
+from memorykit.messages import MessageFactory
+from memorykit.scenarios.probes import ProbeConversation
+from memorykit.summary import Summarizer
+from memorykit.tokens import TokenCounter
+
+
+@dataclass(frozen=True)
+class LoopProbe:
+    """One question sent with the memory's context, and what came back."""
+
+    fact_id: str
+    question: str
+    key: str
+    tokens: int
+    """Billed prompt tokens sent: recalled + working + current (reply primer included)."""
+    recalled_tokens: int
+    working_tokens: int
+    current_tokens: int
+    recalled_ids: tuple[str, ...]
+    fact_in_context: bool
+    fact_recalled: bool
+    """The fact's own message is among what long-term recall brought back."""
+    answered: bool
+    """The reply quotes the fact's key."""
+    reply: str
+
+
+@dataclass(frozen=True)
+class LoopResult:
+    backend: str
+    """"openai" or "offline"."""
+    components: dict[str, str]
+    probes: tuple[LoopProbe, ...]
+    messages: int
+    stored: int
+    working: int
+    summarizations: int
+    chat_calls: int
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        n = len(self.probes)
+        return {
+            "backend": self.backend,
+            "messages_added": self.messages,
+            "stored_long_term": self.stored,
+            "in_working_memory": self.working,
+            "summarizations": self.summarizations,
+            "probes": n,
+            "facts_in_context": sum(p.fact_in_context for p in self.probes),
+            "facts_recalled": sum(p.fact_recalled for p in self.probes),
+            "answered": sum(p.answered for p in self.probes),
+            "mean_tokens_per_call": round(sum(p.tokens for p in self.probes) / n, 1) if n else 0.0,
+            "chat_calls": self.chat_calls,
+        }
+
+    def rows(self) -> list[dict[str, Any]]:
+        return [{"fact": p.fact_id, "tokens": p.tokens, "recalled": len(p.recalled_ids),
+                 "in_context": p.fact_in_context, "answered": p.answered} for p in self.probes]
+
+
+def make_service(summarizer: Summarizer, *, budget: int, threshold: float, recall_limit: int,
+                 batch_size: int = 1, embedder: Embedder | None = None,
+                 counter: TokenCounter | None = None) -> MemoryService:
+    """Seed 004's memory service: a SummaryBuffer working memory plus auto-recall.
+
+    ``embedder`` None is the service's default (``LexicalHashingEmbedder()``); ``counter``
+    (default ``Tokenizer()``) prices the summaries and the context's items.
+    """
+    target = round(threshold - 0.2, 4)
+    factory = None if counter is None else MessageFactory(counter, id_prefix="summary")
+    return MemoryService(
+        lambda: SummaryBuffer(budget, threshold, target, summarizer=summarizer, factory=factory),
+        LongTermSettings(recall_limit=recall_limit, batch_size=batch_size),
+        embedder=embedder, counter=counter,
+    )
+
+
+def probe(service: MemoryService, session: str, conv: ProbeConversation,
+          chat: ChatModel | None) -> tuple[LoopProbe, ...]:
+    """Ask every planted fact's question with the session's context; ``chat`` answers
+    (None: nothing is asked, replies are empty)."""
+    out = []
+    for fact in conv.facts:
+        ctx = service.get_context(session, fact.question)
+        parts = {"recalled": 0, "working": 0, "query": 0}
+        for item in ctx.items:
+            parts[item.kind if item.kind in ("recalled", "query") else "working"] += item.tokens
+        recalled = tuple(s for i in ctx.items if i.kind == "recalled" for s in i.sources)
+        in_context = any(fact.key in i.content for i in ctx.items if i.kind != "query")
+        reply = chat.complete(ctx.to_openai()) if chat is not None else ""
+        out.append(LoopProbe(fact.id, fact.question, fact.key, ctx.tokens, parts["recalled"],
+                             parts["working"], parts["query"] + ctx.chat_format.reply_primer,
+                             recalled, in_context, fact.message_id in recalled,
+                             fact.key in reply, reply))
+    return tuple(out)
+
+
+def run_loop(backend: Backend, conv: ProbeConversation, *, budget: int, threshold: float,
+             recall_limit: int, embedder: Embedder | None = None,
+             counter: TokenCounter | None = None, session: str = "probes") -> LoopResult:
+    """Add ``conv`` to a fresh memory service (``make_service`` with the backend's
+    summarizer, ``embedder`` and ``counter``) and send every probe to the backend's chat
+    model."""
+    if not isinstance(backend, Backend):
+        raise TypeError(f"backend must be a Backend, got {backend!r}")
+    require_str("session", session, non_empty=True)
+    service = make_service(backend.summarizer, budget=budget, threshold=threshold,
+                           recall_limit=recall_limit, embedder=embedder, counter=counter)
+    for m in conv.messages:
+        service.add(session, m)
+    before = getattr(backend.chat, "calls", 0)
+    probes = probe(service, session, conv, backend.chat)
+    working = service.session(session).working
+    return LoopResult(
+        backend.kind, backend.components(), probes, len(conv.messages),
+        len(service.stored_ids(session)), len(working), len(working.trace.summarizations()),
+        getattr(backend.chat, "calls", 0) - before,
+        {"budget": budget, "threshold": threshold, "recall_limit": recall_limit,
+         "distractor_turns": conv.distractor_turns, "seed": conv.seed},
+    )
+
+
+# ------------------------------------------------------------------ loopback
+@dataclass(frozen=True)
+class FailureCase:
+    behaviour: str
+    error: str
+    """The exception type and ``kind`` the memory saw."""
+    added: int
+    kept_in_working: int
+    stored_long_term: int
+
+    @property
+    def nothing_lost(self) -> bool:
+        return self.kept_in_working == self.added == self.stored_long_term
+
+
+def failure_case(server: Any, behaviour: Any, label: str, *, model: str) -> FailureCase:
+    """Add numbered facts to a small service whose summarizer asks ``model`` on ``server``
+    (a ``FakeOpenAIServer``) misbehaving as ``behaviour``, until a summary call fails."""
+    chat = OpenAIChatModel(model, server.client(timeout=0.5, max_retries=0))
+    service = make_service(OpenAISummarizer(chat), budget=200, threshold=0.8, recall_limit=3)
+    factory = MessageFactory()
+    session = "failures"
+    server.default = behaviour
+    added, error = 0, "no failure"
+    try:
+        for i in range(40):
+            added += 1
+            service.add(session, factory.user(f"Fact {i}: the locker code is {1000 + i}."))
+    except LLMError as exc:
+        cause = getattr(exc, "cause", None)
+        kind = getattr(cause, "kind", None) or getattr(exc, "kind", "?")
+        error = f"{type(exc).__name__} ({kind})"
+    finally:
+        server.default = type(behaviour).normal()
+    working = service.session(session).working
+    return FailureCase(label, error, added, len(working), len(service.stored_ids(session)))
+
+
+_LINE = re.compile(r"^\[(?P<id>[^\]]+)\] (?P<role>[^:]+): (?P<text>.*)$")
+_COMPLAINT = re.compile(r"^\W*(you should|you forgot|no,|actually)", re.IGNORECASE)
+
+
+def loopback_responder(messages: Sequence[Mapping[str, Any]]) -> str:
+    """The scripted server's replies (not a model): summaries, critiques, memory reading.
+
+    A summary request gets the first words of the transcript; a critique request
+    gets one JSON rule citing the first complaint and the assistant message
+    before it; a prompt holding a rule gets a reply asking to confirm; anything else
+    is answered by ``memory_reader_reply``.
+    """
+    system = str(messages[0].get("content") or "") if messages else ""
+    last = str(messages[-1].get("content") or "") if messages else ""
+    if system.startswith(DEFAULT_SUMMARY_PROMPT[:40]):
+        words = " ".join(line.split(": ", 1)[-1] for line in last.splitlines()).split()
+        return "Scripted summary (first words only): " + " ".join(words[:25])
+    if system.startswith(DEFAULT_CRITIC_PROMPT[:40]):
+        previous = None
+        for line in last.splitlines():
+            m = _LINE.match(line)
+            if not m:
+                continue
+            if m["role"] == "user" and previous and _COMPLAINT.search(m["text"]):
+                return ('{"rules": [{"text": "Ask the user to confirm before acting on a request.",'
+                        f' "source_message_ids": ["{previous}", "{m["id"]}"]}}]}}')
+            if m["role"] == "assistant":
+                previous = m["id"]
+        return '{"rules": []}'
+    if any(str(m.get("content", "")).startswith(RULE_PREFIX) for m in messages):
+        return "(scripted) Before I book that: shall I go ahead? Please confirm."
+    return memory_reader_reply(messages)
+
+
+__all__ = [
+    "FailureCase", "LoopProbe", "LoopResult", "failure_case", "loopback_responder",
+    "make_service", "probe", "run_loop",
+]
