@@ -1,11 +1,8 @@
 """Lesson 09: long-term memory and recall (episodic scoring, semantic threshold, auto-recall).
 
-* ``score_surface`` / ``threshold_line`` / ``surface_facts``: seed 003's episodic score
-  S = alpha * overlap + beta * exp(-age / tau) over keyword overlap x age, its threshold
-  contour and the boundary as numbers, all from ``memorykit.longterm.episodic``
-  (``episode_scores``, ``overlap_needed``, ``full_match_horizon_seconds``).
-* ``probe_episodes()``: where the episodes of seed 003's protocol (four facts, 50
-  distractor turns, the seed's defaults) sit on that surface for the four probe questions.
+* ``score_surface`` / ``threshold_line`` / ``surface_facts``: seed 003's episodic score over
+  keyword overlap x age, its threshold contour and the boundary (``memorykit.longterm.episodic``);
+  ``probe_episodes()``: where seed 003's four probe episodes sit on that surface.
 * ``semantic_matrix()`` / ``semantic_recall(threshold)``: the fact bank's questions against
   its facts in a ``SemanticMemory`` with the offline lexical embedder (word overlap, **not
   meaning**), and which facts ``SemanticMemory.recall`` returns at a threshold.
@@ -33,7 +30,6 @@ from memorykit.lessons._figure import heat_grid, legend_below
 from memorykit.lessons.data import GYM_SESSIONS
 from memorykit.longterm.episodic import (HOUR, EpisodicMemory, episode_scores,
                                          full_match_horizon_seconds, overlap_needed)
-from memorykit.scenarios.probes import probe_conversation
 from memorykit.longterm.semantic import SemanticMemory, SemanticSettings
 from memorykit.longterm.service import LongTermSettings, MemoryService
 from memorykit.messages import MessageFactory
@@ -331,14 +327,14 @@ def service_demo(recall_limit: int = 3, working_tokens: int = 150) -> dict[str, 
         clock.advance(60)
         svc.add(sid, factory.user(question))
         ctx = svc.get_context(sid)
-        working = [m for m in svc.session(sid).working]
+        working = list(svc.session(sid).working)
         recalled = [i for i in ctx.items if i.kind == "recalled"]
         out[sid] = {
             "recall_query": svc.last_recall_query,
             "working_memory": [f"{m.role}{' (summary)' if m.is_summary else ''}: {m.content}"
                                for m in working],
-            "code_verbatim_in_working_memory": any("4721" in m.content and not m.is_summary
-                                                   for m in working),
+            "code_verbatim_in_working_memory": any(
+                "4721" in m.content and not m.is_summary for m in working),
             "recalled": [f"{i.score:.3f}  {i.content}" for i in recalled],
             "code_in_context": any("4721" in i.content for i in ctx.items),
             "context_kinds": [i.kind for i in ctx.items],
@@ -348,9 +344,7 @@ def service_demo(recall_limit: int = 3, working_tokens: int = 150) -> dict[str, 
     return out
 
 
-__all__ = [
-    "AGES_H", "OVERLAPS", "EpisodicSurfaceExplorer", "SemanticThresholdExplorer",
-    "episode_verdicts", "probe_episodes",
-    "score_surface", "semantic_matrix", "semantic_recall", "separating_thresholds",
-    "service_demo", "surface_facts", "threshold_line",
-]
+__all__ = ["AGES_H", "OVERLAPS", "EpisodicSurfaceExplorer", "SemanticThresholdExplorer",
+           "episode_verdicts", "probe_episodes", "score_surface", "semantic_matrix",
+           "semantic_recall", "separating_thresholds", "service_demo", "surface_facts",
+           "threshold_line"]
