@@ -17,11 +17,11 @@ from collections.abc import Callable
 from memorykit.buffers import BufferWindow
 from memorykit.clock import StepClock
 from memorykit.context import BufferPolicy, ContextPolicy
-from memorykit.entities.context import EntityContextPolicy
+from memorykit.entities.context_policy import EntityContextPolicy
 from memorykit.evaluation import baseline_policies
-from memorykit.evaluation.toolkit import AttentionPolicy as ToolkitAttentionPolicy
+from memorykit.evaluation.toolkit import AttentionPolicy
 from memorykit.longterm import (
-    AttentionPolicy,
+    AttentionArchitecture,
     ContextWindowArchitecture,
     EpisodicArchitecture,
     EpisodicSettings,
@@ -30,7 +30,7 @@ from memorykit.longterm import (
     SemanticArchitecture,
 )
 from memorykit.scenarios.probes import booking_critic
-from memorykit.workspace.context import WorkspaceContextPolicy
+from memorykit.workspace.context_policy import WorkspaceContextPolicy
 
 from buffer_policies import POLICIES as BUFFERS
 
@@ -53,13 +53,13 @@ def _baseline(name: str) -> PolicyMaker:
 POLICIES: dict[str, PolicyMaker] = {
     **{f"buffer-{name}": _buffer(name) for name in BUFFERS},
     **{name: _baseline(name) for name in baseline_policies(BASELINE_MESSAGES)},
-    "toolkit-attention": lambda: ToolkitAttentionPolicy(),
+    "toolkit-attention": lambda: AttentionPolicy(),
     "entity": lambda: EntityContextPolicy(),
     "workspace": lambda: WorkspaceContextPolicy(),
     "A": lambda: ContextWindowArchitecture(6),
     "B": lambda: EpisodicArchitecture(EpisodicSettings(stm_limit=6)),
     "C": lambda: SemanticArchitecture(6),
     "D": lambda: ReflectionArchitecture(SemanticArchitecture(6), booking_critic()),
-    "attention": lambda: AttentionPolicy(),
+    "attention": lambda: AttentionArchitecture(),
     "service": lambda: MemoryService(lambda: BufferWindow(6)),
 }

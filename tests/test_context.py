@@ -8,7 +8,7 @@ import pytest
 from memorykit.buffers import FIFOBuffer, ImportanceBuffer
 from memorykit.context import BufferPolicy, Context, ContextItem, ContextPolicy
 from memorykit.messages import Message, MessageFactory
-from memorykit.workspace.context import WorkspaceContextPolicy
+from memorykit.workspace.context_policy import WorkspaceContextPolicy
 
 
 def test_buffer_policy_replays_history_and_keeps_provenance():

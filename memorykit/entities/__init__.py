@@ -13,7 +13,7 @@
 Taught in ``notebooks/04_entity_memory.ipynb``.
 """
 
-from memorykit.entities.context import EntityContextPolicy, IdMentionExtractor
+from memorykit.entities.context_policy import EntityContextPolicy, IdMentionExtractor
 from memorykit.entities.health import (
     HealthMetric,
     HealthThresholds,

@@ -30,7 +30,7 @@ from memorykit._validate import require_int, require_real
 from memorykit.context import Context
 from memorykit.embeddings import Embedder
 from memorykit.llm.critic import Critic
-from memorykit.longterm._context import Part, fit, request_time
+from memorykit.longterm._fitting import Part, fit, request_time
 from memorykit.longterm.architectures import (
     Architecture,
     ContextWindowArchitecture,

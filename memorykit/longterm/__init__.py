@@ -20,7 +20,7 @@ Taught in ``notebooks/10_architectures.ipynb``.
 
 from memorykit.longterm.architectures import (
     Architecture,
-    AttentionPolicy,
+    AttentionArchitecture,
     ContextWindowArchitecture,
     EpisodicArchitecture,
     ReflectionArchitecture,
@@ -57,7 +57,7 @@ __all__ = [
     "RULE_PREFIX",
     "STORAGE_SCOPES",
     "Architecture",
-    "AttentionPolicy",
+    "AttentionArchitecture",
     "ContextWindowArchitecture",
     "Episode",
     "EpisodeScore",

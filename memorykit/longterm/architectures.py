@@ -10,7 +10,7 @@
   injected into the system prompt (``reflection``). Seed 003 calls D "the
   optimal blend": it recalls like C and also adapts its behaviour.
 
-``AttentionPolicy`` adapts the query-aware ``AttentionWindow`` buffer to the
+``AttentionArchitecture`` adapts the query-aware ``AttentionWindow`` buffer to the
 same interface, so notebooks can put it in the same table.
 
 Every architecture answers ``build_context(history, query, budget)`` with the
@@ -52,7 +52,7 @@ from memorykit.clock import Clock
 from memorykit.context import Context, ContextItem, check_request
 from memorykit.embeddings import Embedder
 from memorykit.llm.critic import Critic, ScriptedCritic
-from memorykit.longterm._context import (
+from memorykit.longterm._fitting import (
     ItemPricer,
     Part,
     check_history,
@@ -438,7 +438,7 @@ class ReflectionArchitecture(Architecture):
         return base[:n_instructions] + self.rule_parts() + base[n_instructions:]
 
 
-class AttentionPolicy(Architecture):
+class AttentionArchitecture(Architecture):
     """The query-aware ``AttentionWindow`` as a ``ContextPolicy``.
 
     The whole history is the attention window's buffer; for each request the
@@ -526,7 +526,7 @@ def make_architectures(
 
 __all__ = [
     "Architecture",
-    "AttentionPolicy",
+    "AttentionArchitecture",
     "ContextWindowArchitecture",
     "EpisodicArchitecture",
     "ReflectionArchitecture",

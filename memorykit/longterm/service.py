@@ -54,7 +54,7 @@ from memorykit.buffers.summary_buffer import SummaryBuffer
 from memorykit.clock import Clock
 from memorykit.context import Context, ContextItem, check_request
 from memorykit.embeddings import Embedder, LexicalHashingEmbedder
-from memorykit.longterm._context import ItemPricer, Part, check_history, fit
+from memorykit.longterm._fitting import ItemPricer, Part, check_history, fit
 from memorykit.longterm.events import Recall, Stored
 from memorykit.longterm.semantic import UNITS, Recollection, SemanticMemory, SemanticSettings
 from memorykit.longterm.vectorstore import NumpyVectorStore, VectorStore
