@@ -14,7 +14,8 @@ compares only executed cells), no saved widget state, under 2 MB, and every cell
 nbval ignores is followed by a compared code cell that prints a text summary; every number the
 ``## Summary`` cell states is printed by a compared output (the prose cannot drift from the code);
 ``## Next`` links to the following notebook (the last one to the index); every cell that makes an
-explorer follows a markdown cell with a **Predict first** prompt.
+explorer follows a markdown cell with a **Predict first** prompt; ``## Background`` names (in
+backticks) every library module the catalog lists for the lesson.
 """
 
 from __future__ import annotations
@@ -306,10 +307,34 @@ def rule_predict_first_before_explorer(path: Path, nb: dict) -> list[str]:
     return problems
 
 
+def rule_background_names_its_modules(path: Path, nb: dict) -> list[str]:
+    # A reader reaches the code in one hop: the Background names every library module the
+    # catalog says the lesson teaches (and the README map lists beside it).
+    if _is_index(path):
+        return []
+    from memorykit.lessons.catalog import CATALOG
+
+    lesson = next((les for les in CATALOG if les.filename == path.name), None)
+    if lesson is None:
+        return []  # test_catalog_matches_notebook_files reports it
+    text, inside = [], False
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "markdown":
+            continue
+        for line in _source(cell).splitlines():
+            if line.startswith("## "):
+                inside = line.lower().startswith("## background")
+            elif inside:
+                text.append(line)
+    background = "\n".join(text)
+    return [f"## Background does not name {m} (catalog modules: {', '.join(lesson.modules)})"
+            for m in lesson.modules if f"`{m}`" not in background]
+
+
 RULES = [rule_headings, rule_no_definitions, rule_checker_exercise, rule_executed,
          rule_no_widget_state, rule_size, rule_ignored_output_followed_by_summary,
          rule_listed_in_index, rule_summary_numbers_printed, rule_next_links_to_following_lesson,
-         rule_predict_first_before_explorer]
+         rule_predict_first_before_explorer, rule_background_names_its_modules]
 
 
 def _cases():
@@ -368,3 +393,15 @@ def test_summary_number_rule_catches_a_stale_figure():
     assert summary_numbers_not_printed(
         _nb("## Summary\n\n- FIFO keeps 13 facts, seed 004 says 40%; the seed's 87%.",
             "facts: 12\n")) == ["13", "40%"]
+
+
+def test_background_rule_catches_a_module_left_unnamed():
+    path = NB_DIR / "09_long_term_memory.ipynb"
+    nb = _load(path)
+    assert rule_background_names_its_modules(path, nb) == []
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown" and _source(cell).lstrip().startswith("## Background"):
+            cell["source"] = _source(cell).replace("`memorykit.longterm.semantic`", "semantic memory")
+    assert rule_background_names_its_modules(path, nb) == [
+        "## Background does not name memorykit.longterm.semantic (catalog modules: "
+        "memorykit.longterm.episodic, memorykit.longterm.semantic, memorykit.longterm.service)"]

@@ -62,25 +62,28 @@ CATALOG: tuple[Lesson, ...] = (
     Lesson(4, "04_entity_memory.ipynb", "Entity working memory",
            "Which page do you mean? Entities in a sliding window, relevance eviction, TTL and "
            "reference resolution.",
-           ("memorykit.entities", "memorykit.scenarios.cms"), ("000",)),
+           ("memorykit.entities", "memorykit.scenarios.cms", "memorykit.evaluation.entity_replay"),
+           ("000",)),
     Lesson(5, "05_task_slots.ipynb", "Task slots",
            "Slot occupancy over a month of work: admissions, preemptions at 1.3x the lowest, "
            "demotions to notes; sliders for max_slots, the activation threshold and the ratio.",
-           ("memorykit.workspace.tasks", "memorykit.scenarios.workflow"), ("002",)),
+           ("memorykit.workspace.tasks", "memorykit.workspace.timeline", "memorykit.scenarios.workflow"),
+           ("002",)),
     Lesson(6, "06_notes_ttl.ipynb", "Notes with a time-to-live",
            "Effective priority as the TTL runs out (x1.5 under 20%, x2 under 5%), expiry, and "
            "surfacing precision and recall on a labelled month.",
-           ("memorykit.workspace.notes", "memorykit.scenarios.workflow"), ("002",)),
+           ("memorykit.workspace.notes", "memorykit.workspace.escalation", "memorykit.scenarios.workflow"),
+           ("002",)),
     Lesson(7, "07_objects_salience.ipynb", "Objects and salience",
            "Which objects reach the prompt: seed 002's salience over objects x turns, its five "
            "components, sliders for every weight, and the 2-hop knowledge-graph neighbourhood.",
            ("memorykit.workspace.objects", "memorykit.workspace.graph",
-            "memorykit.lessons.salience_app"), ("002",)),
+            "memorykit.workspace.salience"), ("002",)),
     Lesson(8, "08_three_columns.ipynb", "Three columns in the prompt",
            "The rendered three-column prompt and its tokens against a flat buffer of the same "
            "state and a log that never forgets, measured with tiktoken (the seed claims 40% fewer).",
            ("memorykit.workspace.render", "memorykit.workspace.memory",
-            "memorykit.lessons.columns_app"), ("002",)),
+            "memorykit.workspace.columns"), ("002",)),
     Lesson(9, "09_long_term_memory.ipynb", "Long-term memory and recall",
            "Episodic scoring over keyword overlap and age (alpha, beta, tau, threshold), "
            "semantic recall and its threshold, auto-recall in the memory service.",

@@ -32,7 +32,7 @@ from memorykit.workspace.timeline import SlotLog, SlotTimeline
 
 TURNS_PER_DAY = 20
 
-__all__ = ["SlotExplorer", "TURNS_PER_DAY", "default_workflow", "print_events",
+__all__ = ["SlotExplorer", "TURNS_PER_DAY", "print_events",
            "replay_slots", "slot_timeline"]
 
 
