@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import asdict, dataclass
+from functools import partial
 from typing import Any, Iterator, NamedTuple
 
 from memorykit._validate import require_optional_int
@@ -31,6 +32,11 @@ class Victim(NamedTuple):
     """A human sentence with the numbers that decided it."""
     score: float | None = None
     """The victim's score under the rule, if the rule has one."""
+
+
+victim = partial(tuple.__new__, Victim)
+"""``victim((id, rule, reason, score))``: a ``Victim`` built without the named constructor's
+Python frame (buffers build one per eviction, thousands per replay)."""
 
 
 @dataclass(frozen=True, slots=True)

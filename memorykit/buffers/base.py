@@ -28,7 +28,7 @@ from memorykit._validate import require_int, require_optional_int
 from memorykit.clock import Clock
 from memorykit.messages import Message, check_importance
 from memorykit.tokens import ChatFormat
-from memorykit.trace import Eviction, OverBudget, Trace, Victim
+from memorykit.trace import Eviction, OverBudget, Trace, Victim, victim
 
 _EVICTION_FIELDS = (
     "message_ids", "rule", "reason", "score", "tokens_before", "tokens_after", "budget", "at",
@@ -354,7 +354,8 @@ class MessageBuffer:
         """The oldest evictable message (FIFO). Policies override this."""
         for mid in self._messages:
             if self._evictable(mid):
-                return Victim(mid, "fifo", f"oldest evictable message; {self._limit_text()}")
+                return victim((mid, "fifo", f"oldest evictable message; {self._limit_text()}",
+                               None))
         return None
 
     def _on_add(self, message: Message) -> None:

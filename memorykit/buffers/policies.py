@@ -27,7 +27,7 @@ import numpy as np
 from memorykit._validate import require_fraction, require_int, require_non_negative, require_positive
 from memorykit.buffers.base import MessageBuffer
 from memorykit.messages import Message
-from memorykit.trace import Victim
+from memorykit.trace import Victim, victim
 
 
 class FIFOBuffer(MessageBuffer):
@@ -62,7 +62,8 @@ class BufferWindow(FIFOBuffer):
     def _choose_victim(self, now: float) -> Victim | None:
         for mid in self._messages:
             if self._evictable(mid):
-                return Victim(mid, "window", f"outside the last {self.window_size} messages")
+                return victim((mid, "window", f"outside the last {self.window_size} messages",
+                               None))
         return None
 
 
@@ -153,8 +154,8 @@ class ImportanceBuffer(_HeapPolicy):
         if found is None:
             return None
         importance, mid, _ = found
-        return Victim(mid, "importance", f"lowest importance {importance:.2f}; "
-                      f"{self._limit_text()}", importance)
+        return victim((mid, "importance", f"lowest importance {importance:.2f}; "
+                      f"{self._limit_text()}", importance))
 
 
 class HybridBuffer(_HeapPolicy):
@@ -195,7 +196,9 @@ class HybridBuffer(_HeapPolicy):
 
     def _on_remove(self, message: Message) -> None:
         del self._added_at[message.id]
-        super()._on_remove(message)
+        heap = self._heap  # _HeapPolicy's compaction test, inlined: runs after every removal
+        if len(heap) > 64 and len(heap) > 4 * len(self._messages):
+            self._compact()
 
     def _on_clear(self) -> None:
         self._added_at.clear()
@@ -205,16 +208,16 @@ class HybridBuffer(_HeapPolicy):
         found = self._pop_min()
         if found is not None:
             _, mid, message = found
-            return Victim(mid, "hybrid-below-threshold",
+            return victim((mid, "hybrid-below-threshold",
                           f"oldest message with importance {message.importance:.2f} < "
                           f"threshold {self.importance_threshold:.2f}; {self._limit_text()}",
-                          message.importance)
+                          message.importance))
         kept = self._messages
         for mid in kept:
             if self._evictable(mid):
-                return Victim(mid, "hybrid-fifo-fallback",
+                return victim((mid, "hybrid-fifo-fallback",
                               f"no message under threshold {self.importance_threshold:.2f}, so "
-                              f"the oldest goes; {self._limit_text()}", kept[mid].importance)
+                              f"the oldest goes; {self._limit_text()}", kept[mid].importance))
         return None
 
 
@@ -318,10 +321,10 @@ class RecencyWeightedBuffer(_HeapPolicy):
         _, mid, message = found
         score = self.effective_importance(message, now)
         age = max(0.0, now - message.created_at) / 60.0
-        return Victim(mid, "recency",
+        return victim((mid, "recency",
                       f"lowest effective importance {score:.3f} = {message.importance:.2f} x "
                       f"exp(-{self.decay_rate:g} x {age:.1f} min / {self.half_life_minutes:g}); "
-                      f"{self._limit_text()}", score)
+                      f"{self._limit_text()}", score))
 
 
 def effective_importance_curves(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -53,7 +54,12 @@ class BufferReplay:
 
     def rule_mask(self, rule: str) -> np.ndarray:
         """Boolean mask of the evictions chosen by ``rule``."""
-        return np.fromiter((r == rule for r in self.rules), bool, len(self.rules))
+        return self._rule_array == rule
+
+    @cached_property
+    def _rule_array(self) -> np.ndarray:
+        # one array per replay: the figure asks for a mask per rule on every redraw
+        return np.asarray(self.rules, dtype=object)
 
     def rule_counts(self) -> dict[str, int]:
         return dict(Counter(self.rules))
@@ -76,12 +82,10 @@ def replay_buffer(conv: SimulatedConversation, buffer: MessageBuffer, *, policy:
         # a bounded trace forgets early evictions: the record would be silently incomplete
         raise ValueError("buffer must keep every trace event (Trace(max_events=None)), got "
                          f"max_events={buffer.trace.max_events}")
-    turn_of: dict[str, int] = {}
-    importance_of: dict[str, float] = {}
+    add = buffer.add
     for m in conv.messages:
-        turn_of[m.id] = m.turn
-        importance_of[m.id] = m.importance
-        buffer.add(m)
+        add(m)
+    by_id = {m.id: m for m in conv.messages}
     evict_turn: list[int] = []
     victim_turn: list[int] = []
     victim_imp: list[float] = []
@@ -89,9 +93,10 @@ def replay_buffer(conv: SimulatedConversation, buffer: MessageBuffer, *, policy:
     evicted_at: dict[str, tuple[int, str]] = {}
     for e in buffer.trace.evictions():
         for mid in e.message_ids:
+            victim = by_id[mid]
             evict_turn.append(e.turn)
-            victim_turn.append(turn_of[mid])
-            victim_imp.append(importance_of[mid])
+            victim_turn.append(victim.turn)
+            victim_imp.append(victim.importance)
             rules.append(e.rule)
             evicted_at[mid] = (e.turn, e.rule)
     kept = buffer.messages()
