@@ -20,6 +20,7 @@ import heapq
 import math
 from heapq import heappop, heappush
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -79,6 +80,8 @@ class _HeapPolicy(MessageBuffer):
         super().__init__(*args, **kw)
         self._heap: list[tuple[float, int, str, Message]] = []
         self._arrival = 0
+        # Skip the _indexed call on every add when the policy indexes every message.
+        self._indexes_all = type(self)._indexed is _HeapPolicy._indexed
 
     def _key(self, message: Message) -> float:
         raise NotImplementedError
@@ -93,7 +96,8 @@ class _HeapPolicy(MessageBuffer):
 
     def _on_add(self, message: Message) -> None:
         # _indexed and _push, inlined: this runs for every message added.
-        if not (self.pin_system and message.pinned) and self._indexed(message):
+        if not (self.pin_system and message.pinned) and (self._indexes_all
+                                                         or self._indexed(message)):
             self._arrival += 1
             heappush(self._heap, (self._key(message), self._arrival, message.id, message))
 
@@ -146,8 +150,8 @@ class ImportanceBuffer(_HeapPolicy):
 
     rule = "importance"
 
-    def _key(self, message: Message) -> float:
-        return message.importance
+    # The key is the importance itself: a C-level getter, called once per message added.
+    _key = attrgetter("importance")
 
     def _choose_victim(self, now: float) -> Victim | None:
         found = self._pop_min()
