@@ -93,3 +93,31 @@ def test_browser_bench_rejects_a_single_press():
     result = subprocess.run([sys.executable, "-m", "bench.browser", "--moves", "1"], cwd=ROOT,
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 2 and "--moves must be >= 2, got 1" in result.stderr
+
+
+def test_compare_takes_medians_of_ratios_per_implementation(tmp_path):
+    from bench.compare import compare, format_markdown
+
+    def report(path, ratios, commit):
+        rows = [{"label": "floor", "group": "floor", "budget": None, "n": 100, "status": "ok",
+                 "ratio_to_floor": 1.0}]
+        rows += [{"label": "memorykit FIFOBuffer", "group": "memorykit", "budget": 2000, "n": 100,
+                  "status": "ok", "ratio_to_floor": r} for r in ratios]
+        path.write_text(json.dumps({"machine": {"git_commit": commit}, "results": rows}))
+        return str(path)
+
+    before = [report(tmp_path / f"b{i}.json", [r], "aaa") for i, r in enumerate((1.0, 1.2, 1.4))]
+    after = [report(tmp_path / f"a{i}.json", [r], "bbb") for i, r in enumerate((1.1, 1.8, 1.3))]
+    rows = compare(before, after)
+    assert len(rows) == 1 and rows[0]["before"] == 1.2 and rows[0]["after"] == 1.3
+    assert "| memorykit FIFOBuffer | 2,000 | 100 | 1.20x | 1.30x | 1.08 |" in \
+        format_markdown(rows, before, after)
+
+
+def test_lesson_sliders_times_the_explorers_a_notebook_leaves():
+    from bench.lesson_sliders import bench_notebook
+
+    got = bench_notebook(ROOT / "notebooks" / "01_tokens_and_budgets.ipynb", moves=3, seed=0)
+    assert set(k.split(" (")[0] for k in got["explorers"]) == {"BudgetExplorer", "EstimateExplorer"}
+    for timing in got["explorers"].values():
+        assert timing["all"]["n"] == 3 and timing["all"]["p95_ms"] >= timing["all"]["p50_ms"] > 0

@@ -109,3 +109,22 @@ def test_library_layers_do_not_import_upwards(package, forbidden):
     bad = {module: sorted(n for n in names if n.startswith(forbidden))
            for module, names in _imports_of(package).items()}
     assert not {m: n for m, n in bad.items() if n}, bad
+
+
+def test_lessons_are_thin_and_independent():
+    # one module per lesson, under 350 lines, importing no other lesson; traces by name
+    import re
+
+    lessons = ROOT / "memorykit" / "lessons"
+    apps = sorted(lessons.glob("*_app.py"))
+    assert len(apps) >= 12
+    for path in sorted(lessons.rglob("*.py")):
+        lines = path.read_text(encoding="utf-8").count("\n")
+        assert lines <= 350, f"{path.relative_to(ROOT)} has {lines} lines (at most 350)"
+    for module, names in _imports_of("lessons").items():
+        others = sorted(n for n in names if n.endswith("_app") and not n.endswith("._app")
+                        and n != f"memorykit.lessons.{module[:-3]}")
+        assert not others, f"{module} imports another lesson: {others}"
+    for path in apps:
+        positional = re.findall(r"\.data\[\s*-?\d", path.read_text(encoding="utf-8"))
+        assert not positional, f"{path.name} addresses traces by position: {positional}"

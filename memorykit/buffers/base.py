@@ -28,7 +28,7 @@ from memorykit._validate import require_int, require_optional_int
 from memorykit.clock import Clock
 from memorykit.messages import Message, check_importance
 from memorykit.tokens import ChatFormat
-from memorykit.trace import Eviction, OverBudget, Trace, Victim, victim
+from memorykit.trace import Eviction, OverBudget, Trace, VictimTuple
 
 _EVICTION_FIELDS = (
     "message_ids", "rule", "reason", "score", "tokens_before", "tokens_after", "budget", "at",
@@ -292,7 +292,7 @@ class MessageBuffer:
                 break
         return events
 
-    def _evict(self, victim: Victim, trigger: Message, now: float) -> Eviction:
+    def _evict(self, victim: VictimTuple, trigger: Message, now: float) -> Eviction:
         victim_id, rule, reason, score = victim
         before = self._tokens
         group = self._companions.get(victim_id)
@@ -350,12 +350,11 @@ class MessageBuffer:
         return f"{self._tokens} tokens > max_tokens {max_tokens}" if tokens_over else ""
 
     # ------------------------------------------------------------ policy hooks
-    def _choose_victim(self, now: float) -> Victim | None:
+    def _choose_victim(self, now: float) -> VictimTuple | None:
         """The oldest evictable message (FIFO). Policies override this."""
         for mid in self._messages:
             if self._evictable(mid):
-                return victim((mid, "fifo", f"oldest evictable message; {self._limit_text()}",
-                               None))
+                return (mid, "fifo", f"oldest evictable message; {self._limit_text()}", None)
         return None
 
     def _on_add(self, message: Message) -> None:

@@ -28,7 +28,7 @@ import numpy as np
 from memorykit._validate import require_fraction, require_int, require_non_negative, require_positive
 from memorykit.buffers.base import MessageBuffer
 from memorykit.messages import Message
-from memorykit.trace import Victim, victim
+from memorykit.trace import VictimTuple
 
 
 class FIFOBuffer(MessageBuffer):
@@ -60,11 +60,10 @@ class BufferWindow(FIFOBuffer):
         self.window_size = require_int("window_size", window_size, minimum=1)
         super().__init__(max_tokens=None, max_entries=window_size, **kw)
 
-    def _choose_victim(self, now: float) -> Victim | None:
+    def _choose_victim(self, now: float) -> VictimTuple | None:
         for mid in self._messages:
             if self._evictable(mid):
-                return victim((mid, "window", f"outside the last {self.window_size} messages",
-                               None))
+                return (mid, "window", f"outside the last {self.window_size} messages", None)
         return None
 
 
@@ -153,13 +152,13 @@ class ImportanceBuffer(_HeapPolicy):
     # The key is the importance itself: a C-level getter, called once per message added.
     _key = attrgetter("importance")
 
-    def _choose_victim(self, now: float) -> Victim | None:
+    def _choose_victim(self, now: float) -> VictimTuple | None:
         found = self._pop_min()
         if found is None:
             return None
         importance, mid, _ = found
-        return victim((mid, "importance", f"lowest importance {importance:.2f}; "
-                      f"{self._limit_text()}", importance))
+        return (mid, "importance", f"lowest importance {importance:.2f}; {self._limit_text()}",
+                importance)
 
 
 class HybridBuffer(_HeapPolicy):
@@ -208,20 +207,20 @@ class HybridBuffer(_HeapPolicy):
         self._added_at.clear()
         super()._on_clear()
 
-    def _choose_victim(self, now: float) -> Victim | None:
+    def _choose_victim(self, now: float) -> VictimTuple | None:
         found = self._pop_min()
         if found is not None:
             _, mid, message = found
-            return victim((mid, "hybrid-below-threshold",
-                          f"oldest message with importance {message.importance:.2f} < "
-                          f"threshold {self.importance_threshold:.2f}; {self._limit_text()}",
-                          message.importance))
+            return (mid, "hybrid-below-threshold",
+                    f"oldest message with importance {message.importance:.2f} < "
+                    f"threshold {self.importance_threshold:.2f}; {self._limit_text()}",
+                    message.importance)
         kept = self._messages
         for mid in kept:
             if self._evictable(mid):
-                return victim((mid, "hybrid-fifo-fallback",
-                              f"no message under threshold {self.importance_threshold:.2f}, so "
-                              f"the oldest goes; {self._limit_text()}", kept[mid].importance))
+                return (mid, "hybrid-fifo-fallback",
+                        f"no message under threshold {self.importance_threshold:.2f}, so "
+                        f"the oldest goes; {self._limit_text()}", kept[mid].importance)
         return None
 
 
@@ -318,17 +317,17 @@ class RecencyWeightedBuffer(_HeapPolicy):
     def _latest_time(self) -> float:
         return max((m.created_at for m in self._messages.values()), default=0.0)
 
-    def _choose_victim(self, now: float) -> Victim | None:
+    def _choose_victim(self, now: float) -> VictimTuple | None:
         found = self._pop_min()
         if found is None:
             return None
         _, mid, message = found
         score = self.effective_importance(message, now)
         age = max(0.0, now - message.created_at) / 60.0
-        return victim((mid, "recency",
-                      f"lowest effective importance {score:.3f} = {message.importance:.2f} x "
-                      f"exp(-{self.decay_rate:g} x {age:.1f} min / {self.half_life_minutes:g}); "
-                      f"{self._limit_text()}", score))
+        return (mid, "recency",
+                f"lowest effective importance {score:.3f} = {message.importance:.2f} x "
+                f"exp(-{self.decay_rate:g} x {age:.1f} min / {self.half_life_minutes:g}); "
+                f"{self._limit_text()}", score)
 
 
 def effective_importance_curves(

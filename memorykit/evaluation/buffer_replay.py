@@ -86,23 +86,17 @@ def replay_buffer(conv: SimulatedConversation, buffer: MessageBuffer, *, policy:
     for m in conv.messages:
         add(m)
     by_id = {m.id: m for m in conv.messages}
-    evict_turn: list[int] = []
-    victim_turn: list[int] = []
-    victim_imp: list[float] = []
-    rules: list[str] = []
-    evicted_at: dict[str, tuple[int, str]] = {}
-    for e in buffer.trace.evictions():
-        for mid in e.message_ids:
-            victim = by_id[mid]
-            evict_turn.append(e.turn)
-            victim_turn.append(victim.turn)
-            victim_imp.append(victim.importance)
-            rules.append(e.rule)
-            evicted_at[mid] = (e.turn, e.rule)
+    # (turn of the eviction, victim, rule) per evicted message, in eviction order
+    gone = [(e.turn, by_id[mid], e.rule) for e in buffer.trace.evictions() for mid in e.message_ids]
+    n = len(gone)
+    evict_turn = np.fromiter((g[0] for g in gone), int, n)
+    victim_turn = np.fromiter((g[1].turn for g in gone), int, n)
+    victim_imp = np.fromiter((g[1].importance for g in gone), float, n)
+    rules = tuple(g[2] for g in gone)
+    evicted_at = {g[1].id: (g[0], g[2]) for g in gone}
     kept = buffer.messages()
     return BufferReplay(
-        policy, dict(params), np.asarray(evict_turn, int), np.asarray(victim_turn, int),
-        np.asarray(victim_imp, float), tuple(rules), evicted_at,
+        policy, dict(params), evict_turn, victim_turn, victim_imp, rules, evicted_at,
         fact_survival(conv.facts, kept), len(kept), buffer.tokens,
         np.asarray([m.turn for m in kept], int),
     )
