@@ -11,7 +11,7 @@ A measurement (beside the other evaluations), not part of the buffer:
   and the depth of the deepest kept summary after every message;
 * for every planted fact, whether its key is still in the final window, summaries
   included (``fact_alive``), and the turn it dropped out (``fact_lost_turn``). A
-  planted key occurs only in its own message (simulate's guarantee), so a fact is
+  planted key occurs only in its own message (the simulator's guarantee, memorykit.scenarios.conversation), so a fact is
   known while that message, or a summary quoting the key, is kept.
 
 Taught in ``notebooks/03_summary_buffer.ipynb``.
@@ -132,7 +132,7 @@ def replay_summary_buffer(conv: SimulatedConversation, buf: SummaryBuffer) -> Su
                     rounds.append(Round(m.turn, i, e.depth, len(e.message_ids),
                                         e.tokens_before, e.tokens_after, e.rule))
             current_depth = buf.summary_depth()
-            # A planted key occurs only in its own message (simulate's guarantee), so a fact
+            # A planted key occurs only in its own message (the simulator's guarantee, memorykit.scenarios.conversation), so a fact
             # is still known while that message or a summary quoting the key is kept.
             quoted = "\x00".join(s.content for s in buf.summaries())
             for f in planted:
