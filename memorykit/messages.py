@@ -97,6 +97,24 @@ class Message:
         imp = self.importance
         if type(imp) is not float or not 0.0 <= imp <= 1.0:
             self.importance = check_importance(imp)
+        created = self.created_at
+        # x - x == 0.0 exactly for finite floats; NaN and inf give NaN (one float op)
+        if type(created) is not float or created - created != 0.0:
+            self.created_at = _check_created_at(created)
+        turn = self.turn
+        if type(turn) is not int or turn < 0:
+            raise ValueError(f"turn must be an int >= 0, got {turn!r}")
+        depth = self.summary_depth
+        if type(depth) is not int or depth < 0:
+            raise ValueError(f"summary_depth must be an int >= 0, got {depth!r}")
+        calls, sources = self.tool_calls, self.sources
+        if calls or sources or type(calls) is not tuple or type(sources) is not tuple:
+            self.tool_calls = _str_tuple("tool_calls", calls)
+            self.sources = _str_tuple("sources", sources)
+        if depth and not self.sources:
+            # a summary without sources would drop the ids it stands for from provenance
+            raise ValueError(f"a summary (summary_depth={depth}) needs the ids it stands for in "
+                             "sources, got none")
         tool_call_id = self.tool_call_id
         if role == "tool":
             if not tool_call_id:
@@ -233,6 +251,25 @@ class MessageFactory:
         depth = 1 + max(m.summary_depth for m in covered)
         kw.setdefault("turn", max(m.turn for m in covered))
         return self.message("system", content, sources=tuple(sources), summary_depth=depth, **kw)
+
+
+def _check_created_at(value: Any) -> float:
+    if type(value) is bool or not isinstance(value, (int, float)):
+        raise TypeError(f"created_at must be a number of seconds, got {value!r} "
+                        f"({type(value).__name__})")
+    if not math.isfinite(value):
+        raise ValueError(f"created_at must be finite, got {value!r}")
+    return float(value)
+
+
+def _str_tuple(name: str, value: Any) -> tuple[str, ...]:
+    # one str would be read as its characters ("abc" -> three calls 'a', 'b', 'c')
+    if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)):
+        raise TypeError(f"{name} must be a tuple of str, got {value!r}")
+    for item in value:
+        if type(item) is not str or not item:
+            raise TypeError(f"{name} must hold non-empty str ids, got {item!r} in {value!r}")
+    return tuple(value)
 
 
 def check_history(history: Any) -> list[Message]:

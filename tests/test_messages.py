@@ -95,3 +95,36 @@ def test_step_clock_refuses_time_travel():
         clock.advance(-1)
     with pytest.raises(ValueError, match="must not be earlier than the current time 130.0, got 5"):
         clock.set(5)
+
+
+@pytest.mark.parametrize("field, value, error, text", [
+    ("created_at", float("nan"), ValueError, "created_at must be finite, got nan"),
+    ("created_at", float("inf"), ValueError, "created_at must be finite, got inf"),
+    ("created_at", "noon", TypeError, "created_at must be a number of seconds, got 'noon'"),
+    ("created_at", True, TypeError, "created_at must be a number of seconds, got True"),
+    ("turn", -5, ValueError, "turn must be an int >= 0, got -5"),
+    ("turn", 2.0, ValueError, "turn must be an int >= 0, got 2.0"),
+    ("summary_depth", -1, ValueError, "summary_depth must be an int >= 0, got -1"),
+    ("summary_depth", 1, ValueError, "summary_depth=1\\) needs the ids it stands for"),
+    ("tool_calls", "abc", TypeError, "tool_calls must be a tuple of str, got 'abc'"),
+    ("tool_calls", (1,), TypeError, "tool_calls must hold non-empty str ids, got 1"),
+    ("sources", "m1", TypeError, "sources must be a tuple of str, got 'm1'"),
+])
+def test_damaging_values_are_refused_naming_them(field, value, error, text):
+    kw = {"role": "assistant"} if field == "tool_calls" else {"role": "user"}
+    with pytest.raises(error, match=text):
+        Message("m1", content="x", content_tokens=1, billed_tokens=5, **kw, **{field: value})
+
+
+def test_numbers_are_normalised_and_lists_become_tuples():
+    m = Message("m1", "assistant", "x", 1, 5, created_at=3, tool_calls=["c1"])
+    assert type(m.created_at) is float and m.created_at == 3.0 and m.tool_calls == ("c1",)
+    s = Message("s1", "system", "sum", 1, 5, sources=["m1"], summary_depth=1)
+    assert s.sources == ("m1",) and s.covers == ("m1",) and not s.pinned
+
+
+def test_pin_system_must_be_a_bool():
+    from memorykit.buffers import FIFOBuffer
+
+    with pytest.raises(TypeError, match="pin_system must be a bool, got 'false'"):
+        FIFOBuffer(100, pin_system="false")

@@ -101,7 +101,10 @@ class MessageBuffer:
             raise TypeError(f"clock must have a now() method, got {clock!r}")
         self.chat_format = chat_format
         self.clock = clock
-        self.pin_system = bool(pin_system)
+        if type(pin_system) is not bool:
+            # bool("false") is True: a string or number here is a mistake, not a flag
+            raise TypeError(f"pin_system must be a bool, got {pin_system!r}")
+        self.pin_system = pin_system
         if trace is not None and not isinstance(trace, Trace):
             raise TypeError(f"trace must be a Trace, got {trace!r}")
         # Injected so a long-running agent can bound it (Trace(max_events=...)); the
