@@ -97,7 +97,7 @@ def test_loopback_demo_covers_the_wire_and_loses_nothing():
     kinds = [f.error for f in rep.failures]
     assert kinds == ["SummarizationFailed (timeout)", "SummarizationFailed (http 500)",
                      "SummarizationFailed (malformed reply)"]
-    assert all(f.nothing_lost and f.added > 1 for f in rep.failures)
+    assert all(f.nothing_lost and f.within_budget and f.added > 1 for f in rep.failures)
     text = "\n".join(rep.lines())
     assert "127.0.0.1:" not in text and "http://" not in text and "NOT a model" in text
     # the offline and loopback loops see the same memory; only the summarizer differs

@@ -312,3 +312,44 @@ def test_stats_count_every_summarization_even_with_a_bounded_trace():
     rounds = sum(isinstance(e, Summarization) for e in returned)
     assert rounds > 1 and len(buf.trace) == 1
     assert buf.stats()["summarizations"] == rounds
+
+
+class _Down:
+    """A summarizer whose service is down (as an HTTP 500 would surface)."""
+
+    name = "down"
+    is_llm = True
+
+    def __init__(self, error=RuntimeError("HTTP 500 from the summarizer")):
+        self.error = error
+        self.calls = 0
+
+    def summarize(self, messages, max_tokens):
+        self.calls += 1
+        if isinstance(self.error, Exception):
+            raise self.error
+        return self.error  # a wrong type, returned instead of text
+
+
+@pytest.mark.parametrize("failure", [RuntimeError("HTTP 500 from the summarizer"), None, 42])
+def test_a_failing_summarizer_never_raises_after_admitting_and_keeps_the_hard_budget(failure):
+    from memorykit.messages import MessageFactory
+
+    factory = MessageFactory()
+    down = _Down(failure)
+    buf = SummaryBuffer(100, summarizer=down, min_recent=1)
+    added = []
+    for i in range(12):
+        m = factory.user(f"message number {i} says something about the quarterly plan")
+        added.append(m.id)
+        buf.add(m)  # never raises
+        assert buf.tokens <= 100
+        assert m.id in {x.id for x in buf.messages()}
+    assert down.calls > 0 and buf.summarizer_failures == down.calls
+    evicted = [mid for e in buf.trace.evictions() for mid in e.message_ids]
+    kept = [m.id for m in buf.messages()]
+    assert sorted(evicted + kept) == sorted(added)  # nothing lost: every id kept or evicted
+    reasons = {e.rule for e in buf.trace.evictions()}
+    assert reasons == {"summary-fallback-fifo"}
+    assert "the summarizer failed" in buf.trace.evictions()[0].reason
+    assert buf.stats()["summarizer_failures"] == buf.summarizer_failures

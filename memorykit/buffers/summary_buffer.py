@@ -176,6 +176,11 @@ class SummaryBuffer(MessageBuffer):
             raise TypeError(f"summarizer must have a summarize(messages, max_tokens) method, "
                             f"got {summarizer!r}")
         self.summarizer = summarizer
+        self.summarizer_failures = 0
+        """Rounds in which the summarizer failed and eviction took over (see ``add``)."""
+        self.last_summarizer_error: BaseException | None = None
+        """The summarizer's most recent failure, for a caller that wants the details."""
+        self._failure: str | None = None
         self._summary_overhead = chat_format.message_overhead(
             role_tokens(factory.counter, "system")
         )
@@ -209,12 +214,20 @@ class SummaryBuffer(MessageBuffer):
             summary_depth=self.summary_depth(),
             summarizer=getattr(self.summarizer, "name", type(self.summarizer).__name__),
             summarizer_is_llm=bool(getattr(self.summarizer, "is_llm", False)),
+            summarizer_failures=self.summarizer_failures,
         )
         return out
 
     # ----------------------------------------------------------------- writing
     def add(self, message: Message) -> list[Summarization | Eviction]:  # type: ignore[override]
-        """Add a message, summarize if over threshold, evict only if over the hard budget."""
+        """Add a message, summarize if over threshold, evict only if over the hard budget.
+
+        A summarizer that fails (raises, or returns something other than a str) never makes
+        ``add`` raise after the message was admitted: the oldest messages are evicted instead
+        (rule ``summary-fallback-fifo``, the reason naming the failure) and
+        ``summarizer_failures`` counts it.
+        """
+        self._failure = None
         self._admit(message)
         before = self._tokens
         events: list[Summarization | Eviction] = []
@@ -275,9 +288,20 @@ class SummaryBuffer(MessageBuffer):
                              and taken[0].content_tokens <= self.summary_max_tokens):
                 break  # nothing left to summarize but a summary that already fits the cap
             removed = sum(m.billed_tokens for m in taken)
-            text = self.summarizer.summarize(taken, self.summary_max_tokens)
-            if not isinstance(text, str):
-                raise TypeError(f"summarizer returned {text!r}, expected a str")
+            try:
+                text = self.summarizer.summarize(taken, self.summary_max_tokens)
+                if not isinstance(text, str):
+                    raise TypeError(f"summarizer returned {text!r}, expected a str")
+            except Exception as exc:  # noqa: BLE001 - any failure: evict instead, never lose the add
+                # The message is already admitted: raising now would leave the caller unsure
+                # whether it was kept and could break the hard budget. Eviction takes over
+                # (rule summary-fallback-fifo, its reason naming this failure).
+                self.summarizer_failures += 1
+                self.last_summarizer_error = exc
+                # type and kind only: an error's text can carry a URL or a key into the trace
+                kind = getattr(getattr(exc, "cause", None), "kind", None) or getattr(exc, "kind", None)
+                self._failure = type(exc).__name__ + (f" ({kind})" if kind else "")
+                break
             if self.factory.counter.count(text) + self._summary_overhead >= removed:
                 break  # this round would not save anything: stop rather than loop
             summary = self.factory.summary(
@@ -324,12 +348,10 @@ class SummaryBuffer(MessageBuffer):
     def _choose_victim(self, now: float) -> Victim | None:
         for mid in self._messages:
             if self._evictable(mid):
-                return Victim(
-                    mid,
-                    "summary-fallback-fifo",
-                    "summarizing could not get under the hard budget, so the oldest message "
-                    f"goes; {self._limit_text()}",
-                )
+                why = (f"the summarizer failed ({self._failure})" if self._failure
+                       else "summarizing could not get under the hard budget")
+                return Victim(mid, "summary-fallback-fifo",
+                              f"{why}, so the oldest message goes; {self._limit_text()}")
         return None
 
     def __repr__(self) -> str:

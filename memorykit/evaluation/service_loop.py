@@ -162,37 +162,49 @@ def run_loop(backend: Backend, conv: ProbeConversation, *, budget: int, threshol
 class FailureCase:
     behaviour: str
     error: str
-    """The exception type and ``kind`` the memory saw."""
+    """The exception type and ``kind`` of the summarizer's failure, as the buffer recorded it."""
     added: int
     kept_in_working: int
+    evicted_from_working: int
+    """Messages the summary buffer evicted instead of summarizing (rule summary-fallback-fifo)."""
     stored_long_term: int
+    within_budget: bool
+    """Whether the working memory stayed within its hard budget after every add."""
 
     @property
     def nothing_lost(self) -> bool:
-        return self.kept_in_working == self.added == self.stored_long_term
+        """Every message added is still in working memory or was evicted on the record, and
+        every one is stored long-term."""
+        return self.kept_in_working + self.evicted_from_working == self.added == self.stored_long_term
 
 
 def failure_case(server: Any, behaviour: Any, label: str, *, model: str) -> FailureCase:
     """Add numbered facts to a small service whose summarizer asks ``model`` on ``server``
-    (a ``FakeOpenAIServer``) misbehaving as ``behaviour``, until a summary call fails."""
+    (a ``FakeOpenAIServer``) misbehaving as ``behaviour``, until a summary call has failed and
+    the summary buffer has evicted instead of summarizing; ``add`` never raises."""
     chat = OpenAIChatModel(model, server.client(timeout=0.5, max_retries=0))
     service = make_service(OpenAISummarizer(chat), budget=200, threshold=0.8, recall_limit=3)
     factory = MessageFactory()
     session = "failures"
     server.default = behaviour
-    added, error = 0, "no failure"
+    added, within = 0, True
     try:
         for i in range(40):
             added += 1
             service.add(session, factory.user(f"Fact {i}: the locker code is {1000 + i}."))
-    except LLMError as exc:
-        cause = getattr(exc, "cause", None)
-        kind = getattr(cause, "kind", None) or getattr(exc, "kind", "?")
-        error = f"{type(exc).__name__} ({kind})"
+            working = service.session(session).working
+            within = within and working.tokens <= working.max_tokens
+            if working.summarizer_failures and working.trace.counts.get("eviction", 0):
+                break  # a failure, and the eviction that replaced summarizing
     finally:
         server.default = type(behaviour).normal()
     working = service.session(session).working
-    return FailureCase(label, error, added, len(working), len(service.stored_ids(session)))
+    exc = working.last_summarizer_error
+    kind = getattr(getattr(exc, "cause", None), "kind", None) or getattr(exc, "kind", "?")
+    error = "no failure" if exc is None else f"{type(exc).__name__} ({kind})"
+    evicted = sum(len(e.message_ids) for e in working.trace.evictions())
+    return FailureCase(label, error, added, len(working), evicted,
+                       len(service.stored_ids(session)), within)
 
 
 _LINE = re.compile(r"^\[(?P<id>[^\]]+)\] (?P<role>[^:]+): (?P<text>.*)$")

@@ -166,8 +166,9 @@ class LoopbackReport:
         out += [f"critic over HTTP: {k}: {v}" for k, v in self.reflect.summary().items()]
         for f in self.failures:
             out.append(f"failure {f.behaviour}: {f.error}; added {f.added}, kept in working memory "
-                       f"{f.kept_in_working}, stored long-term {f.stored_long_term}, nothing lost: "
-                       f"{f.nothing_lost}")
+                       f"{f.kept_in_working}, evicted instead of summarized {f.evicted_from_working}, "
+                       f"stored long-term {f.stored_long_term}, within budget {f.within_budget}, "
+                       f"nothing lost: {f.nothing_lost}")
         return out
 
 

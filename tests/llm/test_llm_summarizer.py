@@ -125,7 +125,7 @@ def test_overlong_or_cut_off_or_empty_replies_are_rejected(messages):
         OpenAISummarizer(_Stub(None)).summarize(messages, 50)
 
 
-def test_a_summary_buffer_keeps_its_messages_when_the_llm_fails(server):
+def test_a_summary_buffer_evicts_instead_when_the_llm_fails(server):
     summary_buffer = pytest.importorskip("memorykit.buffers.summary_buffer")
     server.chat = ScriptedChatModel(default="A short summary.")
     s = OpenAISummarizer(OpenAIChatModel("m", server.client(timeout=0.2, max_retries=0)))
@@ -133,15 +133,18 @@ def test_a_summary_buffer_keeps_its_messages_when_the_llm_fails(server):
     f = MessageFactory(clock=StepClock())
     added = []
     server.default = Behaviour.error(500)
-    failed = False
     for i in range(40):
         m = f.user(f"Fact number {i}: the locker code is {1000 + i}.")
         added.append(m)
-        try:
-            buf.add(m)
-        except SummarizationFailed:
-            failed = True
+        buf.add(m)  # never raises after admitting the message
+        assert buf.tokens <= 200
+        if buf.summarizer_failures:
             break
-    assert failed, "the buffer never asked for a summary"
-    assert [m.id for m in buf.messages()] == [m.id for m in added]  # nothing lost
+    assert isinstance(buf.last_summarizer_error, SummarizationFailed), "no summary was asked for"
+    kept = [m.id for m in buf.messages()]
+    evicted = [mid for e in buf.trace.evictions() for mid in e.message_ids]
+    assert sorted(kept + evicted) == sorted(m.id for m in added)  # nothing lost
     assert buf.summaries() == []
+    assert all("the summarizer failed (SummarizationFailed" in e.reason
+               for e in buf.trace.evictions())
+    assert "127.0.0.1" not in " ".join(e.reason for e in buf.trace.evictions())
