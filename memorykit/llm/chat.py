@@ -148,6 +148,7 @@ class OpenAIChatModel:
         kwargs = self._request(messages, max_tokens)
         openai = require_openai()
         self.calls += 1
+        self.last_usage, self.last_finish_reason = None, None  # never the previous call's
         try:
             response = self.client.chat.completions.create(**kwargs)
         except (openai.OpenAIError, ValueError, TypeError, KeyError) as exc:
@@ -178,11 +179,13 @@ class OpenAIChatModel:
         """Yield the reply in pieces as the endpoint streams it (server-sent events).
 
         Raises ``LLMCallFailed`` on failure, also part-way through; an empty
-        stream raises ``LLMCallFailed(kind="empty reply")`` at its end.
+        stream raises ``LLMCallFailed(kind="empty reply")`` at its end, and one that stops
+        without a finish reason (a dropped connection) ``LLMCallFailed(kind="cut off")``.
         """
         kwargs = self._request(messages, max_tokens, stream=True)
         openai = require_openai()
         self.calls += 1
+        self.last_usage, self.last_finish_reason = None, None  # never the previous call's
         produced = False
         try:
             stream = self.client.chat.completions.create(**kwargs)
@@ -199,6 +202,11 @@ class OpenAIChatModel:
             raise self._fail(exc) from exc
         if not produced:
             raise LLMCallFailed(f"{self.name}: the streamed reply is empty", kind="empty reply")
+        if self.last_finish_reason is None:
+            # a complete stream ends with a finish reason; without one the connection was cut
+            raise LLMCallFailed(f"{self.name}: the stream ended before the reply did (no "
+                                "finish_reason): the pieces so far are not a whole reply",
+                                kind="cut off")
 
     def __repr__(self) -> str:
         return (

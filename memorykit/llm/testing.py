@@ -51,7 +51,8 @@ class Behaviour:
     "error" (HTTP ``status`` with an OpenAI-style error body), "malformed"
     (HTTP 200 whose body is not JSON), "empty_choices" (chat: ``choices: []``),
     "empty_content" (chat: content ""), "short" (embeddings: one vector fewer
-    than inputs).
+    than inputs), "cut" (a streamed chat reply stops half-way: no finish reason, no
+    ``[DONE]``, the connection closed).
     """
 
     kind: str = "normal"
@@ -59,7 +60,8 @@ class Behaviour:
     status: int = 200
     message: str = ""
 
-    KINDS = ("normal", "delay", "error", "malformed", "empty_choices", "empty_content", "short")
+    KINDS = ("normal", "delay", "error", "malformed", "empty_choices", "empty_content", "short",
+             "cut")
 
     def __post_init__(self) -> None:
         if self.kind not in self.KINDS:
@@ -93,6 +95,11 @@ class Behaviour:
     @classmethod
     def short(cls) -> Behaviour:
         return cls("short")
+
+    @classmethod
+    def cut(cls) -> Behaviour:
+        """A stream that ends mid-reply, as a dropped connection does."""
+        return cls("cut")
 
 
 @dataclass(slots=True)
@@ -298,6 +305,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(event({"role": "assistant", "content": ""}, None))
             for i, piece in enumerate(pieces):
+                if behaviour.kind == "cut" and i >= max(1, len(pieces) // 2):
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return  # half the reply, then the connection drops
                 text = piece if i == 0 else " " + piece
                 if text:
                     self.wfile.write(event({"content": text}, None))

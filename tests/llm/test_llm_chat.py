@@ -50,6 +50,19 @@ def test_streaming_yields_the_reply_in_pieces(server):
     assert model.last_finish_reason == "stop"
 
 
+def test_a_stream_cut_off_mid_reply_is_not_taken_for_a_whole_reply(server):
+    model = OpenAIChatModel("m", server.client(max_retries=0))
+    assert model.complete(HELLO) and model.last_finish_reason == "stop"
+    server.behave(Behaviour.cut())
+    got = []
+    with pytest.raises(LLMCallFailed, match="stream ended before the reply did") as info:
+        for piece in model.stream(HELLO):
+            got.append(piece)
+    assert info.value.kind == "cut off"
+    assert got and "".join(got) != "Scripted reply to: hello there"  # only part of it came
+    assert model.last_finish_reason is None and model.last_usage is None  # not the last call's
+
+
 def test_the_model_timeout_applies_and_raises_a_clear_error(server):
     # The server answers after 2 s, well inside the client's own 5 s timeout: only the
     # model's 0.2 s timeout can turn this call into a failure.
