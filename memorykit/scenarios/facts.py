@@ -110,4 +110,17 @@ def make_key(rng: random.Random, recipe: str) -> str:
         return f"{letters(3)}-{n(1000, 99999)}"
     if recipe == "salary":
         return f"${n(45, 210)},{n(0, 9) * 100:03d}"
+    # seed 003's fact bank (memorykit.scenarios.probes)
+    if recipe == "order":
+        return f"ORD-{n(10000, 99999)}"
+    if recipe == "falcon":  # seed 003's example code, Blue_Falcon_99
+        return f"Blue_Falcon_{n(10, 99)}"
+    if recipe == "serial":
+        return f"SN-{letters(3)}{n(100, 999)}"
+    if recipe == "house":
+        return f"{n(11, 289)}"
+    if recipe == "phone":
+        return f"+44 7700 {n(900000, 999999)}"
+    if recipe == "case":
+        return f"CASE-{n(1000, 9999)}"
     raise ValueError(f"unknown key recipe {recipe!r}")  # pragma: no cover - internal tables

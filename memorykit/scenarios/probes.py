@@ -41,7 +41,7 @@ from memorykit.llm.critic import DEFAULT_CORRECTION_PATTERNS, ScriptedCritic
 from memorykit.longterm.reflection import RULE_PREFIX
 from memorykit.messages import Message, MessageFactory
 from memorykit.scenarios.conversation import simulate_conversation
-from memorykit.scenarios.facts import PlantedFact
+from memorykit.scenarios.facts import PlantedFact, make_key
 from memorykit.tokens import TokenCounter
 
 SYSTEM_PROMPT = (
@@ -50,7 +50,7 @@ SYSTEM_PROMPT = (
 )
 BOOKING_SYSTEM_PROMPT = "You are a booking assistant. Handle the user's bookings."
 
-# (fact sentence, question, key recipe). Questions are phrased as a user would ask them,
+# (fact sentence, question, key recipe of ``facts.make_key``). Questions are phrased as a user would ask them,
 # not copied from the fact: some share most words with the fact, some paraphrase it.
 FACT_BANK: tuple[tuple[str, str, str], ...] = (
     ("My order number is {key}.", "What is my order number?", "order"),
@@ -64,32 +64,8 @@ FACT_BANK: tuple[tuple[str, str, str], ...] = (
     ("The warranty claim was filed under case {key}.",
      "Under which case was the warranty claim filed?", "case"),
     ("I was charged {key} twice on my last invoice.",
-     "How much was I charged twice?", "money"),
+     "How much was I charged twice?", "cents"),
 )
-
-
-def _key(rng: random.Random, recipe: str) -> str:
-    def n(lo: int, hi: int) -> int:
-        return lo + int(rng.random() * (hi - lo + 1))
-
-    letters = "ABCDEFGHJKLMNPQRSTUVWXYZ"
-    if recipe == "order":
-        return f"ORD-{n(10000, 99999)}"
-    if recipe == "falcon":  # seed 003's example code, Blue_Falcon_99
-        return f"Blue_Falcon_{n(10, 99)}"
-    if recipe == "d4":
-        return f"{n(1000, 9999)}"
-    if recipe == "serial":
-        return "SN-" + "".join(letters[int(rng.random() * 24)] for _ in range(3)) + str(n(100, 999))
-    if recipe == "house":
-        return f"{n(11, 289)}"
-    if recipe == "phone":
-        return f"+44 7700 {n(900000, 999999)}"
-    if recipe == "case":
-        return f"CASE-{n(1000, 9999)}"
-    if recipe == "money":
-        return f"${n(12, 480)}.{n(0, 99):02d}"
-    raise ValueError(f"unknown key recipe {recipe!r}")  # pragma: no cover - internal table
 
 
 @dataclass(frozen=True)
@@ -138,7 +114,7 @@ def probe_conversation(
     for k, (sentence_t, question, recipe) in enumerate(bank[:n_facts]):
         clock.advance(20)
         for _attempt in range(1000):  # no key may occur inside another fact
-            key = _key(rng, recipe)
+            key = make_key(rng, recipe)
             sentence = sentence_t.format(key=key)
             if not any(key in f.text or f.key in sentence for f in facts):
                 break
