@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import hashlib
 import math
+import threading
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -118,6 +119,8 @@ class MemoEmbedder:
 
     Bounded: at most ``maxsize`` vectors are remembered, the least recently used leave
     first. Every call returns a new array, so a caller writing into it changes nothing here.
+    Safe from several threads (the memo's order is updated under a lock; the wrapped
+    embedder is called outside it, so it must be thread-safe itself).
     """
 
     def __init__(self, embedder: Embedder | None = None, *, maxsize: int = 16_384) -> None:
@@ -130,32 +133,47 @@ class MemoEmbedder:
         self.name = self.embedder.name
         self.dimension = self.embedder.dimension
         self._rows: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        del state["_lock"]  # a lock cannot be pickled; the copy gets its own
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if isinstance(texts, str):
             raise TypeError(f"texts must be a sequence of str, not one str: got {texts!r}")
         rows = self._rows
         missing: list[str] = []
+        found: dict[str, np.ndarray] = {}
         for text in texts:
             if type(text) is not str:
                 raise TypeError(f"texts must hold str, got {text!r} ({type(text).__name__})")
-            if text in rows:
-                rows.move_to_end(text)
-            elif text not in missing:
-                missing.append(text)
-        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            for text in texts:
+                row = rows.get(text)
+                if row is not None:
+                    rows.move_to_end(text)
+                    found[text] = row
+                elif text not in found and text not in missing:
+                    missing.append(text)
         if missing:
             vectors = np.asarray(self.embedder.embed(missing))
             if vectors.shape != (len(missing), self.dimension):
                 raise ValueError(f"embedder returned shape {vectors.shape} for {len(missing)} "
                                  f"texts, expected ({len(missing)}, {self.dimension})")
-            for text, vector in zip(missing, vectors):
-                found[text] = rows[text] = vector
-            while len(rows) > self.maxsize:
-                rows.popitem(last=False)
+            with self._lock:
+                for text, vector in zip(missing, vectors):
+                    found[text] = rows[text] = vector
+                while len(rows) > self.maxsize:
+                    rows.popitem(last=False)
         if not len(texts):
             return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.stack([found[t] if t in found else rows[t] for t in texts])
+        return np.stack([found[t] for t in texts])
 
     def __repr__(self) -> str:
         return f"MemoEmbedder({self.embedder!r}, maxsize={self.maxsize})"

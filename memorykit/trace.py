@@ -101,6 +101,16 @@ class OverBudget:
 Event = Eviction | Summarization | OverBudget
 
 
+def error_label(exc: BaseException) -> str:
+    """An error as a trace may keep it: its type and ``kind`` only, never its text.
+
+    An error's text can carry a URL with a key in it, or a user's message; a
+    record that outlives the call must not.
+    """
+    kind = getattr(getattr(exc, "cause", None), "kind", None) or getattr(exc, "kind", None)
+    return type(exc).__name__ + (f" ({kind})" if isinstance(kind, str) and kind else "")
+
+
 class Trace:
     """An append-only record of events with a few views for plotting and checking.
 

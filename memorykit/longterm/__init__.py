@@ -37,14 +37,20 @@ from memorykit.longterm.episodic import (
     keyword_overlap,
     query_terms,
 )
-from memorykit.longterm.events import Recall, RuleLearned, Stored, Trimmed
+from memorykit.longterm.events import Recall, RuleLearned, Stored, StoreFailed, Trimmed
 from memorykit.longterm.reflection import RULE_PREFIX, ReflectionMemory, ReflectionSettings
 from memorykit.longterm.semantic import Recollection, SemanticMemory, SemanticSettings, split_units
 from memorykit.longterm.sentence_embedder import (
     SentenceTransformerEmbedder,
     sentence_transformers_available,
 )
-from memorykit.longterm.service import STORAGE_SCOPES, LongTermSettings, MemoryService, Session
+from memorykit.longterm.service import (
+    STORAGE_SCOPES,
+    LongTermSettings,
+    LongTermWriteFailed,
+    MemoryService,
+    Session,
+)
 from memorykit.longterm.vectorstore import (
     Hit,
     NumpyVectorStore,
@@ -66,6 +72,7 @@ __all__ = [
     "EpisodicSettings",
     "Hit",
     "LongTermSettings",
+    "LongTermWriteFailed",
     "MemoryService",
     "NumpyVectorStore",
     "QdrantVectorStore",
@@ -80,6 +87,7 @@ __all__ = [
     "SemanticSettings",
     "SentenceTransformerEmbedder",
     "Session",
+    "StoreFailed",
     "Stored",
     "Trimmed",
     "VectorStore",

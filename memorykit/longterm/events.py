@@ -56,6 +56,21 @@ class Stored:
 
 
 @dataclass(frozen=True, slots=True)
+class StoreFailed:
+    """A write to the long-term store failed: the messages stay pending and are tried again."""
+
+    message_ids: tuple[str, ...]
+    session_id: str
+    error: str
+    """The error's type (and kind), never its text: it may carry a URL or a key."""
+    pending: int
+    """Messages of the session waiting to be stored after this failure."""
+    at: float
+
+    kind = "store-failed"
+
+
+@dataclass(frozen=True, slots=True)
 class Trimmed:
     """An item left out of a context to meet the token budget."""
 
@@ -67,4 +82,4 @@ class Trimmed:
     kind = "trim"
 
 
-__all__ = ["Recall", "RuleLearned", "Stored", "Trimmed"]
+__all__ = ["Recall", "RuleLearned", "StoreFailed", "Stored", "Trimmed"]

@@ -126,6 +126,9 @@ class SemanticMemory:
         self.units_of: dict[str, int] = {}
         """How many units each stored message produced (0: not embedded, e.g. a tool payload)."""
         self.embedded_count = 0
+        self._unconfirmed: set[str] = set()
+        # Prefixed ids of messages whose last write failed: the store may hold some of their
+        # units, which are discarded before the next attempt (ids must not clash).
 
     def stores(self, message: Message) -> bool:
         """Would ``add`` embed this message (is its role one of ``settings.roles``)?"""
@@ -134,20 +137,28 @@ class SemanticMemory:
     def add(
         self, messages: Sequence[Message], payload: Mapping[str, Any] | None = None
     ) -> list[str]:
-        """Embed and store the units of ``messages``; returns the new unit ids."""
+        """Embed and store the units of ``messages``; returns the new unit ids.
+
+        All or nothing: a message counts as stored (``units_of``) only once the
+        store has accepted every unit of the call. When the embedder or the store
+        fails, the error propagates and no message of the call is marked stored,
+        so the caller can try the same messages again; units a failed write may
+        have left behind are discarded before that retry.
+        """
         if isinstance(messages, Message):
             messages = [messages]
         ids: list[str] = []
         texts: list[str] = []
         payloads: list[dict[str, Any]] = []
         extra = dict(payload or {})
+        counts: dict[str, int] = {}
         for m in messages:
             if type(m) is not Message:
                 raise TypeError(f"messages must hold Message records, got {m!r}")
-            if m.id in self.units_of:
+            if m.id in self.units_of or m.id in counts:
                 raise ValueError(f"message {m.id!r} is already stored")
             units = split_units(m.content, self.settings.unit) if self.stores(m) else []
-            self.units_of[m.id] = len(units)
+            counts[m.id] = len(units)
             for k, text in enumerate(units):
                 ids.append(f"{self.key_prefix}{m.id}#{k}")
                 texts.append(text)
@@ -156,19 +167,32 @@ class SemanticMemory:
                     "sources": list(m.covers), "turn": m.turn, "created_at": m.created_at,
                 })
         if ids:
-            vectors = np.asarray(self.embedder.embed(texts), dtype=np.float32)
-            if vectors.shape != (len(texts), self.embedder.dimension):
-                raise ValueError(
-                    f"embedder returned shape {vectors.shape} for {len(texts)} texts, expected "
-                    f"({len(texts)}, {self.embedder.dimension})"
-                )
+            vectors = self._checked_vectors(self.embedder.embed(texts), len(texts))
+            retried = [i for i in ids if i.rpartition("#")[0] in self._unconfirmed]
+            if retried:
+                self.store.discard(retried)
+            self._unconfirmed.update(f"{self.key_prefix}{mid}" for mid, n in counts.items() if n)
             self.store.add(ids, vectors, payloads)
             self.embedded_count += len(ids)
+        for mid in counts:
+            self._unconfirmed.discard(f"{self.key_prefix}{mid}")
+        self.units_of.update(counts)
         return ids
 
     def embed_query(self, query: str) -> np.ndarray:
         require_str("query", query)
-        return np.asarray(self.embedder.embed([query]), dtype=np.float32)[0]
+        return self._checked_vectors(self.embedder.embed([query]), 1)[0]
+
+    def _checked_vectors(self, vectors: Any, n: int) -> np.ndarray:
+        """The embedder's answer for ``n`` texts, refused unless it is n finite rows of the right size."""
+        matrix = np.asarray(vectors, dtype=np.float32)
+        if matrix.shape != (n, self.embedder.dimension):
+            raise ValueError(f"embedder returned shape {matrix.shape} for {n} texts, expected "
+                             f"({n}, {self.embedder.dimension})")
+        if not np.all(np.isfinite(matrix)):
+            raise ValueError(f"embedder returned NaN or inf for "
+                             f"{int((~np.isfinite(matrix)).any(axis=1).sum())} of {n} texts")
+        return matrix
 
     def recall(
         self,
@@ -212,6 +236,7 @@ class SemanticMemory:
             raise TypeError(f"{self.store!r} cannot be cleared; give the memory a new store")
         clear()
         self.units_of.clear()
+        self._unconfirmed.clear()
 
     def __repr__(self) -> str:
         return (

@@ -34,6 +34,27 @@ Decisions the seed leaves open, made here:
 * sessions are isolated by a ``session_id`` filter on every search of the
   shared store (a property test checks that nothing crosses sessions).
 
+Faults. "Store first" holds when the store or the embedder fails: a message is
+**pending** until the store has confirmed it. A failed write leaves the whole
+batch pending (it is tried again on the next ``add`` that fills a batch, or on
+``flush``), is recorded as a ``StoreFailed`` event (returned by ``add`` and in
+``trace``; ``degraded()`` lists the sessions waiting on the store), and working
+memory still gets the message. ``stored_ids`` lists only what the store has
+confirmed. ``flush`` and ``clear`` raise ``LongTermWriteFailed`` when the write
+fails (``clear`` then empties nothing); ``get_context`` answers from working
+memory alone when recall fails, and says so in the context's ``notes``. A
+fault-matrix test (``tests/test_longterm_faults.py``) injects every fault kind
+into the embedder and both stores and counts messages lost: 0. While a store is
+down, pending messages accumulate (memory grows with the outage) and each retry
+embeds the whole pending batch again.
+
+Threads. A ``MemoryService`` may be shared by several threads: sessions are
+created under a lock, each session's calls hold that session's lock (calls for
+one session run one at a time; different sessions run side by side), the shared
+``trace`` is appended under the service's lock, and both vector stores lock
+their own calls. The embedder is shared too: the library's embedders are safe
+to call from several threads; a user's own embedder must be as well.
+
 ``MemoryService`` is also a ``ContextPolicy``: ``build_context(history, query,
 budget)`` runs ``history`` through a private session and answers for ``query``
 as the current input.
@@ -44,8 +65,9 @@ isolation); the architectures it sits beside are in ``notebooks/10_architectures
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memorykit._validate import require_choice, require_int, require_real, require_str
@@ -55,12 +77,12 @@ from memorykit.clock import Clock
 from memorykit.context import Context, ContextItem, check_request
 from memorykit.embeddings import Embedder, LexicalHashingEmbedder
 from memorykit.longterm._fitting import ItemPricer, Part, check_history, fit
-from memorykit.longterm.events import Recall, Stored
+from memorykit.longterm.events import Recall, Stored, StoreFailed
 from memorykit.longterm.semantic import UNITS, Recollection, SemanticMemory, SemanticSettings
 from memorykit.longterm.vectorstore import NumpyVectorStore, VectorStore
 from memorykit.messages import ROLES, Message
 from memorykit.tokens import ChatFormat, TokenCounter
-from memorykit.trace import Summarization, Trace
+from memorykit.trace import Summarization, Trace, error_label
 
 STORAGE_SCOPES = ("all", "conversational", "summaries_only")
 _RECALLED_RANK = 1_000_000.0
@@ -97,6 +119,22 @@ class LongTermSettings:
         require_str("collection", self.collection, non_empty=True)
 
 
+class LongTermWriteFailed(RuntimeError):
+    """The long-term store did not accept a batch: its messages are still pending."""
+
+    def __init__(self, session_id: str, message_ids: Sequence[str], error: str) -> None:
+        self.session_id = session_id
+        self.message_ids = tuple(message_ids)
+        self.error = error
+        super().__init__(
+            f"long-term write of {len(self.message_ids)} message(s) of session {session_id!r} "
+            f"failed ({error}); they stay pending and are tried again on the next add or flush"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.session_id, self.message_ids, self.error))
+
+
 @dataclass
 class Session:
     """One session's working memory and long-term bookkeeping."""
@@ -105,10 +143,19 @@ class Session:
     working: MessageBuffer
     semantic: SemanticMemory
     pending: list[Message] = field(default_factory=list)
-    """Messages waiting for the batch to fill before they are stored."""
+    """Messages not yet confirmed by the store: the batch filling up, and failed writes."""
     last_user: Message | None = None
     added: list[str] = field(default_factory=list)
     """Ids of every message added to the session, in order."""
+    store_failures: int = 0
+    """Writes to the long-term store that failed (their messages stayed pending)."""
+    last_store_error: str | None = None
+    """The error of the last write while it is not yet retried successfully (None: healthy)."""
+    last_recall_error: str | None = None
+    """The error of the last recall, when it failed (None: it worked)."""
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
+    """Held by every service call for this session (one call at a time per session)."""
+    added_ids: set[str] = field(default_factory=set, repr=False)
 
 
 def _default_working() -> MessageBuffer:
@@ -154,9 +201,11 @@ class MemoryService:
         )
         self.sessions: dict[str, Session] = {}
         self.trace = Trace()
-        """Stores, held batches and recalls, for every session."""
+        """Stores, held batches, failed writes and recalls, for every session."""
         self.last_recall_query: str | None = None
         self._policy_seen: list[Message] = []
+        self._lock = threading.RLock()
+        self._policy_lock = threading.RLock()
 
     # ------------------------------------------------------------- sessions
     def session(self, session_id: str) -> Session:
@@ -164,13 +213,21 @@ class MemoryService:
         require_str("session_id", session_id, non_empty=True)
         s = self.sessions.get(session_id)
         if s is None:
-            working = self.working_memory()
-            if not isinstance(working, MessageBuffer):
-                raise TypeError(f"working_memory() must return a MessageBuffer, got {working!r}")
-            semantic = SemanticMemory(self._semantic_settings, embedder=self.embedder,
-                                      store=self.store, key_prefix=f"{session_id}/")
-            s = self.sessions[session_id] = Session(session_id, working, semantic)
+            with self._lock:  # check and create as one step: two threads get one session
+                s = self.sessions.get(session_id)
+                if s is None:
+                    working = self.working_memory()
+                    if not isinstance(working, MessageBuffer):
+                        raise TypeError(f"working_memory() must return a MessageBuffer, "
+                                        f"got {working!r}")
+                    semantic = SemanticMemory(self._semantic_settings, embedder=self.embedder,
+                                              store=self.store, key_prefix=f"{session_id}/")
+                    s = self.sessions[session_id] = Session(session_id, working, semantic)
         return s
+
+    def _record(self, event: Any) -> None:
+        with self._lock:
+            self.trace.append(event)
 
     def _now(self, message: Message | None = None) -> float:
         if self.clock is not None:
@@ -189,70 +246,126 @@ class MemoryService:
     def add(self, session_id: str, message: Message) -> list[Any]:
         """Store ``message`` long-term (or hold it for the batch), then give it to working memory.
 
-        Returns working memory's events (evictions, summarizations).
+        Returns working memory's events (evictions, summarizations), followed by a
+        ``StoreFailed`` when the long-term write failed (the message is then pending:
+        nothing is lost, and the write is tried again).
         """
         if type(message) is not Message:
             raise TypeError(f"message must be a Message, got {message!r}")
         s = self.session(session_id)
-        if self._stores(message):
-            self._pend(s, message)
-        try:
-            events = s.working.add(message)
-        finally:
-            # Even when working memory fails (its summarizer raised), the message was
-            # admitted and stored: the session must still count it and query with it.
-            s.added.append(message.id)
-            if message.role == "user" and not message.is_summary:
-                s.last_user = message
-        if self.settings.storage_scope == "summaries_only":
-            for e in events:
-                if isinstance(e, Summarization):
-                    summary = s.working.get(e.summary_id)
-                    if summary is not None:
-                        self._pend(s, summary)
-        return events
+        with s.lock:
+            if message.id in s.added_ids:
+                raise ValueError(f"message id {message.id!r} was already added to session "
+                                 f"{s.id!r}")
+            failures: list[StoreFailed] = []
+            if self._stores(message):
+                failures += self._pend(s, message)
+            try:
+                events = s.working.add(message)
+            finally:
+                # Even when working memory fails, the message was admitted and is stored
+                # or pending: the session must still count it and query with it.
+                s.added.append(message.id)
+                s.added_ids.add(message.id)
+                if message.role == "user" and not message.is_summary:
+                    s.last_user = message
+            if self.settings.storage_scope == "summaries_only":
+                for e in events:
+                    if isinstance(e, Summarization):
+                        summary = s.working.get(e.summary_id)
+                        if summary is not None:
+                            failures += self._pend(s, summary)
+            return [*events, *failures]
 
-    def _pend(self, s: Session, message: Message) -> None:
+    def _pend(self, s: Session, message: Message) -> list[StoreFailed]:
         s.pending.append(message)
         if len(s.pending) >= self.settings.batch_size:
-            self.flush(s.id, reason=f"batch of {len(s.pending)} reached batch_size "
-                                    f"{self.settings.batch_size}")
+            failure = self._write(s, f"batch of {len(s.pending)} reached batch_size "
+                                     f"{self.settings.batch_size}")
+            if failure is not None:
+                return [failure[0]]
         else:
-            self.trace.append(Stored((), s.id, f"{message.id} held: batch has {len(s.pending)} of "
-                                     f"{self.settings.batch_size}", self._now(message)))
+            self._record(Stored((), s.id, f"{message.id} held: batch has {len(s.pending)} of "
+                                f"{self.settings.batch_size}", self._now(message)))
+        return []
+
+    def _write(self, s: Session, reason: str) -> tuple[StoreFailed, Exception] | None:
+        """Write every pending message; they leave ``pending`` only once the store confirms.
+
+        Returns the failure (recorded, messages kept pending), or None when stored.
+        """
+        batch = list(s.pending)
+        ids = tuple(m.id for m in batch)
+        try:
+            s.semantic.add(batch, payload={"session_id": s.id})
+        except Exception as exc:  # any failure of the embedder or the store: keep the batch
+            s.store_failures += 1
+            s.last_store_error = error_label(exc)
+            event = StoreFailed(ids, s.id, s.last_store_error, len(s.pending),
+                                self._now(batch[-1]))
+            self._record(event)
+            return event, exc
+        del s.pending[:len(batch)]
+        s.last_store_error = None
+        self._record(Stored(ids, s.id, reason, self._now(batch[-1])))
+        return None
 
     def flush(self, session_id: str, *, reason: str = "flush requested") -> list[str]:
-        """Write the session's pending batch to the long-term store; returns the message ids."""
+        """Write the session's pending messages to the long-term store; returns their ids.
+
+        Raises ``LongTermWriteFailed`` when the store or the embedder fails; the
+        messages then stay pending.
+        """
         s = self.session(session_id)
-        if not s.pending:
-            return []
-        batch, s.pending = s.pending, []
-        s.semantic.add(batch, payload={"session_id": s.id})
-        ids = [m.id for m in batch]
-        self.trace.append(Stored(tuple(ids), s.id, reason, self._now(batch[-1])))
-        return ids
+        with s.lock:
+            ids = [m.id for m in s.pending]
+            if not ids:
+                return []
+            failure = self._write(s, reason)
+            if failure is not None:
+                event, exc = failure
+                raise LongTermWriteFailed(s.id, event.message_ids, event.error) from exc
+            return ids
+
+    def pending_ids(self, session_id: str) -> list[str]:
+        """Messages of the session not yet confirmed by the store, oldest first."""
+        s = self.session(session_id)
+        with s.lock:
+            return [m.id for m in s.pending]
+
+    def degraded(self) -> dict[str, str]:
+        """Sessions whose last long-term write failed (messages pending), with the error."""
+        with self._lock:
+            sessions = list(self.sessions.values())
+        return {s.id: s.last_store_error for s in sessions
+                if s.last_store_error is not None and s.pending}
 
     def clear(self, session_id: str) -> list[Message]:
         """Flush the pending batch (nothing is lost), then empty working memory.
 
-        Long-term memories of the session stay: they outlive working memory.
+        Long-term memories of the session stay: they outlive working memory. When
+        the flush fails, ``LongTermWriteFailed`` is raised and nothing is emptied.
         """
         s = self.session(session_id)
-        self.flush(session_id, reason="clear: pending batch written before working memory empties")
-        removed = s.working.clear()
-        return removed
+        with s.lock:
+            self.flush(session_id,
+                       reason="clear: pending batch written before working memory empties")
+            return s.working.clear()
 
     def forget(self, session_id: str) -> int:
         """Drop the session entirely, long-term entries included; returns how many were deleted."""
         require_str("session_id", session_id, non_empty=True)
-        self.sessions.pop(session_id, None)
-        return self.store.delete({"session_id": session_id}) if len(self.store) else 0
+        with self._lock:
+            deleted = self.store.delete({"session_id": session_id}) if len(self.store) else 0
+            self.sessions.pop(session_id, None)
+        return deleted
 
     # ------------------------------------------------------------- reading
     def stored_ids(self, session_id: str) -> set[str]:
         """Message ids the store holds for the session (sources of every stored unit)."""
         s = self.session(session_id)
-        return {mid for mid, n in s.semantic.units_of.items() if n}
+        with s.lock:
+            return {mid for mid, n in s.semantic.units_of.items() if n}
 
     def recall(
         self, session_id: str, query: str, limit: int | None = None
@@ -260,31 +373,49 @@ class MemoryService:
         """Search this session's long-term entries (pending ones are not searchable yet)."""
         require_str("query", query)
         s = self.session(session_id)
-        exclude = {m.id for m in s.working if not m.is_summary}
-        return s.semantic.recall(
-            query,
-            limit=self.settings.recall_limit if limit is None else limit,
-            threshold=self.settings.min_score,
-            where={"session_id": s.id},
-            exclude=exclude,
-        )
+        with s.lock:
+            exclude = {m.id for m in s.working if not m.is_summary}
+            return s.semantic.recall(
+                query,
+                limit=self.settings.recall_limit if limit is None else limit,
+                threshold=self.settings.min_score,
+                where={"session_id": s.id},
+                exclude=exclude,
+            )
 
     def get_context(
         self, session_id: str, current_input: str | None = None, *, budget: int | None = None
     ) -> Context:
-        """``[recalled] + [working memory] + [current input]`` for the session."""
+        """``[recalled] + [working memory] + [current input]`` for the session.
+
+        When recall fails (the embedder or the store is down), the context is built
+        from working memory alone and its ``notes`` say so.
+        """
         s = self.session(session_id)
         if current_input is not None:
             require_str("current_input", current_input)
         if budget is not None:
             require_int("budget", budget, minimum=1)
+        with s.lock:
+            return self._context(s, current_input, budget)
+
+    def _context(self, s: Session, current_input: str | None, budget: int | None) -> Context:
         query = current_input if current_input else (s.last_user.content if s.last_user else "")
         now = self._now(s.last_user)
         recalled: list[Part] = []
+        notes: tuple[str, ...] = ()
+        hits: list[Recollection] = []
         if self.settings.auto_recall and query:
             self.last_recall_query = query
-            for r in self.recall(session_id, query):
-                self.trace.append(Recall(query, r.unit_id, r.sources, r.score,
+            try:
+                hits = self.recall(s.id, query)
+                s.last_recall_error = None
+            except Exception as exc:  # long-term memory is down: answer from working memory
+                s.last_recall_error = error_label(exc)
+                notes = (f"long-term recall failed ({s.last_recall_error}): this context holds "
+                         f"working memory only",)
+            for r in hits:
+                self._record(Recall(query, r.unit_id, r.sources, r.score,
                                          self.settings.min_score, True,
                                          f"cosine {r.score:.3f}, among the top "
                                          f"{self.settings.recall_limit} of session {s.id!r}", now))
@@ -301,7 +432,8 @@ class MemoryService:
         parts = recalled + working + current
         if budget is None:  # no trimming: working memory already keeps to its own limits
             budget = sum(p.item.tokens for p in parts) + self.pricer.chat_format.reply_primer
-        return fit(parts, budget, self.name, self.pricer.chat_format, None)
+        context = fit(parts, budget, self.name, self.pricer.chat_format, None)
+        return replace(context, notes=context.notes + notes) if notes else context
 
     # ------------------------------------------------------ ContextPolicy
     _POLICY_SESSION = "__context_policy__"
@@ -310,6 +442,10 @@ class MemoryService:
         """Run ``history`` through a private session; answer with ``query`` as the current input."""
         check_request(query, budget)
         history = check_history(history)
+        with self._policy_lock:
+            return self._policy_context(history, query, budget)
+
+    def _policy_context(self, history: Sequence[Message], query: str, budget: int) -> Context:
         seen = self._policy_seen
         k = len(seen)
         if k > len(history) or any(a is not b and a != b for a, b in zip(seen, history)):
@@ -333,4 +469,5 @@ class MemoryService:
         )
 
 
-__all__ = ["STORAGE_SCOPES", "LongTermSettings", "MemoryService", "Session"]
+__all__ = ["STORAGE_SCOPES", "LongTermSettings", "LongTermWriteFailed", "MemoryService",
+           "Session"]

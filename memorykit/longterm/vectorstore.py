@@ -24,13 +24,20 @@ Conventions both stores keep (and the equivalence test checks):
 * a zero vector (a text with no features under a lexical embedder) matches
   nothing: its similarity is 0 to everything, and Qdrant cannot normalise it,
   so the Qdrant store returns no hits for a zero query and stores zero vectors
-  only in its payload bookkeeping (they are never returned with a score above 0).
+  only in its payload bookkeeping (they are never returned with a score above 0);
+* ``discard(ids)`` removes the given ids and ignores the ones not stored, so a
+  writer whose ``add`` failed half way can clean up and try again;
+* both are **thread-safe**: every call holds the store's lock, so several
+  sessions may add and search from several threads (a concurrency test runs
+  four writer threads against each store and checks every id still points at
+  its own payload).
 
 Taught in ``notebooks/10_architectures.ipynb``.
 """
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -68,6 +75,8 @@ class VectorStore(Protocol):
 
     def delete(self, where: Mapping[str, Any]) -> int: ...
 
+    def discard(self, ids: Sequence[str]) -> int: ...
+
     def __len__(self) -> int: ...
 
 
@@ -104,6 +113,8 @@ def _check_search(dimension: int, vector: Any, limit: Any, threshold: Any, where
     q = np.asarray(vector, dtype=np.float32)
     if q.shape != (dimension,):
         raise ValueError(f"vector must have shape ({dimension},), got {q.shape}")
+    if not np.all(np.isfinite(q)):
+        raise ValueError("vector must be finite, got NaN or inf")
     require_int("limit", limit, minimum=1)
     if threshold is not None:
         require_real("threshold", threshold)
@@ -112,17 +123,36 @@ def _check_search(dimension: int, vector: Any, limit: Any, threshold: Any, where
     return q
 
 
+def _check_where(where: Any) -> None:
+    if where is not None and not isinstance(where, Mapping):
+        raise TypeError(f"where must be a dict of payload field -> value, got {where!r}")
+
+
+def _check_ids(ids: Any) -> list[str]:
+    if isinstance(ids, str) or not isinstance(ids, Sequence):
+        raise TypeError(f"ids must be a sequence of str, got {ids!r}")
+    for i in ids:
+        require_str("ids[]", i, non_empty=True)
+    return list(ids)
+
+
 class NumpyVectorStore:
     """Exact cosine search over an in-memory matrix (the default store).
 
     Rows are L2-normalised when added, so a search is one matrix-vector
     product; the matrix grows by doubling, so adding n vectors costs O(n)
-    amortised. ``where`` filters compare payload values with ``==``.
+    amortised. ``where`` filters compare payload values with ``==``. Every
+    call holds one lock (``add`` grows the matrix and the id index together,
+    which two threads must not interleave).
     """
 
     def __init__(self, dimension: int) -> None:
         self.dimension = require_int("dimension", dimension, minimum=1)
         self.name = f"numpy-exact-cosine({self.dimension})"
+        self._lock = threading.RLock()
+        self._reset()
+
+    def _reset(self) -> None:
         self._matrix = np.zeros((16, self.dimension), dtype=np.float32)
         self._ids: list[str] = []
         self._payloads: list[dict[str, Any]] = []
@@ -136,6 +166,10 @@ class NumpyVectorStore:
         self, ids: Sequence[str], vectors: np.ndarray, payloads: Sequence[Mapping[str, Any]]
     ) -> None:
         ids, matrix, payloads = _check_add(self.dimension, ids, vectors, payloads)
+        with self._lock:
+            self._add(ids, matrix, payloads)
+
+    def _add(self, ids: list[str], matrix: np.ndarray, payloads: list[dict[str, Any]]) -> None:
         clash = [i for i in ids if i in self._index]
         if clash:
             raise ValueError(f"ids already stored: {clash!r}")
@@ -170,6 +204,11 @@ class NumpyVectorStore:
     def search(self, vector: np.ndarray, limit: int, *, threshold: float | None = None,
                where: Mapping[str, Any] | None = None) -> list[Hit]:
         q = _check_search(self.dimension, vector, limit, threshold, where)
+        with self._lock:
+            return self._search(q, limit, threshold, where)
+
+    def _search(self, q: np.ndarray, limit: int, threshold: float | None,
+                where: Mapping[str, Any] | None) -> list[Hit]:
         n = len(self._ids)
         if n == 0:
             return []
@@ -192,20 +231,50 @@ class NumpyVectorStore:
         if not isinstance(where, Mapping) or not where:
             raise ValueError(f"where must be a non-empty dict (delete everything with clear()), "
                              f"got {where!r}")
-        rows = np.flatnonzero(self._mask(where))
-        for r in rows:
-            self._alive[r] = False
-            self._index.pop(self._ids[r], None)
-        return int(rows.size)
+        with self._lock:
+            rows = np.flatnonzero(self._mask(where))
+            for r in rows:
+                self._alive[r] = False
+                self._index.pop(self._ids[r], None)
+            return int(rows.size)
+
+    def discard(self, ids: Sequence[str]) -> int:
+        """Remove the vectors with these ids (ids not stored are ignored); returns how many."""
+        ids = _check_ids(ids)
+        with self._lock:
+            removed = 0
+            for i in ids:
+                row = self._index.pop(i, None)
+                if row is not None:
+                    self._alive[row] = False
+                    removed += 1
+            return removed
 
     def clear(self) -> None:
-        self.__init__(self.dimension)  # type: ignore[misc]
+        with self._lock:
+            self._reset()
 
     def payload(self, id: str) -> Mapping[str, Any]:
-        row = self._index.get(id)
-        if row is None:
-            raise KeyError(f"id {id!r} is not stored")
-        return MappingProxyType(self._payloads[row])
+        with self._lock:
+            row = self._index.get(id)
+            if row is None:
+                raise KeyError(f"id {id!r} is not stored")
+            return MappingProxyType(self._payloads[row])
+
+    def payloads(self, where: Mapping[str, Any] | None = None) -> list[Mapping[str, Any]]:
+        """Every stored payload (matching ``where``), oldest first: what the store really holds."""
+        _check_where(where)
+        with self._lock:
+            return [MappingProxyType(self._payloads[r]) for r in np.flatnonzero(self._mask(where))]
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        del state["_lock"]  # a lock cannot be pickled; the copy gets its own
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
 
     def __repr__(self) -> str:
         return f"NumpyVectorStore(dimension={self.dimension}, vectors={len(self)})"
@@ -215,6 +284,11 @@ _MISSING = object()
 _NAMESPACE = uuid.UUID("6f1d9a52-3c4e-4b7a-9d0e-2a6c1f4b8e11")
 
 
+def _point_id(id: str) -> str:
+    """Qdrant point ids are UUIDs: a stable one per string id."""
+    return str(uuid.uuid5(_NAMESPACE, id))
+
+
 class QdrantVectorStore:
     """The same store on Qdrant (optional: ``pip install qdrant-client``).
 
@@ -222,7 +296,9 @@ class QdrantVectorStore:
     and notebooks); pass a client connected to a server for persistent or large
     stores. The collection is created with cosine distance if it does not
     exist. Qdrant point ids must be integers or UUIDs, so a string id is mapped
-    to a UUID5 and kept in the payload under ``_id``.
+    to a UUID5 and kept in the payload under ``_id``. Every call holds the
+    store's lock (the insertion counter that breaks ties must not be shared
+    by two writers).
     """
 
     def __init__(
@@ -237,6 +313,7 @@ class QdrantVectorStore:
                 "QdrantVectorStore needs qdrant-client: pip install qdrant-client"
             ) from exc
         self._models = models
+        self._lock = threading.RLock()
         self.client = client if client is not None else QdrantClient(":memory:")
         if not self.client.collection_exists(self.collection):
             self.client.create_collection(
@@ -263,9 +340,11 @@ class QdrantVectorStore:
         self, ids: Sequence[str], vectors: np.ndarray, payloads: Sequence[Mapping[str, Any]]
     ) -> None:
         ids, matrix, payloads = _check_add(self.dimension, ids, vectors, payloads)
-        existing = self.client.retrieve(
-            self.collection, [str(uuid.uuid5(_NAMESPACE, i)) for i in ids]
-        )
+        with self._lock:
+            self._add(ids, matrix, payloads)
+
+    def _add(self, ids: list[str], matrix: np.ndarray, payloads: list[dict[str, Any]]) -> None:
+        existing = self.client.retrieve(self.collection, [_point_id(i) for i in ids])
         if existing:
             raise ValueError(f"ids already stored: {[p.payload['_id'] for p in existing]!r}")
         points = []
@@ -277,7 +356,7 @@ class QdrantVectorStore:
                 v = np.full(self.dimension, 1e-12, dtype=np.float32)
             points.append(
                 self._models.PointStruct(
-                    id=str(uuid.uuid5(_NAMESPACE, i)),
+                    id=_point_id(i),
                     vector=v.tolist(),
                     payload={**p, "_id": i, "_order": self._order},
                 )
@@ -290,14 +369,15 @@ class QdrantVectorStore:
         if not np.any(q):
             return []
         # Ask for a few extra points: ties are re-ordered by insertion below.
-        response = self.client.query_points(
-            self.collection,
-            query=q.tolist(),
-            limit=limit + 8,
-            query_filter=self._filter(where),
-            score_threshold=threshold,
-            with_payload=True,
-        )
+        with self._lock:
+            response = self.client.query_points(
+                self.collection,
+                query=q.tolist(),
+                limit=limit + 8,
+                query_filter=self._filter(where),
+                score_threshold=threshold,
+                with_payload=True,
+            )
         hits = []
         for point in response.points:
             score = float(point.score)
@@ -314,21 +394,57 @@ class QdrantVectorStore:
         if not isinstance(where, Mapping) or not where:
             raise ValueError(f"where must be a non-empty dict, got {where!r}")
         flt = self._filter(where)
-        n = self.client.count(self.collection, count_filter=flt, exact=True).count
-        self.client.delete(
-            self.collection, points_selector=self._models.FilterSelector(filter=flt), wait=True
-        )
+        with self._lock:
+            n = self.client.count(self.collection, count_filter=flt, exact=True).count
+            self.client.delete(
+                self.collection, points_selector=self._models.FilterSelector(filter=flt), wait=True
+            )
         return n
+
+    def discard(self, ids: Sequence[str]) -> int:
+        """Remove the points with these ids (ids not stored are ignored); returns how many."""
+        ids = _check_ids(ids)
+        points = [_point_id(i) for i in ids]
+        with self._lock:
+            n = len(self.client.retrieve(self.collection, points)) if points else 0
+            if n:
+                self.client.delete(
+                    self.collection, points_selector=self._models.PointIdsList(points=points),
+                    wait=True,
+                )
+        return n
+
+    def payloads(self, where: Mapping[str, Any] | None = None) -> list[Mapping[str, Any]]:
+        """Every stored payload (matching ``where``), oldest first: what the store really holds."""
+        _check_where(where)
+        out: list[tuple[int, dict[str, Any]]] = []
+        offset = None
+        with self._lock:
+            while True:
+                points, offset = self.client.scroll(
+                    self.collection, scroll_filter=self._filter(where), limit=256,
+                    offset=offset, with_payload=True, with_vectors=False,
+                )
+                for point in points:
+                    payload = dict(point.payload or {})
+                    order = payload.pop("_order", 0)
+                    payload.pop("_id", None)
+                    out.append((order, payload))
+                if offset is None:
+                    break
+        out.sort(key=lambda t: t[0])
+        return [MappingProxyType(p) for _, p in out]
 
     def clear(self) -> None:
         """Drop every point: the collection is deleted and created again."""
-        self.client.delete_collection(self.collection)
-        self.client.create_collection(
-            self.collection,
-            vectors_config=self._models.VectorParams(
-                size=self.dimension, distance=self._models.Distance.COSINE
-            ),
-        )
+        with self._lock:
+            self.client.delete_collection(self.collection)
+            self.client.create_collection(
+                self.collection,
+                vectors_config=self._models.VectorParams(
+                    size=self.dimension, distance=self._models.Distance.COSINE
+                ),
+            )
 
     def __repr__(self) -> str:
         return f"QdrantVectorStore(dimension={self.dimension}, collection={self.collection!r})"
