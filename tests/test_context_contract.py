@@ -30,6 +30,20 @@ CONVERSATION = simulate_conversation(30, seed=5, fact_every=5, tool_call_rate=0.
 
 
 @pytest.mark.parametrize("name", POLICIES)
+def test_the_system_prompt_opens_the_request(name):
+    # Recalled memories, rules, entities and notes come after it, never before (the chat API
+    # expects the system prompt first; the memory service once put recall in front of it).
+    policy = POLICIES[name]()
+    history = CONVERSATION.messages
+    system = history[0]
+    assert system.role == "system" and system.pinned
+    for fact in CONVERSATION.facts[:3]:
+        ctx = policy.build_context(history, fact.question, 3000)
+        positions = [k for k, i in enumerate(ctx.items) if system.id in i.sources]
+        assert positions in ([], [0]), f"{name} sends the system prompt at {positions}"
+
+
+@pytest.mark.parametrize("name", POLICIES)
 @pytest.mark.parametrize("budget", [80, 400, 3000])
 def test_budget_and_provenance(name, budget):
     policy = POLICIES[name]()

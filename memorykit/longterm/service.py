@@ -14,7 +14,8 @@ Each session has a **working memory** (any ``MessageBuffer``; by default a
    long-term store is searched with the **last user message** as the query
    (the current input when it is given, else the newest user message added),
    for at most ``recall_limit`` entries of **this session only**; the context
-   is ``[recalled] + [working memory] + [current input]``.
+   is ``[system instructions] + [recalled] + [rest of working memory] + [current
+   input]`` (the system prompt stays first, as the chat API expects).
 
 What is stored is set by ``storage_scope``: ``"all"`` (every message, tool
 results and system messages included), ``"conversational"`` (user and
@@ -76,7 +77,7 @@ from memorykit.buffers.summary_buffer import SummaryBuffer
 from memorykit.clock import Clock
 from memorykit.context import Context, ContextItem, check_request
 from memorykit.embeddings import Embedder, LexicalHashingEmbedder
-from memorykit.longterm._fitting import ItemPricer, Part, check_history, fit
+from memorykit.longterm._fitting import ItemPricer, Part, check_history, fit, is_instruction
 from memorykit.longterm.events import Recall, Stored, StoreFailed
 from memorykit.longterm.semantic import UNITS, Recollection, SemanticMemory, SemanticSettings
 from memorykit.longterm.vectorstore import NumpyVectorStore, VectorStore
@@ -386,7 +387,7 @@ class MemoryService:
     def get_context(
         self, session_id: str, current_input: str | None = None, *, budget: int | None = None
     ) -> Context:
-        """``[recalled] + [working memory] + [current input]`` for the session.
+        """``[instructions] + [recalled] + [working memory] + [current input]`` for the session.
 
         When recall fails (the embedder or the store is down), the context is built
         from working memory alone and its ``notes`` say so.
@@ -424,12 +425,14 @@ class MemoryService:
                                      r.sources, "recalled", r.score),
                     _RECALLED_RANK + r.score,
                 ))
-        working = []
+        instructions: list[Part] = []
+        working: list[Part] = []
         for rank, m in enumerate(s.working):
-            pinned = m.pinned
-            working.append(Part(ContextItem.from_message(m), None if pinned else float(rank)))
+            part = Part(ContextItem.from_message(m), None if m.pinned else float(rank))
+            # The system prompt opens the request; recalled memories follow it.
+            (instructions if is_instruction(m) and not working else working).append(part)
         current = [Part(i, None) for i in self.pricer.query(current_input or "")]
-        parts = recalled + working + current
+        parts = instructions + recalled + working + current
         if budget is None:  # no trimming: working memory already keeps to its own limits
             budget = sum(p.item.tokens for p in parts) + self.pricer.chat_format.reply_primer
         context = fit(parts, budget, self.name, self.pricer.chat_format, None)
