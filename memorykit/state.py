@@ -15,6 +15,14 @@ the pickle cannot disagree about what a memory's state is. A record with checks 
 input. The restored memory is equal to the saved one, down to the heap order of its indexes
 and the position of its random generators, so it makes the same future decisions.
 
+For example::
+
+    from memorykit.state import dumps, loads
+    text = dumps(buffer)                     # str: write it to a file, a database...
+    buffer = loads(text)                     # the same buffer, the same next evictions
+    text = dumps(SummaryBuffer(summarizer=MySummarizer()))
+    buffer = loads(text, summarizer=MySummarizer())   # what is not data is passed again
+
 What goes in the JSON and what must be passed again:
 
 * Settings, data and indexes go in the JSON.
@@ -68,6 +76,7 @@ _STDLIB_CALLABLES: dict[str, Any] = {
 
 _TAGS = ("$id", "$ref", "$tuple", "$set", "$frozenset", "$deque", "$dict", "$float",
          "$ndarray", "$np", "$global", "$reduce", "$collaborator", "$bytes")
+_LIST_TAGS = frozenset({"$tuple", "$set", "$frozenset", "$deque", "$dict"})
 
 
 # --------------------------------------------------------------------------- saving
@@ -307,6 +316,8 @@ class _Decoder:
 
     def _tagged(self, tag: str, node: dict[str, Any]) -> Any:
         value = node[tag]
+        if tag in _LIST_TAGS and type(value) is not list:
+            raise TypeError(f"{tag} must hold a JSON list, got {value!r}")
         if tag == "$ref":
             if value not in self.refs:
                 raise ValueError(f"state refers to object {value!r} before defining it")
@@ -353,6 +364,8 @@ class _Decoder:
         raise ValueError(f"unknown tag {tag!r} in state (known: {', '.join(_TAGS)})")
 
     def _rebuild(self, node: dict[str, Any]) -> Any:
+        if "args" not in node:
+            raise ValueError(f"an object in the state lacks its 'args' field: {node['$reduce']!r}")
         func = self.decode(node["$reduce"])
         if func is copyreg.__newobj__:  # type: ignore[attr-defined]
             cls, *args = self.decode(node["args"])

@@ -144,6 +144,7 @@ def test_pickle_names_an_injected_lambda():
     (lambda s: s.update(kind="FIFOBuffer"), r"kind must be 'module:name'"),
     (lambda s: s["memory"].update({"$reduce": {"$global": "subprocess:run"}}),
      r"'subprocess:run' is not part of memorykit"),
+    (lambda s: s["memory"].pop("args"), r"lacks its 'args' field"),
     (lambda s: s["memory"].update({"$oops": 1, "$reduce": None}) or s["memory"].pop("$reduce"),
      r"unknown tag '\$oops'"),
 ])
@@ -159,6 +160,10 @@ def test_a_state_must_be_a_dict_and_fields_must_be_complete():
         restore_state("{}")
     with pytest.raises(TypeError, match="text must be the str dumps"):
         loads({"kind": 1})
+    state = json.loads(dumps(MEMORY_KINDS["buffer-fifo"].make()))
+    state["memory"]["args"] = {"$tuple": 5}
+    with pytest.raises(TypeError, match=r"\$tuple must hold a JSON list, got 5"):
+        restore_state(state)
     buffer = MEMORY_KINDS["buffer-fifo"].make()
     for m in message_stream(0, 60):
         buffer.add(m)
