@@ -141,6 +141,14 @@ class Message:
     def with_importance(self, importance: float) -> Message:
         return replace(self, importance=check_importance(importance))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt through the constructor, so a pickled or JSON state is checked like new input;
+        # metadata travels as a dict (a read-only mapping proxy cannot be pickled).
+        return (Message, (self.id, self.role, self.content, self.content_tokens,
+                          self.billed_tokens, self.importance, self.created_at, self.turn,
+                          dict(self.metadata), self.tool_calls, self.tool_call_id, self.sources,
+                          self.summary_depth))
+
     def to_openai(self) -> dict[str, Any]:
         out: dict[str, Any] = {"role": self.role, "content": self.content}
         if self.tool_call_id is not None:
