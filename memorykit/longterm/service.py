@@ -296,7 +296,8 @@ class MemoryService:
         working = []
         for rank, m in enumerate(s.working):
             pinned = m.pinned
-            working.append(Part(ContextItem.from_message(m), None if pinned else float(rank)))
+            item = ContextItem.from_message(m, sources=s.working.originals(m.id))
+            working.append(Part(item, None if pinned else float(rank)))
         current = [Part(i, None) for i in self.pricer.query(current_input or "")]
         parts = recalled + working + current
         if budget is None:  # no trimming: working memory already keeps to its own limits
