@@ -38,9 +38,13 @@ class ContextItem:
     """Why it was chosen, when a score decided it (similarity, relevance...)."""
 
     @classmethod
-    def from_message(cls, message: Message, score: float | None = None) -> ContextItem:
+    def from_message(cls, message: Message, score: float | None = None,
+                     sources: tuple[str, ...] | None = None) -> ContextItem:
+        """``message`` as an item; ``sources`` overrides ``message.covers`` (a buffer's
+        ``originals``, when its summaries cite earlier summaries)."""
         kind = "summary" if message.is_summary else "message"
-        return cls(message.role, message.content, message.billed_tokens, message.covers, kind, score)
+        return cls(message.role, message.content, message.billed_tokens,
+                   message.covers if sources is None else sources, kind, score)
 
     def to_openai(self) -> dict[str, str]:
         # Tool results travel as plain text here: a context is read, not replayed as an API call.
@@ -121,8 +125,11 @@ class BufferPolicy:
 def context_from_messages(
     messages: Iterable[Message], budget: int, policy: str, chat_format: ChatFormat = ChatFormat()
 ) -> Context:
-    return with_budget_note(
-        Context(tuple(ContextItem.from_message(m) for m in messages), budget, policy, chat_format))
+    """A context sending ``messages``; a buffer's items name the originals it resolves."""
+    resolve = messages.originals if isinstance(messages, MessageBuffer) else None
+    items = tuple(ContextItem.from_message(m, sources=None if resolve is None else resolve(m.id))
+                  for m in messages)
+    return with_budget_note(Context(items, budget, policy, chat_format))
 
 
 def with_budget_note(ctx: Context) -> Context:

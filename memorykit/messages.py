@@ -67,7 +67,8 @@ class Message:
     tool_call_id: str | None = None
     """For a ``tool`` message: the call id it answers."""
     sources: tuple[str, ...] = ()
-    """For a summary: ids of the original messages it stands for."""
+    """For a summary: ids of the messages it stands for (originals, or, in a summary buffer's
+    chain, the earlier summary it replaced: ``SummaryBuffer.originals`` resolves those)."""
     summary_depth: int = 0
     """0 for an original message, 1 for a summary, 2 for a summary of summaries, ..."""
     pinned: bool = field(init=False, repr=False, compare=False)
@@ -133,11 +134,20 @@ class Message:
 
     @property
     def covers(self) -> tuple[str, ...]:
-        """The original message ids this message stands for (itself, or a summary's sources)."""
+        """The message ids this message stands for: itself, or a summary's sources (which a
+        buffer keeping a summary chain resolves to originals: ``MessageBuffer.originals``)."""
         return self.sources if self.summary_depth else (self.id,)
 
     def with_importance(self, importance: float) -> Message:
         return replace(self, importance=check_importance(importance))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt through the constructor, so a pickled or JSON state is checked like new input;
+        # metadata travels as a dict (a read-only mapping proxy cannot be pickled).
+        return (Message, (self.id, self.role, self.content, self.content_tokens,
+                          self.billed_tokens, self.importance, self.created_at, self.turn,
+                          dict(self.metadata), self.tool_calls, self.tool_call_id, self.sources,
+                          self.summary_depth))
 
     def to_openai(self) -> dict[str, Any]:
         out: dict[str, Any] = {"role": self.role, "content": self.content}
@@ -241,13 +251,26 @@ class MessageFactory:
     def tool(self, content: str, *, call_id: str, **kw: Any) -> Message:
         return self.message("tool", content, tool_call_id=call_id, **kw)
 
-    def summary(self, content: str, covered: list[Message], **kw: Any) -> Message:
-        """A summary standing for ``covered`` (which may include earlier summaries)."""
+    def summary(
+        self, content: str, covered: list[Message], *, cite_replaced: bool = False, **kw: Any
+    ) -> Message:
+        """A summary standing for ``covered`` (which may include earlier summaries).
+
+        Its ``sources`` are the originals ``covered`` stand for (an earlier summary's sources
+        taken over), or with ``cite_replaced`` the ids of ``covered`` themselves: an earlier
+        summary is then cited by its id, so a summary of summaries of ... stays as short as
+        one round, and whoever keeps the chain resolves it (``SummaryBuffer.originals``).
+        """
         if not covered:
             raise ValueError("covered must name at least one message, got []")
+        if type(cite_replaced) is not bool:
+            raise TypeError(f"cite_replaced must be a bool, got {cite_replaced!r}")
         sources: list[str] = []
         for m in covered:
-            sources.extend(m.covers)
+            if cite_replaced:
+                sources.append(m.id)
+            else:
+                sources.extend(m.covers)
         depth = 1 + max(m.summary_depth for m in covered)
         kw.setdefault("turn", max(m.turn for m in covered))
         return self.message("system", content, sources=tuple(sources), summary_depth=depth, **kw)

@@ -213,6 +213,10 @@ class Tokenizer:
     def decode(self, tokens: list[int]) -> str:
         return self._encoding.decode(tokens)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # described by its encoding's name and rebuilt (the encoding's tables are not state)
+        return (Tokenizer, (self.encoding,))
+
     def __repr__(self) -> str:
         return f"Tokenizer({self.encoding!r})"
 
@@ -247,6 +251,13 @@ class MemoCounter:
     def cache_info(self) -> Any:
         """Hits, misses and size of the memo (``functools.lru_cache``'s ``cache_info``)."""
         return self._count.cache_info()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # the memo is a cache, not state: a restored counter starts empty and counts the same
+        return (MemoCounter, (self.counter,), {"maxsize": self.maxsize})
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(self.counter, maxsize=state["maxsize"])  # type: ignore[misc]
 
     def __repr__(self) -> str:
         return f"MemoCounter({self.counter!r}, maxsize={self.maxsize})"

@@ -71,7 +71,10 @@ class Summarization:
     """The messages (originals or earlier summaries) taken out of the window."""
     summary_id: str
     covered_ids: tuple[str, ...]
-    """The original messages the new summary stands for."""
+    """The originals this round brought under the new summary. A summary's earlier
+    originals are named by the event that made the summary it replaced (in
+    ``message_ids``), so the trace grows with the messages, not with the chain;
+    ``SummaryBuffer.originals`` resolves a kept summary's whole chain."""
     depth: int
     rule: str
     reason: str

@@ -66,7 +66,7 @@ def check_invariants(buffer, added: list[Message], returned, trace_len_before: i
     assert (set(evicted) | set(summarized) | kept.keys()) - summary_ids == added_ids
     assert kept.keys() - added_ids <= summary_ids
     # Summaries stand for originals only, each original at most once among kept summaries.
-    covered = [c for m in kept.values() if m.is_summary for c in m.covers]
+    covered = [c for m in kept.values() if m.is_summary for c in buffer.originals(m.id)]
     assert len(covered) == len(set(covered)) and set(covered) <= added_ids
     # System instructions are never evicted or summarized.
     assert all(m.id in kept for m in added if m.role == "system")

@@ -40,6 +40,23 @@ def sixteen_words() -> str:
     return f"{a} {b}"
 
 
+def originals_in_trace(trace: Trace, message_id: str) -> set[str]:
+    """What ``message_id`` stood for, resolved through ``trace`` alone: a summary stands for
+    what each round of its chain took in (``covered_ids``), an original for itself."""
+    made = {e.summary_id: e for e in trace.summarizations()}
+    out: set[str] = set()
+    todo = [message_id]
+    while todo:
+        mid = todo.pop()
+        event = made.get(mid)
+        if event is None:
+            out.add(mid)
+        else:
+            out.update(event.covered_ids)
+            todo.extend(i for i in event.message_ids if i in made)
+    return out
+
+
 def make(budget=100, threshold=0.8, target=0.6, min_recent=2, cap=10):
     factory = MessageFactory(WordCounter())
     buf = SummaryBuffer(
@@ -80,7 +97,11 @@ def test_summary_of_summaries_chains_covered_ids():
     first, second = events
     # After m6: [S1 13, m3, m4, m5, m6] = 96 tokens; take S1, m3, m4 (96-53+14 = 57).
     assert second.message_ids == (first.summary_id, ms[2].id, ms[3].id)
-    assert second.covered_ids == tuple(m.id for m in ms[:4])
+    # The round names only what it took in; the summary cites S1 by id, and the buffer
+    # resolves the chain to every original.
+    assert second.covered_ids == (ms[2].id, ms[3].id)
+    assert buf.get(second.summary_id).sources == second.message_ids
+    assert buf.originals(second.summary_id) == tuple(m.id for m in ms[:4])
     assert second.depth == 2 and buf.summary_depth() == 2
     assert second.tokens_before == 96 and second.tokens_after == 56
     assert first.summary_id not in buf
@@ -102,6 +123,48 @@ def test_sawtooth_history_has_one_sample_per_add():
     drops = [h for h in hist if h.after < h.before]
     assert len(drops) == len(buf.trace.summarizations())
     assert hist[-1].after == buf.tokens
+
+
+def test_token_history_keeps_the_newest_samples_up_to_its_limit():
+    factory = MessageFactory(WordCounter())
+    buf = SummaryBuffer(100, summary_max_tokens=10, token_history_limit=4,
+                        factory=MessageFactory(WordCounter(), id_prefix="s"))
+    ms = [factory.user(sixteen_words()) for _ in range(9)]
+    for m in ms:
+        buf.add(m)
+    assert buf.token_history_limit == 4
+    assert [h.message_id for h in buf.token_history] == [m.id for m in ms[-4:]]
+    assert buf.token_history[-1].after == buf.tokens
+
+
+def test_provenance_grows_linearly_with_the_messages_not_with_the_rounds():
+    """Counted, not timed: every id stored by the events, the summaries' sources and the
+    resolved provenance. Repeating the covered originals in every round (the old record)
+    stores ~ rounds x messages / 2 ids: 50x the messages here."""
+    f, buf = make(min_recent=2)
+    system = f.system("be brief")
+    ms = [system] + [f.user(sixteen_words()) for _ in range(2000)]
+    for m in ms:
+        buf.add(m)
+    rounds = buf.trace.summarizations()
+    assert len(rounds) > 500
+    stored = (sum(len(e.message_ids) + len(e.covered_ids) for e in rounds)
+              + sum(len(m.sources) for m in buf) + sum(r.runs for r in buf._originals.values()))
+    assert stored <= 3 * len(ms)
+    [summary] = buf.summaries()
+    assert buf._originals[summary.id].runs == 1  # m000002 .. m0019xx: one run of a counter
+    # ... and still resolves to every original it stands for, in arrival order.
+    assert buf.covered_ids() == tuple(m.id for m in ms)
+    assert originals_in_trace(buf.trace, summary.id) == set(buf.originals(summary.id))
+
+
+def test_originals_of_an_original_is_itself_and_unknown_ids_are_named():
+    f, buf = make()
+    m = f.user("hi")
+    buf.add(m)
+    assert buf.originals(m.id) == (m.id,)
+    with pytest.raises(KeyError, match="'nope' is not in the buffer"):
+        buf.originals("nope")
 
 
 def test_pinned_system_first_then_summary_then_rest():
@@ -187,6 +250,9 @@ def test_default_summarizer_and_cap():
         ({"summary_max_tokens": 0}, ValueError, r"summary_max_tokens must be >= 1, got 0"),
         ({"factory": "f"}, TypeError, r"factory must be a MessageFactory, got 'f'"),
         ({"summarizer": 3}, TypeError, r"summarizer must have a summarize"),
+        ({"token_history_limit": 0}, ValueError, r"token_history_limit must be >= 1, got 0"),
+        ({"token_history_limit": 2.0}, TypeError, r"token_history_limit must be an integer"),
+        ({"token_history_limit": True}, TypeError, r"token_history_limit must be an integer"),
     ],
 )
 def test_validation_names_the_value(kwargs, exc, message):
@@ -270,8 +336,7 @@ def test_every_message_is_kept_summarized_or_evicted_exactly_once(
             fates = (mid in kept) + summarized.count(mid) + evicted.count(mid)
             assert fates == 1, (mid, fates)
         # What the window stands for, plus what was evicted, is everything added.
-        covered_by = {e.summary_id: e.covered_ids for e in buf.trace.summarizations()}
-        lost = {i for mid in evicted for i in covered_by.get(mid, (mid,))}
+        lost = {i for mid in evicted for i in originals_in_trace(buf.trace, mid)}
         assert set(buf.covered_ids()) | lost == {m.id for m in added}
         assert not set(buf.covered_ids()) & lost
         # Accounting is exact.

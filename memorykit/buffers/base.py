@@ -198,6 +198,18 @@ class MessageBuffer:
         self._on_update(old, new)
         return new
 
+    def originals(self, message_id: str) -> tuple[str, ...]:
+        """The original message ids a message in the window stands for (provenance).
+
+        An original stands for itself, a summary for its sources. A buffer whose summaries
+        cite the summary they replaced (``SummaryBuffer``) resolves the chain here, so a
+        context built from the window still names originals.
+        """
+        message = self._messages.get(message_id)
+        if message is None:
+            raise KeyError(f"message_id {message_id!r} is not in the buffer")
+        return message.covers
+
     def clear(self) -> list[Message]:
         """Remove everything (pinned messages included) and return it; not an eviction."""
         removed = list(self._messages.values())

@@ -7,10 +7,17 @@ about ``target x budget`` (60%). The summary sits right after the pinned system
 instructions; the next time the threshold is crossed it is the oldest message,
 so it is summarized again together with what came after it: a summary of
 summaries, whose ``summary_depth`` grows by one each round. Token use over time
-is a sawtooth, which ``token_history`` records.
+is a sawtooth, which ``token_history`` records (the newest
+``token_history_limit`` adds: a buffer that runs for days keeps a bounded record).
 
 Nothing is silently lost. Each round is a ``Summarization`` event naming the
-messages taken out and the original messages the summary stands for. When
+messages taken out (the previous summary included) and the originals the round
+brought under the new summary; ``originals(summary_id)`` resolves everything a
+kept summary stands for. A summary cites the summary it replaced by id rather
+than repeating its sources, and the buffer keeps the resolved originals as
+``IdRuns`` (a few runs of counters): provenance costs memory linear in one
+round, not in the conversation, where repeating every covered id in every round
+grew quadratically (1.6 GB of ids after 100k messages). When
 summarizing cannot get under the hard budget (the recent messages alone are too
 big), the buffer first summarizes the protected recent messages too (rule
 ``summary-overflow``), then, only if still over the hard budget, evicts oldest
@@ -22,6 +29,7 @@ Taught in ``notebooks/03_summary_buffer.ipynb``.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
@@ -30,6 +38,7 @@ from memorykit.buffers.base import MessageBuffer
 from memorykit.trace import Victim
 from memorykit.clock import Clock
 from memorykit.messages import Message, MessageFactory
+from memorykit.provenance import IdRuns
 from memorykit.summary import ExtractiveSummarizer, Summarizer
 from memorykit.tokens import ChatFormat, role_tokens
 from memorykit.trace import Eviction, Summarization
@@ -127,6 +136,9 @@ class SummaryBuffer(MessageBuffer):
     * ``factory``: creates the summary messages, so their token counts are
       exact; its chat format must be the buffer's. Default: a
       ``MessageFactory`` with ids ``summary000001, ...``.
+    * ``token_history_limit=10_000``: how many of the newest adds
+      ``token_history`` keeps (older samples are dropped, so a long run stays
+      bounded; lesson 03's sawtooth plots a few hundred).
 
     ``add`` returns every event that took messages out of the window
     (``Summarization`` and, in the fallback, ``Eviction``).
@@ -145,9 +157,11 @@ class SummaryBuffer(MessageBuffer):
         summary_max_tokens: int | None = None,
         factory: MessageFactory | None = None,
         chat_format: ChatFormat = ChatFormat(),
+        token_history_limit: int = 10_000,
         **kw: Any,
     ) -> None:
         budget = require_int("budget", budget, minimum=1)
+        limit = require_int("token_history_limit", token_history_limit, minimum=1)
         self.threshold = require_fraction("threshold", threshold)
         self.target = require_real("target", target)
         if not 0.0 < self.target < 1.0:
@@ -184,7 +198,10 @@ class SummaryBuffer(MessageBuffer):
         self._summary_overhead = chat_format.message_overhead(
             role_tokens(factory.counter, "system")
         )
-        self.token_history: list[TokenSample] = []
+        self.token_history: deque[TokenSample] = deque(maxlen=limit)
+        """One sample per add, the newest ``token_history_limit`` of them (the sawtooth)."""
+        # Resolved originals of this buffer's own summaries in the window (normally one).
+        self._originals: dict[str, IdRuns] = {}
 
     # ----------------------------------------------------------------- reading
     @property
@@ -203,9 +220,24 @@ class SummaryBuffer(MessageBuffer):
         """Depth of the deepest summary kept: 0 none, 1 a summary, 2 a summary of summaries..."""
         return max((m.summary_depth for m in self._messages.values()), default=0)
 
+    @property
+    def token_history_limit(self) -> int:
+        """How many samples ``token_history`` keeps (set at construction)."""
+        return self.token_history.maxlen  # type: ignore[return-value]
+
+    def originals(self, message_id: str) -> tuple[str, ...]:
+        """The original message ids a message in the window stands for.
+
+        For this buffer's summaries the whole chain is resolved (the summary it replaced,
+        that one's, ...), in the order the originals arrived; a message in the window
+        stands for itself. Costs one pass over the ids: ask on demand, do not store.
+        """
+        runs = self._originals.get(message_id)
+        return super().originals(message_id) if runs is None else tuple(runs)
+
     def covered_ids(self) -> tuple[str, ...]:
-        """Original message ids the window stands for: kept originals and summaries' sources."""
-        return tuple(i for m in self._messages.values() for i in m.covers)
+        """Original message ids the window stands for: kept originals and summaries' originals."""
+        return tuple(i for mid in self._messages for i in self.originals(mid))
 
     def stats(self) -> dict[str, Any]:
         out = super().stats()
@@ -307,6 +339,7 @@ class SummaryBuffer(MessageBuffer):
             summary = self.factory.summary(
                 text,
                 taken,
+                cite_replaced=True,
                 importance=max(m.importance for m in taken),
                 created_at=max(m.created_at for m in taken),
             )
@@ -315,8 +348,10 @@ class SummaryBuffer(MessageBuffer):
                     f"summary id {summary.id!r} is already in the buffer: give the SummaryBuffer "
                     "a factory whose ids do not collide with the conversation's"
                 )
+            originals, new = self._resolve(taken)
             before = self._tokens
             splice(self, [m.id for m in taken], [summary], at=taken[0].id)
+            self._originals[summary.id] = originals
             kept_recent = "" if min_recent else (
                 f"; min_recent={self.min_recent} overridden because the hard budget "
                 f"{self.max_tokens} was exceeded"
@@ -331,7 +366,7 @@ class SummaryBuffer(MessageBuffer):
             event = Summarization(
                 tuple(m.id for m in taken),
                 summary.id,
-                summary.sources,
+                new,
                 summary.summary_depth,
                 rule,
                 reason,
@@ -344,6 +379,34 @@ class SummaryBuffer(MessageBuffer):
             self.trace.append(event)
             events.append(event)
         return events
+
+    def _resolve(self, taken: list[Message]) -> tuple[IdRuns, tuple[str, ...]]:
+        """Originals of the summary replacing ``taken``, and those this round adds.
+
+        The first of this buffer's summaries among ``taken`` (normally ``taken[0]``) hands
+        over its runs, which are extended in place: a round costs what it takes, not what
+        the chain already stands for.
+        """
+        runs: IdRuns | None = None
+        new: list[str] = []
+        for m in taken:
+            mine = self._originals.get(m.id)
+            if runs is None and mine is not None and not new:
+                runs = mine
+            elif mine is not None:
+                new.extend(mine)
+            else:
+                new.extend(m.covers)
+        if runs is None:
+            runs = IdRuns()
+        runs.extend(new)
+        return runs, tuple(new)
+
+    def _on_remove(self, message: Message) -> None:
+        self._originals.pop(message.id, None)
+
+    def _on_clear(self) -> None:
+        self._originals.clear()
 
     def _choose_victim(self, now: float) -> Victim | None:
         for mid in self._messages:

@@ -91,6 +91,10 @@ class Entity:
         object.__setattr__(self, "payload_chars", len(self.label) + sum(
             len(str(k)) + len(str(v)) for k, v in self.metadata.items()))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # through the constructor (checked, key recomputed); a mapping proxy cannot be pickled
+        return (Entity, (self.type, self.id, self.label, dict(self.metadata)))
+
     def to_dict(self) -> dict[str, Any]:
         return {"type": self.type, "id": self.id, "label": self.label, "metadata": dict(self.metadata)}
 

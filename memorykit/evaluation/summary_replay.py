@@ -120,8 +120,13 @@ def replay_summary_buffer(conv: SimulatedConversation, buf: SummaryBuffer) -> Su
     depth = np.zeros(n, int)
     rounds: list[Round] = []
     current_depth = 0
+    before = np.empty(n, int)
+    after = np.empty(n, int)
     for i, m in enumerate(conv.messages):
         events = buf.add(m)
+        # read per add: token_history keeps only the newest token_history_limit samples
+        sample = buf.token_history[-1]
+        before[i], after[i] = sample.before, sample.after
         for f in by_message.get(m.id, ()):
             planted.append(f)
             present[f.id] = True
@@ -141,9 +146,6 @@ def replay_summary_buffer(conv: SimulatedConversation, buf: SummaryBuffer) -> Su
                     lost_turn[f.id] = m.turn
         turns[i] = m.turn
         depth[i] = current_depth
-    history = buf.token_history
-    before = np.fromiter((s.before for s in history), int, len(history))
-    after = np.fromiter((s.after for s in history), int, len(history))
     final = fact_survival(facts, buf.messages())
     summaries = buf.summaries()
     return SummaryRun(

@@ -428,7 +428,8 @@ class MemoryService:
         instructions: list[Part] = []
         working: list[Part] = []
         for rank, m in enumerate(s.working):
-            part = Part(ContextItem.from_message(m), None if m.pinned else float(rank))
+            item = ContextItem.from_message(m, sources=s.working.originals(m.id))
+            part = Part(item, None if m.pinned else float(rank))
             # The system prompt opens the request; recalled memories follow it.
             (instructions if is_instruction(m) and not working else working).append(part)
         current = [Part(i, None) for i in self.pricer.query(current_input or "")]
