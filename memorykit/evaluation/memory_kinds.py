@@ -334,12 +334,10 @@ def service_working_memory() -> MessageBuffer:
 
 
 def _service(**overrides: Any) -> MemoryService:
-    settings: dict[str, Any] = {"working_memory": service_working_memory, **overrides}
+    settings: dict[str, Any] = {"working_memory": service_working_memory,
+                                "trace": Trace(TRACE_EVENTS), **overrides}
     return MemoryService(**settings)
 
-
-_LEAD_PENDING = ("pending: the lead is changing MemoryService, SemanticMemory and the vector "
-                 "stores (fault tolerance, locks); their save/restore follows that work")
 
 MEMORY_KINDS: dict[str, MemoryKind] = {
     **{
@@ -364,9 +362,8 @@ MEMORY_KINDS: dict[str, MemoryKind] = {
     "reflection": MemoryKind("reflection", ReflectionMemory, _reflection, window_stream,
                              feed_reflection),
     "semantic": MemoryKind("semantic", SemanticMemory, SemanticMemory,
-                           message_stream, _semantic_add, _LEAD_PENDING),
-    "service": MemoryKind("service", MemoryService, _service, message_stream, _service_add,
-                          _LEAD_PENDING),
+                           message_stream, _semantic_add),
+    "service": MemoryKind("service", MemoryService, _service, message_stream, _service_add),
 }
 """Every memory kind, by name: each buffer policy of the registry (``buffer-<policy>``) and
 the plain buffer, the entity memories, the workspace, and the long-term memories."""
@@ -378,5 +375,6 @@ NOT_KINDS: dict[str, str] = {
     "InMemoryStore": "the system of record behind ReadThroughMemory, not a memory of it",
     "NumpyVectorStore": "where SemanticMemory and MemoryService keep vectors; saved with them",
     "QdrantVectorStore": "an external database client; its data lives in Qdrant",
+    "FaultyStore": "a test double around a vector store (memorykit.longterm.testing)",
 }
 """Classes whose names sound like memories but are not kinds, and why."""

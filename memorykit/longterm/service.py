@@ -158,6 +158,20 @@ class Session:
     """Held by every service call for this session (one call at a time per session)."""
     added_ids: set[str] = field(default_factory=set, repr=False)
 
+    def __getstate__(self) -> dict[str, Any]:
+        return _without_locks(self.__dict__)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, lock=threading.RLock())
+
+
+def _without_locks(state: dict[str, Any]) -> dict[str, Any]:
+    """An object's ``__dict__`` to save: locks cannot be saved, and a restored copy gets new ones."""
+    return {k: v for k, v in state.items() if not isinstance(v, _LOCK_TYPES)}
+
+
+_LOCK_TYPES = (type(threading.Lock()), type(threading.RLock()))
+
 
 def _default_working() -> MessageBuffer:
     return SummaryBuffer(2000)
@@ -178,6 +192,7 @@ class MemoryService:
         counter: TokenCounter | None = None,
         chat_format: ChatFormat = ChatFormat(),
         clock: Clock | None = None,
+        trace: Trace | None = None,
     ) -> None:
         self.working_memory = working_memory if working_memory is not None else _default_working
         if not callable(self.working_memory):
@@ -201,8 +216,11 @@ class MemoryService:
             roles=tuple(roles),
         )
         self.sessions: dict[str, Session] = {}
-        self.trace = Trace()
-        """Stores, held batches, failed writes and recalls, for every session."""
+        if trace is not None and not isinstance(trace, Trace):
+            raise TypeError(f"trace must be a Trace, got {trace!r}")
+        self.trace = trace if trace is not None else Trace()
+        """Stores, held batches, failed writes and recalls, for every session (bound it with
+        ``Trace(max_events=...)`` for a long-running service)."""
         self.last_recall_query: str | None = None
         self._policy_seen: list[Message] = []
         self._lock = threading.RLock()
@@ -465,6 +483,12 @@ class MemoryService:
             seen.append(m)
         self.flush(self._POLICY_SESSION, reason="build_context: the whole history is stored")
         return self.get_context(self._POLICY_SESSION, query, budget=budget)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return _without_locks(self.__dict__)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, _lock=threading.RLock(), _policy_lock=threading.RLock())
 
     def __repr__(self) -> str:
         return (

@@ -270,6 +270,8 @@ class NumpyVectorStore:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         del state["_lock"]  # a lock cannot be pickled; the copy gets its own
+        n = len(self._ids)  # the rows in use, not the spare capacity
+        state["_matrix"], state["_alive"] = self._matrix[:n].copy(), self._alive[:n].copy()
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
