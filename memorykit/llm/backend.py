@@ -21,10 +21,15 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from memorykit.llm.chat import ChatModel, OpenAIChatModel, ScriptedChatModel
-from memorykit.llm.client import ENV_API_KEY, ENV_BASE_URL, make_client, openai_available, redact
+from memorykit.llm.client import (
+    ENV_API_KEY,
+    ENV_BASE_URL,
+    make_client,
+    openai_available,
+    safe_url,
+)
 from memorykit.llm.critic import Critic, OpenAICritic, ScriptedCritic
 from memorykit.llm.summarizer import OpenAISummarizer
 from memorykit.summary import ExtractiveSummarizer, Summarizer
@@ -94,15 +99,6 @@ class Backend:
             "summarizer": getattr(self.summarizer, "name", type(self.summarizer).__name__),
             "critic": getattr(self.critic, "name", type(self.critic).__name__),
         }
-
-
-def safe_url(url: str) -> str:
-    """``url`` without user info, query or fragment, key-shaped strings redacted."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return redact(urlunsplit((parts.scheme, host, parts.path, "", "")))
 
 
 def offline_backend(*, critic: Critic | None = None, actor: ChatModel | None = None) -> Backend:

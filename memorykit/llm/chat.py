@@ -110,6 +110,8 @@ class OpenAIChatModel:
     ) -> None:
         self.model = require_str("model", model, non_empty=True)
         self.temperature = require_real("temperature", temperature)
+        if not 0.0 <= self.temperature <= 2.0:  # OpenAI's documented range
+            raise ValueError(f"temperature must be in [0, 2], got {temperature!r}")
         if token_limit_param not in ("max_tokens", "max_completion_tokens"):
             raise ValueError(
                 "token_limit_param must be 'max_tokens' or 'max_completion_tokens', "

@@ -46,9 +46,8 @@ class EmbeddingFailed(LLMError):
     """The endpoint did not return usable vectors; ``kind`` and ``cause`` say why."""
 
     def __init__(self, message: str, *, kind: str, cause: BaseException | None = None) -> None:
-        super().__init__(message)
+        super().__init__(message, cause=cause)
         self.kind = kind
-        self.cause = cause
 
 
 class OpenAIEmbedder:
