@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memorykit._validate import require_int, require_positive
 from memorykit.llm.chat import ChatModel, OpenAIChatModel, ScriptedChatModel
 from memorykit.llm.client import (
     ENV_API_KEY,
@@ -131,6 +132,10 @@ def choose_backend(env: Mapping[str, str] | None = None, *,
     ignore the key) a placeholder key is sent. The model is OPENAI_MODEL, default
     ``gpt-4o-mini``. Never puts the key in ``description``.
     """
+    # checked even when the offline backend is chosen: the same call must not fail later,
+    # only once a key is set
+    require_positive("timeout", timeout)
+    require_int("max_retries", max_retries, minimum=0)
     env = os.environ if env is None else env
     key = (env.get(ENV_API_KEY) or "").strip()
     url = (env.get(ENV_BASE_URL) or "").strip()
