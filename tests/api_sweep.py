@@ -249,7 +249,8 @@ for _name in ("min_score", "threshold"):
     ACCEPTED[(_name, "negative")] = "a cosine threshold: -1 is in its range [-1, 1]"
 ACCEPTED[("memorykit.evaluation.baselines.BM25Retrieval.min_score", "huge int")] = (
     "a BM25 score has no upper bound: a huge minimum keeps nothing, which is well defined")
-ACCEPTED[("start_time", "negative")] = "a clock may start at any finite time, also before 0"
+for _name in ("start_time", "created_at", "started_at"):
+    ACCEPTED[(_name, "negative")] = "a clock may start at any finite time, also before 0"
 for _name in ("low", "high"):
     for _label in ("negative", "huge int"):
         ACCEPTED[(f"memorykit.evaluation.sweep.Uniform.{_name}", _label)] = (

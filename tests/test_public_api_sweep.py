@@ -37,12 +37,8 @@ OPEN_DEFECTS = frozenset({
     "memorykit.longterm.episodic.EpisodicSettings",
     "memorykit.longterm.episodic.full_match_horizon_seconds",
     "memorykit.longterm.sentence_embedder.SentenceTransformerEmbedder",
-    "memorykit.summary.ExtractiveSummarizer",
-    "memorykit.workspace.notes.Note",
     "memorykit.workspace.objects.SalienceWeights",
     "memorykit.workspace.objects.WorkspaceObject",
-    "memorykit.workspace.tasks.SlotSettings",
-    "memorykit.workspace.tasks.Task",
 })
 
 NO_BASELINE = frozenset({
