@@ -43,11 +43,17 @@ def require_non_negative(name: str, value: Any) -> float:
     return value
 
 
-def require_int(name: str, value: Any, *, minimum: int | None = None) -> int:
+def require_int(
+    name: str, value: Any, *, minimum: int | None = None, maximum: int | None = None
+) -> int:
+    """An int (not a bool); ``maximum`` caps sizes whose work grows with the value, so a
+    typo such as 10**30 fails at once instead of running for ever."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
     if minimum is not None and value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {value!r}")
     return value
 
 
@@ -65,8 +71,23 @@ def require_fraction(name: str, value: Any, *, include_zero: bool = False) -> fl
     return value
 
 
+def require_between(name: str, value: Any, low: float, high: float) -> float:
+    """A finite number in [low, high] (a cosine in [-1, 1], a temperature in [0, 2], ...)."""
+    value = require_real(name, value)
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be in [{low:g}, {high:g}], got {value!r}")
+    return value
+
+
 def require_unit_interval(name: str, value: Any) -> float:
     return require_fraction(name, value, include_zero=True)
+
+
+def require_bool(name: str, value: Any) -> bool:
+    """A real flag: ``bool("false")`` is True, so text, numbers and None are refused."""
+    if type(value) is not bool:
+        raise TypeError(f"{name} must be a bool, got {value!r} ({type(value).__name__})")
+    return value
 
 
 def require_str(name: str, value: Any, *, non_empty: bool = False) -> str:

@@ -30,7 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from memorykit._text import STOPWORDS, words
-from memorykit._validate import require_int, require_non_negative
+from memorykit._validate import require_bool, require_int, require_non_negative
 
 
 @runtime_checkable
@@ -41,6 +41,10 @@ class Embedder(Protocol):
     dimension: int
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+MAX_DIMENSION = 1 << 20
+"""The most slots ``LexicalHashingEmbedder`` hashes into (4 MiB per float32 row)."""
 
 
 class LexicalHashingEmbedder:
@@ -60,10 +64,11 @@ class LexicalHashingEmbedder:
         bigram_weight: float = 0.5,
         stopwords: bool = True,
     ) -> None:
-        self.dimension = require_int("dimension", dimension, minimum=2)
-        self.bigrams = bool(bigrams)
+        # each embedding is a dense row of this size: past a million slots it is a typo
+        self.dimension = require_int("dimension", dimension, minimum=2, maximum=MAX_DIMENSION)
+        self.bigrams = require_bool("bigrams", bigrams)
         self.bigram_weight = require_non_negative("bigram_weight", bigram_weight)
-        self.stopwords = bool(stopwords)
+        self.stopwords = require_bool("stopwords", stopwords)
         self.name = f"lexical-hashing-{self.dimension}" + ("+bigrams" if self.bigrams else "")
         self._slots: dict[str, tuple[int, float]] = {}
 

@@ -33,7 +33,7 @@ from operator import itemgetter
 from typing import Any, ClassVar, NamedTuple, Protocol, runtime_checkable
 
 from memorykit._text import STOPWORDS, has_digit, words
-from memorykit._validate import require_int, require_non_negative
+from memorykit._validate import require_bool, require_int, require_non_negative
 from memorykit.messages import Message
 from memorykit.tokens import TokenCounter, Tokenizer
 
@@ -143,7 +143,7 @@ class ExtractiveSummarizer:
         if counter is not None and not callable(getattr(counter, "count", None)):
             raise TypeError(f"counter must have a count(text) method, got {counter!r}")
         self._counter: TokenCounter = counter if counter is not None else Tokenizer()
-        self._label_roles = bool(label_roles)
+        self._label_roles = require_bool("label_roles", label_roles)
         self.importance_weight = require_non_negative("importance_weight", importance_weight)
         self.fact_bonus = require_non_negative("fact_bonus", fact_bonus)
         self.cache_size = require_int("cache_size", cache_size, minimum=0)

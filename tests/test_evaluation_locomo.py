@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import http.server
 import json
+import os
+import stat
+import threading
+import urllib.request
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -184,9 +189,115 @@ def test_download_uses_the_injected_opener_with_a_timeout(tmp_path):
 
 @pytest.mark.parametrize("kwargs, error, text", [
     ({"expected_sha256": "abc"}, ValueError, "64 lowercase hex"),
-    ({"timeout": 0}, ValueError, "timeout must be a positive"),
+    ({"timeout": 0}, ValueError, "timeout must be > 0"),
+    ({"max_bytes": 0}, ValueError, "max_bytes must be >= 1"),
     ({"url": ""}, ValueError, "url must be a non-empty"),
 ])
 def test_download_bad_arguments(tmp_path, kwargs, error, text):
     with pytest.raises(error, match=text):
         download_locomo(tmp_path, **kwargs)
+
+
+class _Server:
+    """A loopback HTTP server: ``/fixture`` serves the fixture; ``/junk`` streams zeros with
+    no Content-Length until the client hangs up; ``/big`` declares 10**9 bytes."""
+
+    def __enter__(self) -> str:
+        body = FIXTURE.read_bytes()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.send_response(200)
+                if self.path == "/fixture":
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
+                if self.path == "/big":
+                    self.send_header("Content-Length", str(10**9))
+                self.end_headers()
+                try:
+                    for _ in range(10_000):  # at most 640 MB: a bug shows as a slow test
+                        self.wfile.write(b"\0" * 65536)
+                except OSError:
+                    pass  # the client refused and hung up, as it should
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join()
+
+
+class _CountingOpener:
+    """urllib's opener, counting the bytes the helper reads."""
+
+    def __init__(self):
+        self.read = 0
+
+    def __call__(self, url, timeout):
+        response = urllib.request.urlopen(url, timeout=timeout)
+        real_read = response.read
+
+        def read(n=-1):
+            chunk = real_read(n)
+            self.read += len(chunk)
+            return chunk
+
+        response.read = read
+        return response
+
+
+def test_download_over_http_is_synced_renamed_and_world_readable(tmp_path, monkeypatch):
+    events = []
+    real_fsync, real_replace = os.fsync, os.replace
+    monkeypatch.setattr(os, "fsync", lambda fd: (events.append("fsync"), real_fsync(fd))[1])
+    monkeypatch.setattr(os, "replace", lambda a, b: (events.append("replace"), real_replace(a, b))[1])
+    old_umask = os.umask(0o022)
+    try:
+        with _Server() as base:
+            path = download_locomo(tmp_path / "l.json", url=f"{base}/fixture",
+                                   expected_sha256=_sha(FIXTURE), timeout=5)
+    finally:
+        os.umask(old_umask)
+    assert path.read_bytes() == FIXTURE.read_bytes()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644  # like any new file, not mkstemp's 0o600
+    assert events[:2] == ["fsync", "replace"]  # the bytes reach the disk before the rename
+    assert [p.name for p in tmp_path.iterdir()] == ["l.json"]
+
+
+@pytest.mark.parametrize("path, read_at_most", [("/junk", 100_000 + 65_536), ("/big", 0)])
+def test_download_refuses_as_soon_as_the_cap_is_passed(tmp_path, path, read_at_most):
+    opener = _CountingOpener()
+    with _Server() as base:
+        with pytest.raises(LocomoIntegrityError, match="max_bytes=100000"):
+            download_locomo(tmp_path / "l.json", url=base + path, expected_sha256=None,
+                            timeout=5, max_bytes=100_000, opener=opener)
+    assert opener.read <= read_at_most  # refused while reading, not after the whole stream
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("timeout", [float("nan"), float("inf"), -1.0, 0, True, "5"])
+def test_download_refuses_nonsense_timeouts(tmp_path, timeout):
+    with pytest.raises((TypeError, ValueError), match="timeout"):
+        download_locomo(tmp_path, timeout=timeout)
+
+
+def test_load_locomo_reads_the_file_once(tmp_path, monkeypatch):
+    copy = tmp_path / "locomo10.json"
+    copy.write_bytes(FIXTURE.read_bytes())
+    opened = []
+    real_open = Path.open
+    monkeypatch.setattr(Path, "open", lambda self, *a, **k: (opened.append(self), real_open(self, *a, **k))[1])
+    monkeypatch.setattr("builtins.open", lambda *a, **k: pytest.fail(f"open({a[0]}) besides read_bytes"))
+    with pytest.raises(LocomoIntegrityError):  # hashed (not the published file) ...
+        load_locomo(copy)
+    assert load_locomo(copy, verify=False).name == "locomo10"  # ... or parsed, from one read
+    assert opened == [copy, copy]  # one read_bytes per call

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memorykit._validate import require_int, require_str
+from memorykit._validate import require_bool, require_int, require_str
 from memorykit.buffers.base import MessageBuffer
 from memorykit.buffers.summary_buffer import tool_units
 from memorykit.embeddings import Embedder, LexicalHashingEmbedder
@@ -75,7 +75,7 @@ class AttentionWindow:
             raise TypeError(f"embedder must have an embed(texts) method, got {embedder!r}")
         self.window_tokens = require_int("window_tokens", window_tokens, minimum=1)
         self.neighbours = require_int("neighbours", neighbours, minimum=0)
-        self.include_pinned = bool(include_pinned)
+        self.include_pinned = require_bool("include_pinned", include_pinned)
         self._cache: dict[str, np.ndarray] = {}
         self.embedded_count = 0
         """How many message texts were ever embedded (the cache's effect, for the notebook)."""

@@ -231,14 +231,34 @@ def recency_weight(
 
     Despite its name, ``half_life_minutes`` is not where the weight halves: that
     happens at ``half_life_minutes * ln 2 / decay_rate`` (34.7 minutes at the
-    defaults). memorykit keeps the seed's parameter names and formula.
+    defaults). memorykit keeps the seed's parameter names and formula. Ages must be
+    finite and >= 0 (a negative age would weigh more than a fresh message).
     """
-    return np.exp(-decay_rate * np.asarray(age_minutes, dtype=float) / half_life_minutes)
+    decay_rate = require_non_negative("decay_rate", decay_rate)
+    half_life_minutes = require_positive("half_life_minutes", half_life_minutes)
+    ages = _ages("age_minutes", age_minutes)
+    return np.exp(-decay_rate * ages / half_life_minutes)
+
+
+def _ages(name: str, values: Any) -> np.ndarray:
+    """``values`` as a float array of finite ages >= 0 (bools and text are refused, not cast)."""
+    if isinstance(values, (int, float)) and not isinstance(values, bool):
+        return np.asarray(require_non_negative(name, values), dtype=float)
+    raw = np.asarray(values)
+    if raw.dtype.kind not in "iuf":  # 'b' bool, 'U' text, 'O' mixed
+        raise TypeError(f"{name} must be numbers of minutes, got {values!r}")
+    ages = raw.astype(float)
+    if not np.all(np.isfinite(ages)) or np.any(ages < 0):
+        raise ValueError(f"{name} must be finite and >= 0, got {values!r}")
+    return ages
 
 
 def true_half_life_minutes(decay_rate: float = 0.1, half_life_minutes: float = 5.0) -> float:
-    """The age at which the seed's recency weight is 0.5."""
-    return half_life_minutes * math.log(2) / decay_rate
+    """The age at which the seed's recency weight is 0.5 (``inf`` when decay_rate is 0: the
+    weight never falls)."""
+    decay_rate = require_non_negative("decay_rate", decay_rate)
+    half_life_minutes = require_positive("half_life_minutes", half_life_minutes)
+    return math.inf if decay_rate == 0 else half_life_minutes * math.log(2) / decay_rate
 
 
 def overtake_minutes(old_importance: float, new_importance: float, decay_rate: float = 0.1,

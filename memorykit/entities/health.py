@@ -46,6 +46,20 @@ class HealthThresholds:
     latency_alert_ms: float = 5.0
     """Mean access latency above this is an alert."""
 
+    def __post_init__(self) -> None:
+        # a NaN threshold compares False both ways: every status would silently read 'warn'
+        fill = self.fill_target
+        if not isinstance(fill, tuple) or len(fill) != 2:
+            raise TypeError(f"fill_target must be a (low, high) tuple, got {fill!r}")
+        low = require_unit_interval("fill_target[0]", fill[0])
+        if low > require_unit_interval("fill_target[1]", fill[1]):
+            raise ValueError(f"fill_target must be (low, high) with low <= high, got {fill!r}")
+        for name in ("fill_alert", "eviction_target", "eviction_alert", "resolution_target",
+                     "resolution_alert"):
+            require_unit_interval(name, getattr(self, name))
+        require_non_negative("latency_target_ms", self.latency_target_ms)
+        require_non_negative("latency_alert_ms", self.latency_alert_ms)
+
 
 @dataclass(frozen=True, slots=True)
 class HealthMetric:

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from memorykit._validate import require_non_negative
+from memorykit._validate import require_int, require_non_negative
 from memorykit.entities.memory import EntityMemory
 from memorykit.entities.records import Entity, EntityEviction
 
@@ -51,7 +51,7 @@ class InMemoryStore:
         self.contents = dict(contents or {})
         """Full contents (HTML, body text) by key: what working memory must not hold."""
         self._range = (float(low), float(high))
-        self._rng = random.Random(seed)
+        self._rng = random.Random(require_int("seed", seed, minimum=0))
         self.fetches = 0
 
     def put(self, entity: Entity, content: str = "") -> None:

@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from memorykit._validate import require_int
+from memorykit._validate import require_bool, require_int
 from memorykit.context import BufferPolicy, Context, ContextPolicy
 from memorykit.evaluation.dataset import EvalConversation, EvalDataset, as_dataset
 from memorykit.evaluation.table import Table
@@ -84,6 +84,8 @@ class HarnessSettings:
     """Ask a query-independent policy once per question position instead of once per question."""
 
     def __post_init__(self) -> None:
+        require_bool("use_prepare", self.use_prepare)
+        require_bool("reuse_query_independent", self.reuse_query_independent)
         if isinstance(self.separate, str) or not all(isinstance(c, str) for c in self.separate):
             raise TypeError(f"separate must be a tuple of category names, got {self.separate!r}")
         object.__setattr__(self, "separate", tuple(self.separate))

@@ -33,7 +33,7 @@ import hashlib
 import json
 import os
 import re
-import tempfile
+import secrets
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,12 +41,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from memorykit._validate import require_int, require_non_negative, require_str
+from memorykit._validate import require_int, require_non_negative, require_positive, require_str
 from memorykit.evaluation.dataset import EvalConversation, EvalDataset, EvalQuestion, Session
 from memorykit.messages import MessageFactory
 from memorykit.tokens import TokenCounter, Tokenizer
 
 __all__ = [
+    "DOWNLOAD_MAX_BYTES",
     "CATEGORIES",
     "LOCOMO_BYTES",
     "LOCOMO_SHA256",
@@ -66,6 +67,9 @@ LOCOMO_SHA256 = "79fa87e90f04081343b8c8debecb80a9a6842b76a7aa537dc9fdf651ea698ff
 """sha256 of the published ``data/locomo10.json``."""
 LOCOMO_BYTES = 2_805_274
 """Its size in bytes."""
+DOWNLOAD_MAX_BYTES = 8 * 1024 * 1024
+"""``download_locomo``'s default size cap: about three times the published file, so a
+wrong URL serving something huge is refused after 8 MiB rather than filling the disk."""
 
 CATEGORIES: dict[int, str] = {
     1: "multi-hop",
@@ -320,15 +324,15 @@ def load_locomo(
             f"path {str(path)!r} is not a LoCoMo file; fetch it with "
             "memorykit.evaluation.download_locomo(dest) (CC BY-NC 4.0, not shipped with memorykit)"
         )
+    raw = p.read_bytes()  # one read: the bytes hashed are the bytes parsed
     if verify:
-        digest = _sha256_file(p)
+        digest = hashlib.sha256(raw).hexdigest()
         if digest != LOCOMO_SHA256:
             raise LocomoIntegrityError(
                 f"{p} is not the published locomo10.json: sha256 {digest}, expected "
                 f"{LOCOMO_SHA256}; pass verify=False to load it anyway"
             )
-    with open(p, encoding="utf-8") as fh:
-        data = json.load(fh)
+    data = json.loads(raw.decode("utf-8"))
     return parse_locomo(data, counter=counter, turn_gap_seconds=turn_gap_seconds, name=p.stem)
 
 
@@ -338,6 +342,7 @@ def download_locomo(
     url: str = LOCOMO_URL,
     expected_sha256: str | None = LOCOMO_SHA256,
     timeout: float = 60.0,
+    max_bytes: int = DOWNLOAD_MAX_BYTES,
     opener: Callable[..., Any] = urllib.request.urlopen,
 ) -> Path:
     """Download LoCoMo to ``dest`` (a file, or a directory for ``locomo10.json``) and verify it.
@@ -345,8 +350,12 @@ def download_locomo(
     Only call this if you accept its licence (CC BY-NC 4.0). The bytes go to a
     temporary file beside ``dest`` and are moved into place only when their
     sha256 equals ``expected_sha256`` (None skips the check); otherwise the
-    temporary file is removed and ``LocomoIntegrityError`` is raised. A ``dest``
-    that already holds the expected file is left alone. ``opener(url,
+    temporary file is removed and ``LocomoIntegrityError`` is raised. A response
+    longer than ``max_bytes`` is refused as soon as it passes the cap (or before
+    reading, when its Content-Length says so). The file is flushed to disk before
+    the atomic rename, so a crash leaves either the old file or the whole new one;
+    it gets the mode of any new file (0o666 less the umask, usually 0o644). A
+    ``dest`` that already holds the expected file is left alone. ``opener(url,
     timeout=...)`` is injectable (tests pass a local one: no network).
     """
     require_str("url", url, non_empty=True)
@@ -354,22 +363,20 @@ def download_locomo(
         require_str("expected_sha256", expected_sha256)
         if not re.fullmatch(r"[0-9a-f]{64}", expected_sha256):
             raise ValueError(f"expected_sha256 must be 64 lowercase hex digits, got {expected_sha256!r}")
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    require_positive("timeout", timeout)
+    require_int("max_bytes", max_bytes, minimum=1)
     target = Path(dest)
     if target.is_dir() or str(dest).endswith(os.sep):
         target = target / "locomo10.json"
     target.parent.mkdir(parents=True, exist_ok=True)
     if expected_sha256 is not None and target.is_file() and _sha256_file(target) == expected_sha256:
         return target
-    fd, tmp_name = tempfile.mkstemp(prefix=".locomo-", suffix=".part", dir=target.parent)
-    h = hashlib.sha256()
+    tmp_name, fd = _new_file_beside(target)
     try:
         with os.fdopen(fd, "wb") as out, opener(url, timeout=timeout) as response:
-            for chunk in iter(lambda: response.read(1 << 16), b""):
-                h.update(chunk)
-                out.write(chunk)
-        digest = h.hexdigest()
+            digest = _copy_capped(response, out, url=url, max_bytes=max_bytes)
+            out.flush()
+            os.fsync(out.fileno())
         if expected_sha256 is not None and digest != expected_sha256:
             raise LocomoIntegrityError(
                 f"download from {url} has sha256 {digest}, expected {expected_sha256}: "
@@ -380,4 +387,48 @@ def download_locomo(
         if os.path.exists(tmp_name):
             os.unlink(tmp_name)
         raise
+    _fsync_dir(target.parent)  # the rename itself survives a crash
     return target
+
+
+def _new_file_beside(target: Path) -> tuple[str, int]:
+    """A fresh temporary file next to ``target``: (name, fd), created as any new file is
+    (0o666 less the umask; ``tempfile.mkstemp`` would make it 0o600)."""
+    for _ in range(100):
+        name = str(target.parent / f".{target.name}-{secrets.token_hex(8)}.part")
+        try:
+            return name, os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:  # pragma: no cover - 64 random bits
+            continue
+    raise FileExistsError(f"could not create a temporary file beside {target}")  # pragma: no cover
+
+
+def _copy_capped(response: Any, out: Any, *, url: str, max_bytes: int) -> str:
+    """Copy ``response`` to ``out``, refusing as soon as more than ``max_bytes`` arrive; the
+    sha256 of what was copied."""
+    headers = getattr(response, "headers", None)
+    declared = headers.get("Content-Length") if headers is not None else None
+    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+        raise LocomoIntegrityError(
+            f"download from {url} declares {int(declared)} bytes, more than max_bytes={max_bytes}"
+        )
+    h = hashlib.sha256()
+    received = 0
+    for chunk in iter(lambda: response.read(1 << 16), b""):
+        received += len(chunk)
+        if received > max_bytes:
+            raise LocomoIntegrityError(
+                f"download from {url} passed max_bytes={max_bytes}: refused (not LoCoMo, or "
+                "raise max_bytes)"
+            )
+        h.update(chunk)
+        out.write(chunk)
+    return h.hexdigest()
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -38,7 +38,7 @@ from memorykit.evaluation.harness import HarnessSettings, evaluate
 from memorykit.evaluation.pareto import cheapest_reaching, pareto_front
 from memorykit.evaluation.table import Table
 
-__all__ = ["LogUniform", "RandInt", "SweepResult", "Uniform", "grid", "random_search", "run_sweep"]
+__all__ = ["MAX_CONFIGURATIONS", "LogUniform", "RandInt", "SweepResult", "Uniform", "grid", "random_search", "run_sweep"]
 
 
 @dataclass(frozen=True)
@@ -116,10 +116,15 @@ def grid(param_space: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [dict(zip(names, combo)) for combo in itertools.product(*lists)]
 
 
+MAX_CONFIGURATIONS = 1_000_000
+"""The most configurations ``random_search`` draws: each is evaluated on every budget, so
+more than a million is a typo (10**30 would never end), not a sweep."""
+
+
 def random_search(param_space: Mapping[str, Any], n: int, seed: int = 0) -> list[dict[str, Any]]:
     """``n`` configurations drawn independently (a list: uniform choice; a range: its sample)."""
     space = _check_space(param_space)
-    n = require_int("n", n, minimum=1)
+    n = require_int("n", n, minimum=1, maximum=MAX_CONFIGURATIONS)
     seed = require_int("seed", seed, minimum=0)
     rng = random.Random(seed)
     samplers: list[tuple[str, Callable[[], Any]]] = []

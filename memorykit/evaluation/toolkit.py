@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from memorykit._validate import require_int, require_str
+from memorykit._validate import require_bool, require_int, require_str
 from memorykit.buffers import AttentionWindow, MessageBuffer
 from memorykit.buffers.registry import policies
 from memorykit.context import BufferPolicy, Context, check_request, context_from_messages
@@ -45,7 +45,7 @@ class AttentionPolicy:
                  include_pinned: bool = True, name: str = "attention") -> None:
         self.embedder = embedder
         self.neighbours = require_int("neighbours", neighbours, minimum=0)
-        self.include_pinned = bool(include_pinned)
+        self.include_pinned = require_bool("include_pinned", include_pinned)
         self.name = require_str("name", name, non_empty=True)
 
     def build_context(self, history: Sequence[Message], query: str, budget: int) -> Context:

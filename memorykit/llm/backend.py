@@ -21,10 +21,16 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
+from memorykit._validate import require_int, require_positive
 from memorykit.llm.chat import ChatModel, OpenAIChatModel, ScriptedChatModel
-from memorykit.llm.client import ENV_API_KEY, ENV_BASE_URL, make_client, openai_available, redact
+from memorykit.llm.client import (
+    ENV_API_KEY,
+    ENV_BASE_URL,
+    make_client,
+    openai_available,
+    safe_url,
+)
 from memorykit.llm.critic import Critic, OpenAICritic, ScriptedCritic
 from memorykit.llm.summarizer import OpenAISummarizer
 from memorykit.summary import ExtractiveSummarizer, Summarizer
@@ -96,15 +102,6 @@ class Backend:
         }
 
 
-def safe_url(url: str) -> str:
-    """``url`` without user info, query or fragment, key-shaped strings redacted."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return redact(urlunsplit((parts.scheme, host, parts.path, "", "")))
-
-
 def offline_backend(*, critic: Critic | None = None, actor: ChatModel | None = None) -> Backend:
     """The deterministic offline components (no network, no key): the memory reader, the
     extractive summarizer, ``critic`` (default ``ScriptedCritic()``) and ``actor``
@@ -135,6 +132,10 @@ def choose_backend(env: Mapping[str, str] | None = None, *,
     ignore the key) a placeholder key is sent. The model is OPENAI_MODEL, default
     ``gpt-4o-mini``. Never puts the key in ``description``.
     """
+    # checked even when the offline backend is chosen: the same call must not fail later,
+    # only once a key is set
+    require_positive("timeout", timeout)
+    require_int("max_retries", max_retries, minimum=0)
     env = os.environ if env is None else env
     key = (env.get(ENV_API_KEY) or "").strip()
     url = (env.get(ENV_BASE_URL) or "").strip()

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from memorykit._validate import require_optional_int, require_real, require_str
+from memorykit._validate import require_between, require_optional_int, require_str
 from memorykit.llm.client import (
     LLMCallFailed,
     classify_error,
@@ -109,7 +109,7 @@ class OpenAIChatModel:
         token_limit_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens",
     ) -> None:
         self.model = require_str("model", model, non_empty=True)
-        self.temperature = require_real("temperature", temperature)
+        self.temperature = require_between("temperature", temperature, 0.0, 2.0)  # OpenAI's range
         if token_limit_param not in ("max_tokens", "max_completion_tokens"):
             raise ValueError(
                 "token_limit_param must be 'max_tokens' or 'max_completion_tokens', "

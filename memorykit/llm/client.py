@@ -23,6 +23,7 @@ import os
 import re
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from memorykit._validate import require_int, require_positive
 
@@ -36,7 +37,59 @@ ENV_API_KEY = "OPENAI_API_KEY"
 
 
 class LLMError(RuntimeError):
-    """Base class of every error this package raises about language-model calls."""
+    """Base class of every error this package raises about language-model calls.
+
+    The message is redacted here, whoever composed it, because endpoints echo keys
+    back and base URLs may carry one. ``cause`` (the original error, if any) is kept
+    without the request and response it refers to: those hold the request headers,
+    the key among them. Pickling works for every subclass (process-pool sweeps send
+    errors between processes); a cause that is not an ``LLMError`` travels as a
+    ``RuntimeError`` holding its redacted description, since third-party errors
+    (``openai``'s among them) often cannot be unpickled.
+    """
+
+    def __init__(self, message: str = "", *, cause: BaseException | None = None) -> None:
+        super().__init__(redact(str(message)))
+        self.cause = _without_requests(cause)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        state = {name: _portable(value) for name, value in vars(self).items()}
+        return (_rebuild_error, (type(self), self.args, state))
+
+
+def _rebuild_error(cls: type[LLMError], args: tuple[Any, ...], state: dict[str, Any]) -> LLMError:
+    # not through __init__: subclasses take different keyword arguments, and the state is
+    # already redacted
+    error = cls.__new__(cls)
+    error.args = args
+    vars(error).update(state)
+    return error
+
+
+def _portable(value: Any) -> Any:
+    if isinstance(value, BaseException) and not isinstance(value, LLMError):
+        return RuntimeError(describe_error(value))
+    return value
+
+
+_REQUEST_FIELDS = ("request", "response", "_request", "_response")
+
+
+def _without_requests(error: BaseException | None) -> BaseException | None:
+    """``error`` (and the errors it was raised from) with request/response references dropped."""
+    seen: set[int] = set()
+    todo = [error]
+    while todo:
+        current = todo.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        fields = vars(current)
+        for name in _REQUEST_FIELDS:
+            if name in fields:
+                fields[name] = None
+        todo += [current.__cause__, current.__context__]
+    return error
 
 
 class LLMNotConfigured(LLMError):
@@ -51,9 +104,8 @@ class LLMCallFailed(LLMError):
     """
 
     def __init__(self, message: str, *, kind: str, cause: BaseException | None = None) -> None:
-        super().__init__(message)
+        super().__init__(message, cause=cause)
         self.kind = kind
-        self.cause = cause
 
 
 def require_openai() -> Any:
@@ -127,7 +179,8 @@ def describe_backend(
     *, base_url: str | None = None, api_key: str | None = None, env: Mapping[str, str] | None = None
 ) -> str:
     """One line for a notebook: where requests would go and whether a key is set (never the key)."""
-    url = resolve_base_url(base_url, env) or "https://api.openai.com/v1 (default)"
+    url = resolve_base_url(base_url, env)
+    url = safe_url(url) if url else "https://api.openai.com/v1 (default)"
     key = "set" if _resolve_key(api_key, env) else "missing"
     pkg = "installed" if openai_available() else "not installed (install memorykit[llm])"
     return f"base_url={url}; api key {key}; openai package {pkg}"
@@ -191,7 +244,23 @@ def resolve_client(
 
 def client_base_url(client: Any) -> str:
     """The client's base URL as text (for names and reprs; never includes the key)."""
-    return str(getattr(client, "base_url", "?"))
+    return safe_url(str(getattr(client, "base_url", "?")))
+
+
+def safe_url(url: str) -> str:
+    """``url`` without user info, query or fragment, key-shaped strings redacted.
+
+    Keys hide in base URLs (``http://user:KEY@host/v1``, ``?api-key=KEY``), and a base
+    URL is shown in reprs, ``describe_backend()`` and error messages.
+    """
+    parts = urlsplit(url)
+    try:
+        host = parts.hostname or ""
+        if parts.port is not None:
+            host = f"{host}:{parts.port}"
+    except ValueError:  # a malformed port: show no host rather than the raw netloc
+        host = "<unparsable host>"
+    return redact(urlunsplit((parts.scheme, host, parts.path, "", "")))
 
 
 def classify_error(exc: BaseException) -> str:
@@ -212,10 +281,25 @@ def classify_error(exc: BaseException) -> str:
 
 
 _KEYLIKE = re.compile(r"\b(?:sk|pk|key|api[-_]?key)[-_][A-Za-z0-9_*\-]{4,}", re.IGNORECASE)
+# "api_key: X", "api-key=X", "Authorization: Bearer X", "token=X" (also inside a URL query):
+# the value after a secret-named field, whatever its shape
+_SECRET_FIELD = re.compile(
+    r"(?<![A-Za-z0-9])(api[-_ ]?key|authorization|access[-_]?token|token|secret|password"
+    r"|passwd)(['\"]?\s*[:=]\s*['\"]?)(?:(?:bearer|basic|token)\s+)?[^\s'\",;&#)]{4,}",
+    re.IGNORECASE,
+)
+_BEARER = re.compile(r"\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{4,}", re.IGNORECASE)
+# user info in a URL: scheme://user:password@host
+_URL_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
 
 
 def redact(text: str) -> str:
-    """``text`` with anything shaped like an API key (``sk-...``, even masked) replaced."""
+    """``text`` with anything shaped like an API key replaced: ``sk-...`` (even masked), the
+    value of a secret-named field (``api_key: X``, ``api-key=X``, ``Authorization: ...``),
+    a bare ``Bearer X`` and the user info of a URL."""
+    text = _URL_USERINFO.sub("<redacted>@", text)
+    text = _SECRET_FIELD.sub(r"\1\2<redacted>", text)
+    text = _BEARER.sub(r"\1 <redacted>", text)
     return _KEYLIKE.sub("<redacted key>", text)
 
 
@@ -244,4 +328,5 @@ __all__ = [
     "openai_available",
     "require_openai",
     "resolve_base_url",
+    "safe_url",
 ]

@@ -87,9 +87,8 @@ class CritiqueFailed(LLMError):
     def __init__(
         self, message: str, *, reply: str | None = None, cause: BaseException | None = None
     ) -> None:
-        super().__init__(message)
+        super().__init__(message, cause=cause)
         self.reply = reply
-        self.cause = cause
 
 
 def _timestamp(clock: Clock | None, history: Sequence[Message]) -> float:

@@ -22,7 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from memorykit._validate import require_int, require_optional_int, require_str, require_texts
+from memorykit._validate import (
+    require_bool,
+    require_int,
+    require_optional_int,
+    require_str,
+    require_texts,
+)
 from memorykit.llm.client import (
     LLMError,
     classify_error,
@@ -46,9 +52,8 @@ class EmbeddingFailed(LLMError):
     """The endpoint did not return usable vectors; ``kind`` and ``cause`` say why."""
 
     def __init__(self, message: str, *, kind: str, cause: BaseException | None = None) -> None:
-        super().__init__(message)
+        super().__init__(message, cause=cause)
         self.kind = kind
-        self.cause = cause
 
 
 class OpenAIEmbedder:
@@ -88,7 +93,7 @@ class OpenAIEmbedder:
         self.dimension: int = dimension
         if send_dimensions is None:
             send_dimensions = self.model.startswith(_SHORTENABLE) and dimension != native
-        self.send_dimensions = bool(send_dimensions)
+        self.send_dimensions = require_bool("send_dimensions", send_dimensions)
         self.batch_size = require_int("batch_size", batch_size, minimum=1)
         client = resolve_client(
             client, timeout=timeout, max_retries=max_retries, needs="embeddings"

@@ -45,8 +45,7 @@ class SummarizationFailed(LLMError):
     """
 
     def __init__(self, message: str, *, cause: BaseException | None = None) -> None:
-        super().__init__(message)
-        self.cause = cause
+        super().__init__(message, cause=cause)
 
 
 def render_transcript(messages: Sequence[Message]) -> str:

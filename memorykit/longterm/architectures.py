@@ -41,6 +41,8 @@ Taught in ``notebooks/10_architectures.ipynb``.
 
 from __future__ import annotations
 
+import sys
+
 from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -213,7 +215,7 @@ class ContextWindowArchitecture(Architecture):
 
     def __init__(self, window: int = 20, **kw: Any) -> None:
         super().__init__(**kw)
-        self.window = require_int("window", window, minimum=1)
+        self.window = require_int("window", window, minimum=1, maximum=sys.maxsize)
         """Messages kept; every older message is erased."""
         self.name = "A-context-window"
         self._recent: deque[Message] = deque(maxlen=self.window)
@@ -306,7 +308,7 @@ class SemanticArchitecture(Architecture):
         **kw: Any,
     ) -> None:
         super().__init__(**kw)
-        self.window = require_int("window", window, minimum=1)
+        self.window = require_int("window", window, minimum=1, maximum=sys.maxsize)
         self.settings = settings if settings is not None else SemanticSettings()
         self.memory = SemanticMemory(self.settings, embedder=embedder, store=store)
         self.name = "C-semantic"
@@ -509,7 +511,7 @@ def make_architectures(
     clock: Clock | None = None,
 ) -> dict[str, Architecture]:
     """A, B, C and D with one short-term size (B's ``stm_limit`` defaults to ``window``)."""
-    window = require_int("window", window, minimum=1)
+    window = require_int("window", window, minimum=1, maximum=sys.maxsize)
     common: dict[str, Any] = {"counter": counter, "chat_format": chat_format, "clock": clock}
     if episodic is None:
         episodic = EpisodicSettings(stm_limit=window)

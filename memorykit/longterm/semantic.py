@@ -55,7 +55,10 @@ class SemanticSettings:
     """Roles whose messages are embedded (tool payloads and instructions are not, by default)."""
 
     def __post_init__(self) -> None:
-        require_real("threshold", self.threshold)
+        # a cosine: above 1 nothing is ever recalled; below -1 everything is (the service
+        # asks for that with -2), so only the top end is nonsense
+        if require_real("threshold", self.threshold) > 1.0:
+            raise ValueError(f"threshold must be <= 1 (a cosine), got {self.threshold!r}")
         require_int("recall_limit", self.recall_limit, minimum=0)
         require_choice("unit", self.unit, UNITS)
         if isinstance(self.roles, str) or not isinstance(self.roles, tuple) or not self.roles:

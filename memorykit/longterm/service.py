@@ -71,7 +71,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from memorykit._validate import require_choice, require_int, require_real, require_str
+from memorykit._validate import require_between, require_choice, require_int, require_str
 from memorykit.buffers.base import MessageBuffer
 from memorykit.buffers.summary_buffer import SummaryBuffer
 from memorykit.clock import Clock
@@ -115,7 +115,7 @@ class LongTermSettings:
             raise TypeError(f"auto_recall must be a bool, got {self.auto_recall!r}")
         require_int("recall_limit", self.recall_limit, minimum=0)
         if self.min_score is not None:
-            require_real("min_score", self.min_score)
+            require_between("min_score", self.min_score, -1.0, 1.0)  # a cosine
         require_choice("unit", self.unit, UNITS)
         require_str("collection", self.collection, non_empty=True)
 

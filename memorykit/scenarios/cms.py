@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memorykit._validate import require_int
+from memorykit._validate import require_int, require_unit_interval
+from memorykit.scenarios.conversation import MAX_TURNS
 from memorykit.entities.records import Entity
 
 GENERATOR_VERSION = 1
@@ -622,11 +623,10 @@ def generate_cms_scenario(
     ``p_ambiguous_it`` is how often the user says "it" for the entity being
     worked on right after an answer mentioned a different one.
     """
-    require_int("seed", seed)
-    require_int("n_turns", n_turns, minimum=1)
-    require_int("n_entities", n_entities, minimum=8)
-    if not 0.0 <= p_ambiguous_it <= 1.0:
-        raise ValueError(f"p_ambiguous_it must be in [0, 1], got {p_ambiguous_it!r}")
+    require_int("seed", seed, minimum=0)
+    require_int("n_turns", n_turns, minimum=1, maximum=MAX_TURNS)
+    require_int("n_entities", n_entities, minimum=8, maximum=MAX_TURNS)
+    require_unit_interval("p_ambiguous_it", p_ambiguous_it)
     gen = _Generator(seed, n_turns, n_entities, p_ambiguous_it)
     turns = gen.run()
     params = {"n_turns": n_turns, "n_entities": n_entities, "p_ambiguous_it": p_ambiguous_it}

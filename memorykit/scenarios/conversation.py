@@ -47,7 +47,12 @@ from memorykit.scenarios.prose import (ACKS, GREETINGS, REPLIES, SLOTS, SYSTEM_P
                                        user_words, with_prefix)
 from memorykit.tokens import TokenCounter, Tokenizer
 
+MAX_TURNS = 1_000_000
+"""The most turns (or messages) one call of a seeded generator makes: a million turns
+already take minutes and gigabytes; a larger count is a typo (10**30 would never end)."""
+
 __all__ = [
+    "MAX_TURNS",
     "FORMAT",
     "KINDS",
     "SIMULATOR_VERSION",
@@ -258,7 +263,7 @@ def simulate_conversation(
     top of its message's prose. ``system_prompt`` may be True (a stock prompt),
     False, or the prompt's text. Same arguments, same conversation.
     """
-    n_turns = require_int("n_turns", n_turns, minimum=1)
+    n_turns = require_int("n_turns", n_turns, minimum=1, maximum=MAX_TURNS)
     seed = require_int("seed", seed, minimum=0)
     if not isinstance(system_prompt, (bool, str)):
         raise TypeError(f"system_prompt must be a bool or a str, got {system_prompt!r}")
@@ -456,7 +461,7 @@ def random_messages(
     Even positions are user-length (median 14 words), odd positions assistant-length
     (median 60 words, lognormal, clipped to ``words``); topics change every few texts.
     """
-    n = require_int("n", n, minimum=0)
+    n = require_int("n", n, minimum=0, maximum=MAX_TURNS)
     seed = require_int("seed", seed, minimum=0)
     low, high = check_words(words)
     return _random_messages(n, seed, low, high)

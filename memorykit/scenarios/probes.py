@@ -40,7 +40,7 @@ from memorykit.llm.chat import ChatModel, ScriptedChatModel, ScriptRule
 from memorykit.llm.critic import DEFAULT_CORRECTION_PATTERNS, ScriptedCritic
 from memorykit.longterm.reflection import RULE_PREFIX
 from memorykit.messages import Message, MessageFactory
-from memorykit.scenarios.conversation import simulate_conversation
+from memorykit.scenarios.conversation import MAX_TURNS, simulate_conversation
 from memorykit.scenarios.facts import PlantedFact, make_key
 from memorykit.tokens import TokenCounter
 
@@ -99,8 +99,8 @@ def probe_conversation(
     counter: TokenCounter | None = None,
 ) -> ProbeConversation:
     """Inject ``n_facts`` facts (one user message each), then ``distractor_turns`` noise turns."""
-    require_int("distractor_turns", distractor_turns, minimum=0)
-    require_int("n_facts", n_facts, minimum=1)
+    require_int("distractor_turns", distractor_turns, minimum=0, maximum=MAX_TURNS)
+    require_int("n_facts", n_facts, minimum=1, maximum=MAX_TURNS)
     require_int("seed", seed, minimum=0)
     if n_facts > len(FACT_BANK):
         raise ValueError(f"n_facts must be <= {len(FACT_BANK)}, got {n_facts}")
@@ -214,7 +214,8 @@ def adaptability_scenario(
     ``actor`` defaults to ``booking_actor()``, which (with no rule yet) books
     without asking: the scripted behavioural mistake.
     """
-    require_int("distractor_turns", distractor_turns, minimum=0)
+    require_int("distractor_turns", distractor_turns, minimum=0, maximum=MAX_TURNS)
+    require_int("seed", seed, minimum=0)
     actor = actor if actor is not None else booking_actor()
     clock = StepClock(0.0)
     factory = MessageFactory(counter, clock=clock)

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memorykit._validate import (
+    require_bool,
     require_choice,
     require_int,
     require_real,
@@ -83,6 +84,7 @@ class SlotSettings:
         require_unit_interval("defer_below", self.defer_below)
         require_choice("noted_urgency", self.noted_urgency, ("urgent", "normal", "low"))
         require_choice("demoted_urgency", self.demoted_urgency, ("urgent", "normal", "low"))
+        require_bool("promote_on_free", self.promote_on_free)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +129,8 @@ class Task:
         require_choice("status", self.status, TASK_STATUSES)
         self.progress = require_unit_interval("progress", self.progress)
         self.created_at = require_real("created_at", self.created_at)
+        if self.started_at is not None:
+            self.started_at = require_real("started_at", self.started_at)
         if not isinstance(self.dependencies, tuple):
             self.dependencies = tuple(self.dependencies)
         for dep in self.dependencies:

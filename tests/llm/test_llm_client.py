@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import pickle
 import sys
 
 import pytest
 
 from memorykit.llm import (
+    EmbeddingFailed,
     LLMCallFailed,
     LLMNotConfigured,
     OpenAIChatModel,
@@ -17,7 +19,7 @@ from memorykit.llm import (
     describe_backend,
     make_client,
 )
-from memorykit.llm.client import require_openai
+from memorykit.llm.client import redact, require_openai
 from memorykit.llm.testing import FakeOpenAIServer
 from memorykit.messages import MessageFactory
 
@@ -136,3 +138,83 @@ def test_redact_hides_key_shapes():
     text = redact("Incorrect API key provided: sk-proj-abc*****wxyz. Also key-12345678 and sk_live_99999")
     assert "abc" not in text and "wxyz" not in text and "12345678" not in text and "99999" not in text
     assert redact("a skipped step-by-step task") == "a skipped step-by-step task"
+
+
+SENTINEL = "SENTINELKEY0123456789"
+_KEYED_URLS = (
+    f"http://user:{SENTINEL}@127.0.0.1:9/v1",
+    f"http://127.0.0.1:9/v1?api-key={SENTINEL}",
+)
+
+
+@pytest.mark.parametrize("url", _KEYED_URLS)
+def test_a_key_inside_the_base_url_never_shows(monkeypatch, url):
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    client = make_client(api_key=SECRET, timeout=2, max_retries=0)
+    chat = OpenAIChatModel("m", client)
+    embedder = OpenAIEmbedder("m", client, dimension=8)
+    with pytest.raises(LLMCallFailed) as chat_failed:  # nothing listens on port 9
+        chat.complete([{"role": "user", "content": "hi"}])
+    with pytest.raises(EmbeddingFailed) as embed_failed:
+        embedder.embed(["hi"])
+    assert chat_failed.value.kind == embed_failed.value.kind == "connection"
+    texts = [repr(chat), repr(embedder), describe_backend(), str(chat_failed.value),
+             str(embed_failed.value), repr(chat_failed.value)]
+    assert "127.0.0.1:9/v1" in texts[0] and "127.0.0.1:9/v1" in texts[2]
+    for text in texts:
+        assert SENTINEL not in text, text
+
+
+@pytest.mark.parametrize("text", [
+    f"api_key: {SENTINEL}", f"api_key={SENTINEL}", f"API-KEY = '{SENTINEL}'",
+    f"Bearer {SENTINEL}", f"Authorization: Basic {SENTINEL}", f"authorization: {SENTINEL}",
+    f"see https://u:{SENTINEL}@host/v1", f"https://host/v1?x=1&token={SENTINEL}",
+    f'{{"api_key": "{SENTINEL}"}}',
+])
+def test_redact_catches_key_fields_bearer_and_url_userinfo(text):
+    assert SENTINEL not in redact(text)
+    assert "<redacted" in redact(text)
+
+
+def test_redact_keeps_ordinary_text():
+    for text in ("max_tokens=5 and tokens: 12", "a skipped step-by-step task",
+                 "pass api_key=... or set OPENAI_API_KEY", "https://example.test/v1"):
+        assert redact(text) == text
+
+
+def test_failures_pickle_without_the_key_or_the_request():
+    """A 401 carries the request (its Authorization header) in the openai error: the failure
+    keeps the error's type and status but not the request, and pickles without the key."""
+    with FakeOpenAIServer(api_key="sk-the-server-expects-another-key") as srv:
+        client = make_client(base_url=srv.base_url, api_key=SENTINEL, timeout=2, max_retries=0)
+        chat = OpenAIChatModel("memorykit-fake-chat", client)
+        with pytest.raises(LLMCallFailed) as info:
+            chat.complete([{"role": "user", "content": "hi"}])
+        with pytest.raises(SummarizationFailed) as failed:
+            OpenAISummarizer(chat).summarize([MessageFactory().user("hello")], 20)
+        with pytest.raises(EmbeddingFailed) as embed:
+            OpenAIEmbedder("memorykit-fake-embedding", client, dimension=64).embed(["x"])
+    error = info.value
+    assert error.cause.status_code == 401
+    assert error.cause.request is None and error.cause.response is None
+    for original in (error, failed.value, embed.value):
+        data = pickle.dumps(original)
+        assert SENTINEL.encode() not in data
+        copy = pickle.loads(data)
+        assert type(copy) is type(original) and str(copy) == str(original)
+        assert getattr(copy, "kind", None) == getattr(original, "kind", None)
+        assert "401" in str(copy.cause)
+    assert pickle.loads(pickle.dumps(failed.value)).cause.kind == "http 401"
+
+
+def test_errors_without_a_cause_round_trip():
+    for error in (LLMCallFailed("m", kind="cut off"), EmbeddingFailed("m", kind="timeout"),
+                  LLMNotConfigured("no key")):
+        copy = pickle.loads(pickle.dumps(error))
+        assert type(copy) is type(error) and copy.args == error.args and copy.cause is None
+
+
+@pytest.mark.parametrize("value", [-5, -0.01, 2.5, float("nan"), float("inf")])
+def test_temperature_outside_openais_range_is_refused(value):
+    with pytest.raises(ValueError, match="temperature"):
+        OpenAIChatModel("m", make_client(api_key=SECRET), temperature=value)
