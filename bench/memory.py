@@ -126,7 +126,10 @@ def markdown(results: list[dict[str, Any]], sizes: tuple[int, ...]) -> str:
         return f"{r['retained_mb']:.1f} (peak {r['peak_mb']:.1f}{state})"
 
     def ratio(cells: dict[int, dict[str, Any]], a: int, b: int) -> str:
-        value = _ratio(cells.get(a, {}).get("retained_mb"), cells.get(b, {}).get("retained_mb"))
+        before, after = cells.get(a, {}).get("retained_mb"), cells.get(b, {}).get("retained_mb")
+        if before is None or after is None:
+            return "-"
+        value = _ratio(before, after)
         return "< 1 MB" if value is None else f"x{value:.2f}"
 
     head = " | ".join(f"n = {n:,}" for n in sizes)
@@ -152,7 +155,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--jobs", type=int, default=2, help="runs in parallel (one process each)")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per run")
     parser.add_argument("--out", type=Path, default=Path("bench/results/memory.json"))
+    parser.add_argument("--from", dest="source", type=Path, help="re-render saved results")
     args = parser.parse_args(argv)
+    if args.source:
+        saved = json.loads(args.source.read_text())
+        print(json.dumps(saved["meta"]))
+        print(markdown(saved["results"], tuple(sorted({r["n"] for r in saved["results"]}))))
+        return
     if args.one:
         print(json.dumps(measure_one(args.one[0], int(args.one[1]), args.seed, args.state_up_to)))
         return
