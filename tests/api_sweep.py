@@ -52,6 +52,7 @@ for _name in (
     # events and traces
     "memorykit.longterm.events.Recall", "memorykit.longterm.events.RuleLearned",
     "memorykit.longterm.events.Stored", "memorykit.longterm.events.Trimmed",
+    "memorykit.longterm.events.StoreFailed", "memorykit.longterm.service.Session",
     "memorykit.workspace.events.NoteEscalation", "memorykit.workspace.events.NoteExpiry",
     "memorykit.workspace.events.NoteSurfacing", "memorykit.workspace.events.TaskAdmission",
     "memorykit.workspace.events.TaskDemotion", "memorykit.workspace.events.TaskPromotion",

@@ -33,6 +33,20 @@ def test_read_through_hits_misses_and_simulated_latency():
     assert stats["hits"] == 1 and stats["misses"] == 2
 
 
+def test_read_through_history_is_bounded_but_stats_count_every_lookup():
+    def run(history):
+        store = InMemoryStore([Entity("page", i, f"P{i}") for i in range(6)], seed=3)
+        rt = ReadThroughMemory(EntityMemory(2, clock=StepClock()), store, lookup_history=history)
+        made = [rt.lookup(f"page:{i % 7}") for i in range(40)]
+        return rt, made
+    bounded, made = run(5)
+    unbounded, _ = run(1000)
+    assert list(bounded.lookups) == made[-5:]
+    assert bounded.stats() == unbounded.stats() and bounded.stats()["lookups"] == 40
+    with pytest.raises(ValueError, match="lookup_history must be >= 1, got 0"):
+        ReadThroughMemory(EntityMemory(2), InMemoryStore(), lookup_history=0)
+
+
 def test_read_through_is_deterministic_and_reports_evictions():
     def run():
         store = InMemoryStore([Entity("page", i, f"P{i}") for i in range(5)], seed=7)

@@ -95,6 +95,16 @@ def test_queue_records_each_band_once_and_expiry_outcomes():
     assert len(q.trace) == 6
 
 
+def test_archive_keeps_the_newest_notes_up_to_the_limit():
+    q = NoteQueue(NoteSettings(archive_limit=2))
+    for i in range(4):
+        q.add(Note(f"n{i}", "Send the Q3 budget", 0.0, TTL, 0.3))
+        q.resolve(f"n{i}")
+    assert [n.id for n in q.archived] == ["n2", "n3"]
+    with pytest.raises(ValueError, match="archive_limit must be >= 1, got 0"):
+        NoteSettings(archive_limit=0)
+
+
 def test_expiry_cutoff_is_inclusive():
     q = NoteQueue(NoteSettings(high_priority_cutoff=0.5))
     q.add(Note("a", "x", 0.0, H, 0.5))

@@ -55,6 +55,17 @@ def test_ties_demote_the_most_recently_activated():
     assert d.demoted.id == "T1"
 
 
+def test_completed_tasks_keep_the_newest_up_to_the_limit():
+    slots = TaskSlots(SlotSettings(max_slots=1, completed_limit=2))
+    for i in range(5):
+        slots.admit(Task(f"T{i}", f"task {i}", 0.9), now=float(i))
+        slots.complete(f"T{i}", float(i) + 0.5)
+    assert [t.id for t in slots.completed] == ["T3", "T4"]
+    assert all(slots.is_completed(f"T{i}") for i in range(5))  # every id is still known
+    with pytest.raises(ValueError, match="completed_limit must be >= 1, got 0"):
+        SlotSettings(completed_limit=0)
+
+
 def test_blocking_keeps_the_slot_and_completion_frees_it():
     slots = full_slots([0.6, 0.7], max_slots=2)
     slots.start("T0", 1.0, "look up vendor master")
@@ -66,7 +77,7 @@ def test_blocking_keeps_the_slot_and_completion_frees_it():
     assert t.status == "executing" and t.blocking_reason is None
     assert slots.ids() == ("T0", "T1") and not slots.is_completed("T0")
     slots.complete("T0", 4.0)
-    assert slots.free == 1 and t.progress == 1.0 and slots.completed == [t]
+    assert slots.free == 1 and t.progress == 1.0 and list(slots.completed) == [t]
     assert slots.ids() == ("T1",) and slots.is_completed("T0") and not slots.is_completed("T1")
     assert [(h.from_status, h.to_status) for h in t.history if h.what == "status"] == [
         ("planning", "executing"), ("executing", "blocked"), ("blocked", "executing"), ("executing", "complete")]

@@ -29,6 +29,7 @@ Taught in ``notebooks/03_summary_buffer.ipynb``.
 
 from __future__ import annotations
 
+import sys
 from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
@@ -161,7 +162,8 @@ class SummaryBuffer(MessageBuffer):
         **kw: Any,
     ) -> None:
         budget = require_int("budget", budget, minimum=1)
-        limit = require_int("token_history_limit", token_history_limit, minimum=1)
+        limit = require_int("token_history_limit", token_history_limit, minimum=1,
+                            maximum=sys.maxsize)
         self.threshold = require_fraction("threshold", threshold)
         self.target = require_real("target", target)
         if not 0.0 < self.target < 1.0:

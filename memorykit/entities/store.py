@@ -14,6 +14,8 @@ working memory must *not* hold. Taught in ``notebooks/04_entity_memory.ipynb``.
 from __future__ import annotations
 
 import random
+import sys
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -81,10 +83,15 @@ class Lookup:
 
 
 class ReadThroughMemory:
-    """Working memory in front of a store; every lookup is charged simulated time."""
+    """Working memory in front of a store; every lookup is charged simulated time.
+
+    ``lookups`` keeps the newest ``lookup_history`` lookups (10,000 by default) so an agent
+    that runs for days stays bounded; ``stats`` counts every lookup ever made.
+    """
 
     def __init__(self, memory: EntityMemory, store: EntityStore, *,
-                 memory_latency_ms: float = SEED_MEMORY_LATENCY_MS) -> None:
+                 memory_latency_ms: float = SEED_MEMORY_LATENCY_MS,
+                 lookup_history: int = 10_000) -> None:
         if not isinstance(memory, EntityMemory):
             raise TypeError(f"memory must be an EntityMemory, got {memory!r}")
         if not isinstance(store, EntityStore):
@@ -92,7 +99,14 @@ class ReadThroughMemory:
         self.memory = memory
         self.store = store
         self.memory_latency_ms = require_non_negative("memory_latency_ms", memory_latency_ms)
-        self.lookups: list[Lookup] = []
+        self.lookups: deque[Lookup] = deque(
+            maxlen=require_int("lookup_history", lookup_history, minimum=1, maximum=sys.maxsize))
+        """The newest ``lookup_history`` lookups, oldest first."""
+        # running totals, so stats cover the lookups the bounded history dropped
+        self._count = 0
+        self._hits = 0
+        self._ms_total = 0.0
+        self._ms_missed = 0.0
 
     def lookup(self, key: str, *, turn: int | None = None) -> Lookup:
         entity = self.memory.get(key, turn=turn)
@@ -107,20 +121,23 @@ class ReadThroughMemory:
                 events = self.memory.add(fetched, turn=turn)
                 result = Lookup(key, fetched, "store", cost, tuple(events))
         self.lookups.append(result)
+        self._count += 1
+        self._ms_total += result.simulated_ms
+        if result.source == "memory":
+            self._hits += 1
+        else:
+            self._ms_missed += result.simulated_ms
         return result
 
     def stats(self) -> dict[str, float | int | None]:
         """Lookups, hits and misses, and their simulated cost; ``simulated_ms_store_only`` is
         what the same lookups would have cost with no working memory in front of the store
         (every hit charged the mean cost of a miss; None until something missed)."""
-        n = len(self.lookups)
-        hits = sum(1 for x in self.lookups if x.source == "memory")
-        total = sum(x.simulated_ms for x in self.lookups)
-        missed = [x.simulated_ms for x in self.lookups if x.source != "memory"]
-        miss_mean = sum(missed) / len(missed) if missed else None
+        n, hits, total = self._count, self._hits, self._ms_total
+        miss_mean = self._ms_missed / (n - hits) if n > hits else None
         return {"lookups": n, "hits": hits, "misses": n - hits,
                 "hit_rate": hits / n if n else None,
                 "simulated_ms_total": total,
                 "simulated_ms_mean": total / n if n else None,
                 "simulated_ms_per_miss": miss_mean,
-                "simulated_ms_store_only": None if miss_mean is None else sum(missed) + hits * miss_mean}
+                "simulated_ms_store_only": None if miss_mean is None else self._ms_missed + hits * miss_mean}

@@ -275,13 +275,13 @@ def replay_lookups(scenario: CMSScenario, read_through: ReadThroughMemory,
         raise TypeError(f"the read-through memory must run on a StepClock, got {clock!r}")
     if n_turns is not None:
         require_int("n_turns", n_turns, minimum=0)
-    first = len(read_through.lookups)
+    made: list[Lookup] = []  # not read back from read_through.lookups: that history is bounded
     for turn in scenario.turns[:n_turns]:
         clock.set(turn.t_minutes * 60.0)
         keys = [e.key if isinstance(e, Mention) else e.antecedent for e in turn.user_events()]
         for key in keys + [m.key for m in turn.assistant_mentions()]:
-            read_through.lookup(key, turn=turn.turn)
-    return read_through.lookups[first:]
+            made.append(read_through.lookup(key, turn=turn.turn))
+    return made
 
 
 # ------------------------------------------------------------------- plans

@@ -31,6 +31,8 @@ Taught in ``notebooks/06_notes_ttl.ipynb``.
 from __future__ import annotations
 
 import math
+import sys
+from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -73,6 +75,9 @@ class NoteSettings:
     """A surfaced note is not surfaced again for this long (the seed does not say)."""
     min_shared_entities: int = 1
     """Entities a note must share with the context to surface by overlap (seed: any overlap, 1)."""
+    archive_limit: int = 10_000
+    """Notes ``NoteQueue.archived`` keeps, the newest (a queue that runs for months stays
+    bounded; the trace still records every expiry)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.ttl_hours, Mapping):
@@ -101,6 +106,7 @@ class NoteSettings:
         require_unit_interval("high_priority_cutoff", self.high_priority_cutoff)
         require_non_negative("surface_cooldown_hours", self.surface_cooldown_hours)
         require_int("min_shared_entities", self.min_shared_entities, minimum=1)
+        require_int("archive_limit", self.archive_limit, minimum=1, maximum=sys.maxsize)
 
     def ttl_seconds(self, urgency: str) -> float:
         return float(self.ttl_hours[require_choice("urgency", urgency, URGENCIES)]) * HOUR
@@ -245,8 +251,9 @@ class NoteQueue:
         # ranking right after a tick (every observed turn) reuse it, and a tick before the
         # next band boundary, expiry or creation of any note has nothing to recompute.
         self._ticked: _Ticked | None = None
-        self.archived: list[Note] = []
-        """Notes that expired silently or were escalated, and notes resolved by the user."""
+        self.archived: deque[Note] = deque(maxlen=settings.archive_limit)
+        """Notes that expired silently or were escalated, and notes resolved by the user (the
+        newest ``settings.archive_limit``)."""
 
     # ----------------------------------------------------------------- reading
     def __len__(self) -> int:

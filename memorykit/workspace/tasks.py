@@ -30,6 +30,8 @@ Taught in ``notebooks/05_task_slots.ipynb``.
 from __future__ import annotations
 
 import math
+import sys
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,6 +77,9 @@ class SlotSettings:
     """Urgency of the note made for a task pushed out of its slot (the seed does not say)."""
     promote_on_free: bool = True
     """When a slot frees, give it to the waiting task-note with the highest effective priority."""
+    completed_limit: int = 10_000
+    """Completed tasks ``TaskSlots.completed`` keeps, the newest (bounded for long runs;
+    ``is_completed`` still knows every completed id)."""
 
     def __post_init__(self) -> None:
         require_int("max_slots", self.max_slots, minimum=1)
@@ -85,6 +90,7 @@ class SlotSettings:
         require_choice("noted_urgency", self.noted_urgency, ("urgent", "normal", "low"))
         require_choice("demoted_urgency", self.demoted_urgency, ("urgent", "normal", "low"))
         require_bool("promote_on_free", self.promote_on_free)
+        require_int("completed_limit", self.completed_limit, minimum=1, maximum=sys.maxsize)
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +175,8 @@ class TaskSlots:
         self._active: dict[str, Task] = {}
         self._activated_seq: dict[str, int] = {}
         self._seq = 0
-        self.completed: list[Task] = []
+        self.completed: deque[Task] = deque(maxlen=settings.completed_limit)
+        """Completed tasks, the newest ``settings.completed_limit``, oldest first."""
         self._completed_ids: set[str] = set()
 
     # ----------------------------------------------------------------- reading
