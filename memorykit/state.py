@@ -107,6 +107,22 @@ def _name_of(obj: Any) -> str:
     return f"{obj.__module__}:{obj.__qualname__}"
 
 
+_SCALARS = (type(None), bool, int, float, str)
+
+
+def _is_value(obj: Any) -> bool:
+    """A frozen dataclass of memorykit's own holding only scalars (and tuples of them)."""
+    params = getattr(type(obj), "__dataclass_params__", None)
+    if params is None or not params.frozen or not _is_own(type(obj)):
+        return False
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if not isinstance(value, _SCALARS) and not (
+                type(value) is tuple and all(isinstance(v, _SCALARS) for v in value)):
+            return False
+    return True
+
+
 def _is_own(obj: Any) -> bool:
     module = getattr(obj, "__module__", None) or ""
     return (module == _OWN_PACKAGE or module.startswith(_OWN_PACKAGE + ".")) and "<" not in getattr(
@@ -129,6 +145,10 @@ class _Encoder:
             return obj
         if kind is float:
             return obj if math.isfinite(obj) else {"$float": repr(obj)}
+        if _is_value(obj):
+            # a frozen dataclass (settings, a chat format) is a value like a tuple: whether two
+            # parts of a memory hold one such object or two equal ones changes no decision
+            return self._reduce(obj, name, share=False)
         seen = self.memo.get(id(obj))
         if seen is not None:
             return {"$ref": self._share(obj, seen[1])}
@@ -190,7 +210,7 @@ class _Encoder:
             node["$dict"] = [[self.encode(k, name), self.encode(v, name)] for k, v in obj.items()]
         return node
 
-    def _reduce(self, obj: Any, name: str) -> dict[str, Any]:
+    def _reduce(self, obj: Any, name: str, *, share: bool = True) -> dict[str, Any]:
         try:
             # what pickle does: a type registered with copyreg (re.Pattern) first
             special = copyreg.dispatch_table.get(type(obj))
@@ -201,11 +221,14 @@ class _Encoder:
             return {"$global": f"{type(obj).__module__}:{reduced}"}
         func, args, *rest = reduced
         node: dict[str, Any] = {"$reduce": None}
-        self.memo[id(obj)] = (obj, node)
+        if share:
+            self.memo[id(obj)] = (obj, node)
         node["$reduce"] = self.encode(func, name)
         node["args"] = self.encode(tuple(args), name)
         state = rest[0] if rest else None
         if state is not None:
+            if not share and type(state) is dict:
+                state = dict(state)  # a value's __dict__ itself: written whole each time too
             node["state"] = self.encode(state, name)
         for extra in rest[1:3]:
             if extra is not None:
