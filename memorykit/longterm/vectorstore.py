@@ -136,7 +136,24 @@ def _check_ids(ids: Any) -> list[str]:
     return list(ids)
 
 
-class NumpyVectorStore:
+class _LockedStore:
+    """What both stores share: checked input, and one lock around every write."""
+
+    dimension: int
+    _lock: threading.RLock
+
+    def add(
+        self, ids: Sequence[str], vectors: np.ndarray, payloads: Sequence[Mapping[str, Any]]
+    ) -> None:
+        ids, matrix, payloads = _check_add(self.dimension, ids, vectors, payloads)
+        with self._lock:
+            self._add(ids, matrix, payloads)
+
+    def _add(self, ids: list[str], matrix: np.ndarray, payloads: list[dict[str, Any]]) -> None:
+        raise NotImplementedError
+
+
+class NumpyVectorStore(_LockedStore):
     """Exact cosine search over an in-memory matrix (the default store).
 
     Rows are L2-normalised when added, so a search is one matrix-vector
@@ -161,13 +178,6 @@ class NumpyVectorStore:
 
     def __len__(self) -> int:
         return len(self._index)
-
-    def add(
-        self, ids: Sequence[str], vectors: np.ndarray, payloads: Sequence[Mapping[str, Any]]
-    ) -> None:
-        ids, matrix, payloads = _check_add(self.dimension, ids, vectors, payloads)
-        with self._lock:
-            self._add(ids, matrix, payloads)
 
     def _add(self, ids: list[str], matrix: np.ndarray, payloads: list[dict[str, Any]]) -> None:
         clash = [i for i in ids if i in self._index]
@@ -291,7 +301,7 @@ def _point_id(id: str) -> str:
     return str(uuid.uuid5(_NAMESPACE, id))
 
 
-class QdrantVectorStore:
+class QdrantVectorStore(_LockedStore):
     """The same store on Qdrant (optional: ``pip install qdrant-client``).
 
     ``client`` defaults to ``QdrantClient(":memory:")`` (in-process, for tests
@@ -337,13 +347,6 @@ class QdrantVectorStore:
         return m.Filter(
             must=[m.FieldCondition(key=k, match=m.MatchValue(value=v)) for k, v in where.items()]
         )
-
-    def add(
-        self, ids: Sequence[str], vectors: np.ndarray, payloads: Sequence[Mapping[str, Any]]
-    ) -> None:
-        ids, matrix, payloads = _check_add(self.dimension, ids, vectors, payloads)
-        with self._lock:
-            self._add(ids, matrix, payloads)
 
     def _add(self, ids: list[str], matrix: np.ndarray, payloads: list[dict[str, Any]]) -> None:
         existing = self.client.retrieve(self.collection, [_point_id(i) for i in ids])
