@@ -424,13 +424,13 @@ ACCEPTED: dict[tuple[str, str], str] = {}
 (a name may be qualified, ``module.Callable.param``, to allow it in one place only)."""
 
 _CAPS = (
-    "max_tokens", "max_entries", "budget", "window", "window_size", "max_size",
+    "max_tokens", "max_entries", "budget", "window_size", "max_size",
     "max_payload_chars", "maxsize", "cache_size", "top_k", "recall_limit", "batch_size",
     "max_rules", "max_keywords", "summary_max_tokens", "stm_limit", "max_objects", "max_slots",
     "quote_chars", "max_retries", "min_recent", "critic_window", "summary_max_tokens",
     "max_tokens_per_context", "n", "n_messages", "working_tokens", "max_notes", "top_notes",
     "summarize_every", "reflect_every", "recency_turns", "min_shared_entities", "min_messages",
-    "sentences", "tokens_per_sentence", "neighbours", "fact_every", "distractors",
+    "sentences", "tokens_per_sentence", "neighbours", "fact_every",
     "window_tokens", "chunksize",
 )
 for _name in _CAPS:
@@ -439,7 +439,7 @@ for _name in _CAPS:
         "the work it costs is bounded by the stream, not by the value")
 _SPANS = (
     "timeout", "ttl_minutes", "ttl", "tau_hours", "tau_seconds", "half_life_minutes",
-    "created_at", "started_at", "active_from", "active_until", "start_time", "at",
+    "created_at", "started_at", "active_from", "active_until", "start_time",
     "surface_cooldown_hours", "delay", "latency_target_ms", "latency_alert_ms", "retry_after_ms",
     "access_latency_ms", "memory_latency_ms", "turn_gap_seconds", "end_time", "now",
 )
@@ -447,18 +447,21 @@ for _name in _SPANS:
     ACCEPTED[(_name, "huge int")] = (
         "a time or a duration: a huge finite one is a date far ahead or a wait that never "
         "ends, both meaningful; only NaN and inf are nonsense")
-for _name in ("min_score", "threshold"):
-    ACCEPTED[(_name, "negative")] = "a cosine threshold: -1 is in its range [-1, 1]"
+_COSINE = "a cosine threshold: -1 is in its range [-1, 1]"
+for _qual in ("memorykit.longterm.semantic.SemanticSettings.threshold",
+              "memorykit.longterm.service.LongTermSettings.min_score",
+              "memorykit.lessons.recall_app.semantic_recall.threshold",
+              "memorykit.lessons.architectures_app.curve.semantic_threshold",
+              "memorykit.lessons.architectures_app.curves.semantic_threshold"):
+    ACCEPTED[(_qual, "negative")] = _COSINE
 ACCEPTED[("memorykit.evaluation.baselines.BM25Retrieval.min_score", "huge int")] = (
     "a BM25 score has no upper bound: a huge minimum keeps nothing, which is well defined")
 for _name in ("start_time", "created_at", "started_at", "active_from", "active_until", "now"):
     ACCEPTED[(_name, "negative")] = "a clock may start at any finite time, also before 0"
-for _name in ("low", "high"):
-    for _label in ("negative", "huge int"):
-        ACCEPTED[(f"memorykit.evaluation.sweep.Uniform.{_name}", _label)] = (
-            "a search range may lie anywhere on the real line")
-        ACCEPTED[(f"memorykit.evaluation.sweep.RandInt.{_name}", _label)] = (
-            "a search range may lie anywhere on the integers")
+for _kind, _line in (("Uniform", "real line"), ("RandInt", "integers")):
+    for _name, _label in (("low", "negative"), ("high", "huge int")):
+        ACCEPTED[(f"memorykit.evaluation.sweep.{_kind}.{_name}", _label)] = (
+            f"a search range may lie anywhere on the {_line}")
 ACCEPTED[("memorykit.evaluation.sweep.LogUniform.high", "huge int")] = (
     "a log-uniform range may span any positive interval")
 ACCEPTED[("age_minutes", "list")] = "ages may be given as a sequence (one weight per age)"
@@ -466,23 +469,20 @@ ACCEPTED[("age_minutes", "huge int")] = "an age is a duration: a huge one weighs
 for _name in ("seed",):
     ACCEPTED[(_name, "huge int")] = "seeds are arbitrary non-negative ints (random.Random, numpy)"
 for _name in ("decay_rate", "decay_per_minute", "k1", "frequency_cap", "consolidation_factor",
-              "preemption_ratio", "critical_multiplier", "warn_multiplier",
+              "preemption_ratio", "critical_multiplier",
               "urgency_multiplier", "bigram_weight", "importance_weight", "fact_bonus",
               "w_recency", "w_frequency", "recent_mention", "active_task_link", "note_link",
               "relationship", "belief_strength"):
     ACCEPTED[(_name, "huge int")] = (
         "a rate, weight or factor with no upper bound in its formula: a huge one is extreme "
         "(everything decays at once, one term dominates) but well defined")
-
-
-for _name in ("link_hops", "neighbourhood_depth", "max_depth"):
+for _name in ("link_hops", "neighbourhood_depth"):
     ACCEPTED[(_name, "huge int")] = (
         "a hop limit: a breadth-first walk ends when the graph is exhausted, so a limit past "
         "its diameter means 'everything connected' and costs what the graph costs")
 for _fn in ("curve", "curves"):
     _qual = f"memorykit.lessons.architectures_app.{_fn}"
     ACCEPTED[(f"{_qual}.factor", "huge int")] = ACCEPTED[("consolidation_factor", "huge int")]
-    ACCEPTED[(f"{_qual}.semantic_threshold", "negative")] = ACCEPTED[("threshold", "negative")]
 ACCEPTED[("memorykit.evaluation.dataset.EvalQuestion.position", "huge int")] = (
     "a question's position is checked against its conversation's length where one holds it "
     "(EvalConversation refuses a position past the end); alone it has nothing to exceed")
@@ -495,9 +495,6 @@ for _name in ("ages_minutes", "access_counts"):
     ACCEPTED[(f"{_SCORES}.{_name}", "nan")] = (
         "NaN marks a heatmap cell with no entity in memory and gives a NaN score (documented "
         "and tested: test_vectorized_scores_match_scalar_and_propagate_nan)")
-ACCEPTED[(f"{_SCORES}.ages_minutes", "huge int")] = ACCEPTED[("age_minutes", "huge int")]
-ACCEPTED[(f"{_SCORES}.access_counts", "huge int")] = (
-    "a count past frequency_cap saturates the frequency term at 1, as the formula says")
 
 
 def accepted_reason(qualname: str, param: str, label: str) -> str | None:

@@ -12,7 +12,7 @@ import math
 
 import pytest
 
-from api_sweep import bad_values, param_kind, public_callables, run_sweep
+from api_sweep import ACCEPTED, bad_values, param_kind, public_callables, run_sweep
 
 
 @pytest.fixture(scope="module")
@@ -37,6 +37,16 @@ def test_every_probe_is_a_clear_error_or_accepted_on_purpose(sweep):
     assert not other, "probes that are neither clear errors nor accepted on purpose:\n" + "\n".join(
         f"{o.callable}({o.param}={o.label}): {o.detail}" for o in other)
     assert not sweep.no_baseline, f"callables the sweep cannot call: {sweep.no_baseline}"
+
+
+def test_every_allowance_is_used(sweep):
+    """An entry of the allow-list no probe needs is stale: it could hide a future defect."""
+    used = set()
+    for o in sweep.outcomes:
+        if o.verdict == "accepted":
+            qualified = (f"{o.callable}.{o.param}", o.label)
+            used.add(qualified if qualified in ACCEPTED else (o.param, o.label))
+    assert not set(ACCEPTED) - used, f"unused: {sorted(set(ACCEPTED) - used)}"
 
 
 def test_most_probes_are_clear_errors(sweep):
