@@ -119,7 +119,7 @@ def render_columns(
     top_notes: int = 8,
 ) -> str:
     """The three columns as prompt text. ``notes`` are (note, effective priority), best first."""
-    now = require_real("now", now)
+    require_real("now", now)
     require_int("max_slots", max_slots, minimum=1)
     shown = list(notes)[:require_int("top_notes", top_notes, minimum=0)]
     return "\n".join(column_lines(
