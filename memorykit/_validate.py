@@ -11,6 +11,8 @@ import math
 from numbers import Real
 from typing import Any
 
+import numpy as np
+
 
 def _is_real(value: Any) -> bool:
     # exact float/int first: the abstract-class check is slow and this runs on every setting
@@ -57,8 +59,31 @@ def require_int(
     return value
 
 
-def require_optional_int(name: str, value: Any, *, minimum: int) -> int | None:
-    return None if value is None else require_int(name, value, minimum=minimum)
+def require_optional_int(
+    name: str, value: Any, *, minimum: int, maximum: int | None = None
+) -> int | None:
+    return None if value is None else require_int(name, value, minimum=minimum, maximum=maximum)
+
+
+def require_real_array(
+    name: str, values: Any, *, minimum: float | None = None, allow_nan: bool = False
+) -> np.ndarray:
+    """A number or an array-like of numbers as a float array. Bools, text and None are
+    refused, not cast (numpy reads True as 1.0 and None as NaN); every value must be
+    finite and >= ``minimum`` when given. ``allow_nan`` lets NaN through where it marks a
+    gap the caller fills on purpose (a heatmap cell with no entity)."""
+    raw = np.asarray(values)
+    if raw.dtype.kind not in "iuf":  # 'b' bool, 'U' text, 'O' None or mixed
+        raise TypeError(f"{name} must be numbers, got {values!r}")
+    out = raw.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        bad = np.isinf(out) if allow_nan else ~np.isfinite(out)
+        if minimum is not None:
+            bad |= out < minimum
+    if bad.any():
+        floor = "" if minimum is None else f" and >= {minimum:g}"
+        raise ValueError(f"{name} must be finite{floor}, got {values!r}")
+    return out
 
 
 def require_fraction(name: str, value: Any, *, include_zero: bool = False) -> float:

@@ -44,7 +44,8 @@ class Embedder(Protocol):
 
 
 MAX_DIMENSION = 1 << 20
-"""The most slots ``LexicalHashingEmbedder`` hashes into (4 MiB per float32 row)."""
+"""The longest embedding memorykit accepts (4 MiB per float32 row): the slots
+``LexicalHashingEmbedder`` hashes into, the size ``OpenAIEmbedder`` expects."""
 
 
 class LexicalHashingEmbedder:

@@ -1,13 +1,18 @@
 """Throw wrong values at every numeric and flag parameter of memorykit's public API.
 
-The API is enumerated, not listed: every class and function named in the ``__all__`` of a
-``memorykit`` module (``inspect.signature`` of the function, or of the class's constructor).
+The API is enumerated, not listed: every class and function (memoized ones included) named
+in the ``__all__`` of a ``memorykit`` module (``inspect.signature`` of the function, or of the
+class's constructor). Required parameters get valid values from ``BASELINE`` or, by their
+annotation, from ``_by_annotation``; a callable neither fills is reported as without a baseline.
 A parameter is probed when its annotation is a number or a flag (``int``, ``float``,
 ``bool``, optionally ``| None``). Each probe sets that one parameter to a bad value, the
 others to a valid baseline, calls, and is classified:
 
-* ``clear``: TypeError or ValueError whose message names the parameter or the value;
-* ``accepted``: the call returned and ``ACCEPTED`` says why that value is fine there;
+* ``clear``: TypeError or ValueError whose message names the parameter or the value (also
+  as a float: 10**30 is reported as 1e+30); for a lesson checker, whose contract is to answer
+  every input with a ``Verdict``, a failing Verdict whose reason names them;
+* ``accepted``: the call returned and ``ACCEPTED`` says why that value is fine there (or it
+  passed the checks and then stopped at the import of an optional extra not installed);
 * ``other``: anything else (another exception, an error naming neither, a hang past
   ``PROBE_SECONDS``, or a silent acceptance). The test requires 0.
 
@@ -18,10 +23,13 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import io
+import json
 import math
 import pkgutil
 import signal
 import sys
+import tempfile
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -73,7 +81,7 @@ for _name in (
     "memorykit.llm.chat.Usage", "memorykit.llm.testing.RecordedRequest",
     "memorykit.longterm.episodic.EpisodeScore", "memorykit.longterm.vectorstore.Hit",
     "memorykit.longterm.semantic.Recollection", "memorykit.summary.ScoredSentence",
-    "memorykit.workspace.memory.TurnReport",
+    "memorykit.workspace.memory.TurnReport", "memorykit.buffers.attention.AttentionSelection",
     # what the seeded generators produce (they are probed: their inputs are the knobs)
     "memorykit.scenarios.cms.CMSScenario", "memorykit.scenarios.cms.LabelledReference",
     "memorykit.scenarios.cms.Mention", "memorykit.scenarios.cms.ScenarioTurn",
@@ -95,7 +103,8 @@ def public_callables() -> dict[str, Any]:
         module = importlib.import_module(module_name)
         for attr in getattr(module, "__all__", ()):
             obj = getattr(module, attr)
-            if inspect.isclass(obj) or inspect.isfunction(obj):
+            # a memoized function (functools.lru_cache) is a function behind a wrapper
+            if inspect.isclass(obj) or inspect.isfunction(inspect.unwrap(obj)):
                 found.setdefault(f"{obj.__module__}.{obj.__qualname__}", obj)
     return found
 
@@ -156,7 +165,9 @@ def _by_annotation(annotation: str) -> Any:
     simple: dict[str, Callable[[], Any]] = {
         "int": lambda: 1, "float": lambda: 0.5, "bool": lambda: True, "str": lambda: "x",
         "float | None": lambda: 0.5, "int | None": lambda: 1, "str | None": lambda: "x",
-        "Clock": StepClock, "TokenCounter": Tokenizer,
+        "Clock": StepClock, "TokenCounter": Tokenizer, "MessageBuffer": _buffer,
+        "EntityMemory": _entity_memory, "KnowledgeGraph": _graph,
+        "SimulatedConversation": _simulated, "Summarizer": _summarizer,
         "Sequence[Message]": _messages, "list[Message]": _messages,
         "Iterable[Message]": _messages, "Sequence[str]": lambda: ["a b", "c d"],
         "Iterable[str]": lambda: ["a b", "c d"], "list[str]": lambda: ["a b", "c d"],
@@ -172,6 +183,125 @@ def _by_annotation(annotation: str) -> Any:
 
 
 _NO_VALUE = object()
+_LOCOMO_FIXTURE = Path(__file__).resolve().parent / "fixtures" / "locomo_mini.json"
+
+
+def _buffer() -> Any:
+    from memorykit.buffers import FIFOBuffer
+
+    return FIFOBuffer(400)
+
+
+def _entity_memory() -> Any:
+    from memorykit.entities import RelevanceMemory
+
+    return RelevanceMemory(5)
+
+
+def _entity_memory_for_clock(clock: Any) -> Any:
+    from memorykit.entities import RelevanceMemory
+
+    return RelevanceMemory(5, clock=clock)
+
+
+def _entity_store() -> Any:
+    from memorykit.entities.store import InMemoryStore
+
+    return InMemoryStore()
+
+
+def _cms_scenario() -> Any:
+    from memorykit.scenarios.cms import generate_cms_scenario
+
+    return generate_cms_scenario(n_turns=6)
+
+
+def _simulated() -> Any:
+    from memorykit.scenarios.conversation import simulate_conversation
+
+    return simulate_conversation(n_turns=4)
+
+
+def _probe_conversation() -> Any:
+    from memorykit.scenarios.probes import probe_conversation
+
+    return probe_conversation(0, n_facts=1)
+
+
+def _summarizer() -> Any:
+    from memorykit.summary import ExtractiveSummarizer
+
+    return ExtractiveSummarizer()
+
+
+def _selective() -> Any:
+    from memorykit.buffers.compression import SelectiveCompressor
+
+    return SelectiveCompressor()
+
+
+def _backend() -> Any:
+    from memorykit.llm.backend import offline_backend
+
+    return offline_backend()
+
+
+def _graph() -> Any:
+    from memorykit.workspace.graph import KnowledgeGraph
+    from memorykit.workspace.objects import WorkspaceObject
+
+    return KnowledgeGraph([WorkspaceObject("maya", "person", "Maya")])
+
+
+def _last_messages(**config: Any) -> Any:
+    from memorykit.evaluation.baselines import LastMessages
+
+    return LastMessages(**config)
+
+
+def _policy() -> Any:
+    return _last_messages(n=4)
+
+
+def _locomo() -> Any:
+    from memorykit.evaluation.locomo import load_locomo
+
+    return load_locomo(_LOCOMO_FIXTURE, verify=False)
+
+
+def _episode_fields() -> dict[str, Any]:
+    return {"id": "ep0001", "start_time": 0.0, "end_time": 60.0, "summary": "Ada's code is 4721.",
+            "keywords": ("code", "4721"), "participants": ("user",),
+            "source_message_ids": ("m1",)}
+
+
+def _episodic_settings() -> Any:
+    from memorykit.longterm.episodic import EpisodicSettings
+
+    return EpisodicSettings()
+
+
+def _episode_score() -> Any:
+    from memorykit.longterm.episodic import Episode, EpisodeScore
+
+    return EpisodeScore(Episode(**_episode_fields()), overlap=0.5, matched=("code",),
+                        age_seconds=60.0, score=0.7, recalled=False)
+
+
+_SCRATCH: list[tempfile.TemporaryDirectory[str]] = []
+
+
+def _scratch() -> Path:
+    """A directory removed when the sweep's process ends (download probes write into it)."""
+    if not _SCRATCH:
+        _SCRATCH.append(tempfile.TemporaryDirectory(prefix="memorykit-sweep-"))
+    return Path(_SCRATCH[0].name)
+
+
+def _local_opener(url: str, timeout: float) -> Any:
+    """Stands in for urlopen: an empty LoCoMo list, no network."""
+    return io.BytesIO(b"[]")
+
 
 def _client() -> Any:
     from memorykit.llm.client import make_client
@@ -197,6 +327,75 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
     "memorykit.llm.client.resolve_client": lambda: {
         "client": _client(), "timeout": 1.0, "max_retries": 0, "needs": "chat"},
     "memorykit.evaluation.sweep.random_search": lambda: {"param_space": {"a": [1, 2]}, "n": 2},
+    "memorykit.lessons.architectures_app.curve": {"letter": "A"},
+    "memorykit.workspace.objects.WorkspaceObject": {"id": "maya", "kind": "person", "name": "Maya"},
+    "memorykit.llm.critic.parse_rules": {"reply": '{"rules": []}'},
+    "memorykit.llm.critic.Rule": {"id": "rule-1", "text": "say less", "source_message_ids": ("m1",)},
+    "memorykit.llm.chat.ScriptRule": {"pattern": "hello", "reply": "hi"},
+    "memorykit.longterm.episodic.Episode": lambda: _episode_fields(),
+    "memorykit.longterm.episodic.explain": lambda: {
+        "score": _episode_score(), "settings": _episodic_settings()},
+    "memorykit.longterm.episodic.episode_scores": {"overlap": 0.5, "age_seconds": 60.0},
+    "memorykit.longterm.episodic.overlap_needed": {
+        "age_seconds": 60.0, "alpha": 0.6, "beta": 0.4, "tau_seconds": 3600.0, "threshold": 0.7},
+    "memorykit.buffers.compression.CompressionPipeline": lambda: {
+        "buffer": _buffer(), "compressors": [_selective()]},
+    "memorykit.entities.prompt.prompt_token_series": lambda: {
+        "scenario": _cms_scenario(), "make_memory": _entity_memory_for_clock},
+    "memorykit.entities.store.ReadThroughMemory": lambda: {
+        "memory": _entity_memory(), "store": _entity_store()},
+    "memorykit.evaluation.dataset.EvalQuestion": {
+        "id": "q1", "question": "Where?", "answer": "Boston", "evidence_ids": ("D1:1",),
+        "category": "single-hop"},
+    "memorykit.evaluation.harness.evaluate": lambda: {
+        "policy": _policy(), "dataset": _locomo(), "budget": 200},
+    "memorykit.evaluation.harness.compare_policies": lambda: {
+        "policies": [_policy()], "dataset": _locomo(), "budget": 200},
+    "memorykit.evaluation.sweep.run_sweep": lambda: {
+        "make_policy": _last_messages, "configurations": [{"n": 4}],
+        "dataset": _locomo(), "budgets": 200, "progress": False},
+    "memorykit.evaluation.locomo.download_locomo": lambda: {
+        "dest": _scratch() / "locomo10.json", "expected_sha256": None, "opener": _local_opener},
+    "memorykit.evaluation.locomo.load_locomo": lambda: {"path": _LOCOMO_FIXTURE, "verify": False},
+    "memorykit.evaluation.locomo.parse_locomo": lambda: {
+        "data": json.loads(_LOCOMO_FIXTURE.read_text())},
+    "memorykit.evaluation.pareto.cheapest_reaching": {
+        "rows": [{"tokens": 100, "recall": 0.5}, {"tokens": 300, "recall": 0.9}], "recall": 0.8},
+    "memorykit.evaluation.service_loop.make_service": lambda: {
+        "summarizer": _summarizer(), "budget": 400, "threshold": 0.8, "recall_limit": 2},
+    "memorykit.evaluation.service_loop.run_loop": lambda: {
+        "backend": _backend(), "conv": _probe_conversation(), "budget": 400, "threshold": 0.8,
+        "recall_limit": 2},
+    "memorykit.workspace.memory.salience_inputs": lambda: {
+        "graph": _graph(), "mentions": [["maya"]], "task_entities": [[]], "note_entities": [[]],
+        "times": [0.0]},
+    "memorykit.workspace.render.render_columns": {"tasks": [], "notes": [], "objects": [],
+                                                  "now": 0.0},
+    # lesson checkers: an answer the exercise accepts (the checker's whole path runs)
+    "memorykit.lessons.checks.buffers.check_budget": {"budget": 5000},
+    "memorykit.lessons.checks.buffers.check_pruning_choice": {"policy": "fifo"},
+    "memorykit.lessons.checks.buffers.check_summary_settings": {
+        "threshold": 0.9, "target": 0.5, "min_recent": 4},
+    "memorykit.lessons.checks.entities.check_entity_capacity": {"max_size": 20},
+    "memorykit.lessons.checks.entities.check_entity_ttl": {"ttl_minutes": 30},
+    "memorykit.lessons.checks.longterm.check_episodic_tau": {"tau_hours": 35},
+    "memorykit.lessons.checks.longterm.check_loop_settings": {
+        "budget": 600, "threshold": 0.8, "recall_limit": 3},
+    "memorykit.lessons.checks.longterm.check_recall_limit": {"recall_limit": 3},
+    "memorykit.lessons.checks.longterm.check_semantic_best": {
+        "answer": {"threshold": 0.5, "recall": 0.5}},
+    "memorykit.lessons.checks.longterm.check_semantic_threshold": {
+        "answer": {"threshold": 0.5, "wrong_recalls": 1}},
+    "memorykit.lessons.checks.longterm.check_window_size": {"window": 20},
+    "memorykit.lessons.checks.tuning.check_beats_bm25": {"config": {"policy": "bm25"}},
+    "memorykit.lessons.checks.workspace.check_column_limits": {"top_notes": 8, "max_objects": 20},
+    "memorykit.lessons.checks.workspace.check_escalation": {
+        "warn_fraction": 0.5, "warn_multiplier": 1.3, "critical_fraction": 0.8,
+        "critical_multiplier": 1.6},
+    "memorykit.lessons.checks.workspace.check_min_shared_entities": {"min_shared_entities": 2},
+    "memorykit.lessons.checks.workspace.check_preemption_ratio": {"preemption_ratio": 1.3},
+    "memorykit.lessons.checks.workspace.check_salience_weights": {
+        "weights": {"belief_strength": 0.5}},
 }
 """Valid arguments for callables whose required parameters no annotation can fill, or
 whose defaults are slow (the probes call with these). Keys: qualified names."""
@@ -225,13 +424,14 @@ ACCEPTED: dict[tuple[str, str], str] = {}
 (a name may be qualified, ``module.Callable.param``, to allow it in one place only)."""
 
 _CAPS = (
-    "max_tokens", "max_entries", "budget", "window", "window_size", "max_size",
+    "max_tokens", "max_entries", "budget", "window_size", "max_size",
     "max_payload_chars", "maxsize", "cache_size", "top_k", "recall_limit", "batch_size",
     "max_rules", "max_keywords", "summary_max_tokens", "stm_limit", "max_objects", "max_slots",
     "quote_chars", "max_retries", "min_recent", "critic_window", "summary_max_tokens",
     "max_tokens_per_context", "n", "n_messages", "working_tokens", "max_notes", "top_notes",
     "summarize_every", "reflect_every", "recency_turns", "min_shared_entities", "min_messages",
-    "sentences", "tokens_per_sentence", "neighbours", "fact_every", "distractors",
+    "sentences", "tokens_per_sentence", "neighbours", "fact_every",
+    "window_tokens", "chunksize",
 )
 for _name in _CAPS:
     ACCEPTED[(_name, "huge int")] = (
@@ -239,25 +439,29 @@ for _name in _CAPS:
         "the work it costs is bounded by the stream, not by the value")
 _SPANS = (
     "timeout", "ttl_minutes", "ttl", "tau_hours", "tau_seconds", "half_life_minutes",
-    "created_at", "started_at", "active_from", "active_until", "start_time", "at",
-    "surface_cooldown_hours", "delay", "latency_target_ms", "latency_alert_ms",
+    "created_at", "started_at", "active_from", "active_until", "start_time",
+    "surface_cooldown_hours", "delay", "latency_target_ms", "latency_alert_ms", "retry_after_ms",
+    "access_latency_ms", "memory_latency_ms", "turn_gap_seconds", "end_time", "now",
 )
 for _name in _SPANS:
     ACCEPTED[(_name, "huge int")] = (
         "a time or a duration: a huge finite one is a date far ahead or a wait that never "
         "ends, both meaningful; only NaN and inf are nonsense")
-for _name in ("min_score", "threshold"):
-    ACCEPTED[(_name, "negative")] = "a cosine threshold: -1 is in its range [-1, 1]"
+_COSINE = "a cosine threshold: -1 is in its range [-1, 1]"
+for _qual in ("memorykit.longterm.semantic.SemanticSettings.threshold",
+              "memorykit.longterm.service.LongTermSettings.min_score",
+              "memorykit.lessons.recall_app.semantic_recall.threshold",
+              "memorykit.lessons.architectures_app.curve.semantic_threshold",
+              "memorykit.lessons.architectures_app.curves.semantic_threshold"):
+    ACCEPTED[(_qual, "negative")] = _COSINE
 ACCEPTED[("memorykit.evaluation.baselines.BM25Retrieval.min_score", "huge int")] = (
     "a BM25 score has no upper bound: a huge minimum keeps nothing, which is well defined")
-for _name in ("start_time", "created_at", "started_at"):
+for _name in ("start_time", "created_at", "started_at", "active_from", "active_until", "now"):
     ACCEPTED[(_name, "negative")] = "a clock may start at any finite time, also before 0"
-for _name in ("low", "high"):
-    for _label in ("negative", "huge int"):
-        ACCEPTED[(f"memorykit.evaluation.sweep.Uniform.{_name}", _label)] = (
-            "a search range may lie anywhere on the real line")
-        ACCEPTED[(f"memorykit.evaluation.sweep.RandInt.{_name}", _label)] = (
-            "a search range may lie anywhere on the integers")
+for _kind, _line in (("Uniform", "real line"), ("RandInt", "integers")):
+    for _name, _label in (("low", "negative"), ("high", "huge int")):
+        ACCEPTED[(f"memorykit.evaluation.sweep.{_kind}.{_name}", _label)] = (
+            f"a search range may lie anywhere on the {_line}")
 ACCEPTED[("memorykit.evaluation.sweep.LogUniform.high", "huge int")] = (
     "a log-uniform range may span any positive interval")
 ACCEPTED[("age_minutes", "list")] = "ages may be given as a sequence (one weight per age)"
@@ -265,11 +469,32 @@ ACCEPTED[("age_minutes", "huge int")] = "an age is a duration: a huge one weighs
 for _name in ("seed",):
     ACCEPTED[(_name, "huge int")] = "seeds are arbitrary non-negative ints (random.Random, numpy)"
 for _name in ("decay_rate", "decay_per_minute", "k1", "frequency_cap", "consolidation_factor",
-              "preemption_ratio", "critical_multiplier", "warn_multiplier",
-              "urgency_multiplier", "bigram_weight", "importance_weight", "fact_bonus"):
+              "preemption_ratio", "critical_multiplier",
+              "urgency_multiplier", "bigram_weight", "importance_weight", "fact_bonus",
+              "w_recency", "w_frequency", "recent_mention", "active_task_link", "note_link",
+              "relationship", "belief_strength"):
     ACCEPTED[(_name, "huge int")] = (
         "a rate, weight or factor with no upper bound in its formula: a huge one is extreme "
         "(everything decays at once, one term dominates) but well defined")
+for _name in ("link_hops", "neighbourhood_depth"):
+    ACCEPTED[(_name, "huge int")] = (
+        "a hop limit: a breadth-first walk ends when the graph is exhausted, so a limit past "
+        "its diameter means 'everything connected' and costs what the graph costs")
+for _fn in ("curve", "curves"):
+    _qual = f"memorykit.lessons.architectures_app.{_fn}"
+    ACCEPTED[(f"{_qual}.factor", "huge int")] = ACCEPTED[("consolidation_factor", "huge int")]
+ACCEPTED[("memorykit.evaluation.dataset.EvalQuestion.position", "huge int")] = (
+    "a question's position is checked against its conversation's length where one holds it "
+    "(EvalConversation refuses a position past the end); alone it has nothing to exceed")
+ACCEPTED[("memorykit.workspace.memory.salience_inputs.first_turn", "huge int")] = (
+    "a turn number: only differences between turns enter salience (turns since a mention), "
+    "so a huge first turn shifts every turn alike")
+_SCORES = "memorykit.entities.scoring.relevance_scores"
+for _name in ("ages_minutes", "access_counts"):
+    ACCEPTED[(f"{_SCORES}.{_name}", "list")] = "an array parameter: a list of numbers is an array"
+    ACCEPTED[(f"{_SCORES}.{_name}", "nan")] = (
+        "NaN marks a heatmap cell with no entity in memory and gives a NaN score (documented "
+        "and tested: test_vectorized_scores_match_scalar_and_propagate_nan)")
 
 
 def accepted_reason(qualname: str, param: str, label: str) -> str | None:
@@ -296,21 +521,31 @@ class Outcome:
     detail: str
 
 
-def _names(exc: BaseException, param: str, value: Any) -> bool:
-    text = str(exc)
-    return param in text or repr(value) in text or str(value) in text
+def _names(text: str, param: str, value: Any) -> bool:
+    if param in text or repr(value) in text or str(value) in text:
+        return True
+    # checked as a float first: 10**30 is reported as 1e+30
+    return type(value) is int and repr(float(value)) in text
 
 
-def _call(fn: Any, kwargs: dict[str, Any]) -> tuple[str, BaseException | None]:
+def _is_refusal(result: Any, param: str, value: Any) -> bool:
+    """A lesson checker answers every input with a Verdict: a failing one naming the
+    parameter or the value is its clear error (the student reads it in the notebook)."""
+    from memorykit.lessons.checks.verdict import Verdict
+
+    return isinstance(result, Verdict) and not result.passed and _names(result.reason, param, value)
+
+
+def _call(fn: Any, kwargs: dict[str, Any]) -> tuple[str, Any]:
+    """("returned", result), ("hang", None) or ("raised", the exception)."""
     previous = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, PROBE_SECONDS)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            fn(**kwargs)
-        return "returned", None
-    except _Hang as exc:
-        return "hang", exc
+            return "returned", fn(**kwargs)
+    except _Hang:
+        return "hang", None
     except Exception as exc:  # noqa: BLE001 - classifying every failure is the point
         return "raised", exc
     finally:
@@ -320,9 +555,17 @@ def _call(fn: Any, kwargs: dict[str, Any]) -> tuple[str, BaseException | None]:
 
 def probe(qualname: str, fn: Any, param: str, label: str, value: Any,
           kwargs: dict[str, Any]) -> Outcome:
-    how, exc = _call(fn, {**kwargs, param: value})
-    if how == "raised" and isinstance(exc, (TypeError, ValueError)) and _names(exc, param, value):
-        return Outcome(qualname, param, label, "clear", f"{type(exc).__name__}: {exc}")
+    how, got = _call(fn, {**kwargs, param: value})
+    if how == "raised" and isinstance(got, (TypeError, ValueError)) and _names(str(got), param, value):
+        return Outcome(qualname, param, label, "clear", f"{type(got).__name__}: {got}")
+    if how == "returned" and _is_refusal(got, param, value):
+        return Outcome(qualname, param, label, "clear", f"Verdict: {got.reason}")
+    if how == "raised" and isinstance(got, ImportError):
+        # an optional extra is not installed: the value passed the checks made before the
+        # import (a bad one is a clear error above); fine only if the allow-list says so
+        reason = accepted_reason(qualname, param, label)
+        if reason is not None:
+            return Outcome(qualname, param, label, "accepted", f"{reason} (then: {got})")
     if how == "returned":
         reason = accepted_reason(qualname, param, label)
         if reason is not None:
@@ -330,7 +573,7 @@ def probe(qualname: str, fn: Any, param: str, label: str, value: Any,
         return Outcome(qualname, param, label, "other", "accepted silently")
     if how == "hang":
         return Outcome(qualname, param, label, "other", f"still running after {PROBE_SECONDS} s")
-    return Outcome(qualname, param, label, "other", f"{type(exc).__name__}: {exc}"[:300])
+    return Outcome(qualname, param, label, "other", f"{type(got).__name__}: {got}"[:300])
 
 
 @dataclass

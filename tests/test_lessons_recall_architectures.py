@@ -63,7 +63,9 @@ def test_surface_facts_and_probe_episodes():
     assert len(eps) == 4 and all(0 <= e.overlap <= 1 and e.age_hours > 0 for e in eps)
     v = ra.episode_verdicts(0.6, 0.4, 24.0, 0.7)
     assert v == [e.overlap * 0.6 + 0.4 * math.exp(-e.age_hours / 24) > 0.7 for e in eps]
-    assert all(ra.episode_verdicts(0.6, 0.4, 24.0, -1.0))
+    assert all(ra.episode_verdicts(0.6, 0.4, 24.0, 0.0))  # S > 0 always: the lowest threshold keeps all
+    with pytest.raises(ValueError, match="threshold must be in \\[0, 2\\], got -1.0"):
+        ra.episode_verdicts(0.6, 0.4, 24.0, -1.0)
 
 
 @pytest.mark.parametrize("kw,name", [({"alpha": -0.1}, "alpha"), ({"tau_hours": 0}, "tau_hours"),

@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from memorykit._validate import require_fraction, require_int, require_non_negative, require_positive
+from memorykit._validate import (require_fraction, require_int, require_non_negative,
+                                 require_positive, require_real_array)
 from memorykit.buffers.base import MessageBuffer
 from memorykit.messages import Message
 from memorykit.trace import VictimTuple
@@ -242,15 +243,9 @@ def recency_weight(
 
 def _ages(name: str, values: Any) -> np.ndarray:
     """``values`` as a float array of finite ages >= 0 (bools and text are refused, not cast)."""
-    if isinstance(values, (int, float)) and not isinstance(values, bool):
+    if isinstance(values, (int, float)) and not isinstance(values, bool):  # one message: hot
         return np.asarray(require_non_negative(name, values), dtype=float)
-    raw = np.asarray(values)
-    if raw.dtype.kind not in "iuf":  # 'b' bool, 'U' text, 'O' mixed
-        raise TypeError(f"{name} must be numbers of minutes, got {values!r}")
-    ages = raw.astype(float)
-    if not np.all(np.isfinite(ages)) or np.any(ages < 0):
-        raise ValueError(f"{name} must be finite and >= 0, got {values!r}")
-    return ages
+    return require_real_array(name, values, minimum=0)
 
 
 def true_half_life_minutes(decay_rate: float = 0.1, half_life_minutes: float = 5.0) -> float:

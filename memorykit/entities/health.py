@@ -117,7 +117,8 @@ def health_report(
 
 def measure_access_latency(memory: EntityMemory, keys: Sequence[str], repeats: int = 1) -> list[float]:
     """Real wall-clock milliseconds of each ``memory.get`` (these count as accesses)."""
-    require_int("repeats", repeats, minimum=1)
+    # every lookup is timed and kept: past a million per key it is a typo that never ends
+    require_int("repeats", repeats, minimum=1, maximum=1_000_000)
     out = []
     clock = time.perf_counter
     get = memory.get

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memorykit._validate import require_non_negative, require_positive
+from memorykit._validate import require_non_negative, require_positive, require_real_array
 
 
 @dataclass(frozen=True)
@@ -69,15 +69,11 @@ def relevance_scores(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Recency, frequency and score arrays for any broadcastable pair of arrays.
 
-    Negative ages (a last access in the future) are a caller bug and raise.
+    Negative ages (a last access in the future) are a caller bug and raise, as do
+    infinities, text and bools; NaN marks a cell with no entity and gives NaN.
     """
-    ages = np.asarray(ages_minutes, dtype=np.float64)
-    counts = np.asarray(access_counts, dtype=np.float64)
-    with np.errstate(invalid="ignore"):
-        if np.any(ages < 0):
-            raise ValueError(f"ages_minutes must be >= 0, got a minimum of {np.nanmin(ages)!r}")
-        if np.any(counts < 0):
-            raise ValueError(f"access_counts must be >= 0, got a minimum of {np.nanmin(counts)!r}")
+    ages = require_real_array("ages_minutes", ages_minutes, minimum=0, allow_nan=True)
+    counts = require_real_array("access_counts", access_counts, minimum=0, allow_nan=True)
     return _scores(ages, counts, weights)
 
 

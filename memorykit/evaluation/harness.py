@@ -31,6 +31,7 @@ Taught in ``notebooks/12_parameter_tuning.ipynb``.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -209,7 +210,7 @@ def _check_policy(policy: Any) -> None:
 
 
 def _progress_bar(total: int, enabled: bool, desc: str) -> Any:
-    if not enabled:
+    if not require_bool("progress", enabled):
         return None
     from tqdm.auto import tqdm
 
@@ -230,7 +231,8 @@ def evaluate(
     """
     _check_policy(policy)
     data: EvalDataset = as_dataset(dataset)
-    budget = require_int("budget", budget, minimum=1)
+    # token counts are summed in numpy's int64: a budget past it is a typo, not a budget
+    budget = require_int("budget", budget, minimum=1, maximum=sys.maxsize)
     settings = settings if settings is not None else HarnessSettings()
     if not isinstance(settings, HarnessSettings):
         raise TypeError(f"settings must be a HarnessSettings, got {settings!r}")

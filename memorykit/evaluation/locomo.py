@@ -41,7 +41,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from memorykit._validate import require_int, require_non_negative, require_positive, require_str
+from memorykit._validate import (require_bool, require_int, require_non_negative, require_positive,
+                                 require_str)
 from memorykit.evaluation.dataset import EvalConversation, EvalDataset, EvalQuestion, Session
 from memorykit.messages import MessageFactory
 from memorykit.tokens import TokenCounter, Tokenizer
@@ -316,6 +317,7 @@ def load_locomo(
     (sha256 ``LOCOMO_SHA256``); pass ``verify=False`` to read a modified copy or
     a file with the same schema (such as the test fixture).
     """
+    require_bool("verify", verify)
     p = Path(path)
     if p.is_dir():
         p = p / "locomo10.json"
@@ -364,7 +366,8 @@ def download_locomo(
         if not re.fullmatch(r"[0-9a-f]{64}", expected_sha256):
             raise ValueError(f"expected_sha256 must be 64 lowercase hex digits, got {expected_sha256!r}")
     require_positive("timeout", timeout)
-    require_int("max_bytes", max_bytes, minimum=1)
+    # a cap past 1 GiB is no cap for a 3 MB file: it would let junk fill the disk again
+    require_int("max_bytes", max_bytes, minimum=1, maximum=1 << 30)
     target = Path(dest)
     if target.is_dir() or str(dest).endswith(os.sep):
         target = target / "locomo10.json"

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memorykit._validate import require_str
+from memorykit._validate import require_real, require_str
 from memorykit.buffers.summary_buffer import SummaryBuffer
 from memorykit.embeddings import Embedder
 from memorykit.llm.backend import Backend, memory_reader_reply
@@ -103,13 +103,16 @@ def make_service(summarizer: Summarizer, *, budget: int, threshold: float, recal
     ``embedder`` None is the service's default (``LexicalHashingEmbedder()``); ``counter``
     (default ``Tokenizer()``) prices the summaries and the context's items.
     """
-    target = round(threshold - 0.2, 4)
+    target = round(require_real("threshold", threshold) - 0.2, 4)
     factory = None if counter is None else MessageFactory(counter, id_prefix="summary")
-    return MemoryService(
-        lambda: SummaryBuffer(budget, threshold, target, summarizer=summarizer, factory=factory),
-        LongTermSettings(recall_limit=recall_limit, batch_size=batch_size),
-        embedder=embedder, counter=counter,
-    )
+
+    def working_memory() -> SummaryBuffer:
+        return SummaryBuffer(budget, threshold, target, summarizer=summarizer, factory=factory)
+
+    working_memory()  # made per session, later: bad settings fail here instead
+    return MemoryService(working_memory,
+                         LongTermSettings(recall_limit=recall_limit, batch_size=batch_size),
+                         embedder=embedder, counter=counter)
 
 
 def probe(service: MemoryService, session: str, conv: ProbeConversation,

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from memorykit._validate import require_int, require_real
+from memorykit._validate import require_bool, require_int, require_real
 from memorykit.evaluation.dataset import EvalDataset, as_dataset
 from memorykit.evaluation.harness import HarnessSettings, evaluate
 from memorykit.evaluation.pareto import cheapest_reaching, pareto_front
@@ -243,6 +243,7 @@ def run_sweep(
     data = as_dataset(dataset)
     settings = settings if settings is not None else HarnessSettings()
     chunksize = require_int("chunksize", chunksize, minimum=1)
+    require_bool("progress", progress)
     if executor is not None and not callable(getattr(executor, "submit", None)):
         raise TypeError(f"executor must be a concurrent.futures.Executor, got {executor!r}")
     if budgets is None:

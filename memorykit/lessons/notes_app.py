@@ -30,9 +30,15 @@ __all__ = ["EscalationExplorer", "scenario_run", "surfacing_report", "tradeoff_t
 
 
 # ---------------------------------------------------------------- scenario
-@lru_cache(maxsize=16)
 def scenario_run(min_shared_entities: int = 1, surfacing_threshold: float = 0.9) -> WorkflowRun:
     """The default workflow replayed with the seed's settings but these surfacing rules (memoized)."""
+    # checked before the memo: a bad value is named, not hashed (a list) or cached (a bool)
+    notes = NoteSettings(min_shared_entities=min_shared_entities, surfacing_threshold=surfacing_threshold)
+    return _scenario_run(notes.min_shared_entities, notes.surfacing_threshold)
+
+
+@lru_cache(maxsize=16)
+def _scenario_run(min_shared_entities: int, surfacing_threshold: float) -> WorkflowRun:
     notes = NoteSettings(min_shared_entities=min_shared_entities, surfacing_threshold=surfacing_threshold)
     return run_workflow(default_workflow(), notes=notes, count_tokens=False)
 

@@ -3,11 +3,11 @@
 * ``score_surface`` / ``threshold_line`` / ``surface_facts``: seed 003's episodic score over
   keyword overlap x age, its threshold contour and the boundary (``memorykit.longterm.episodic``);
   ``probe_episodes()``: where seed 003's four probe episodes sit on that surface.
-* ``semantic_matrix()`` / ``semantic_recall(threshold)``: the fact bank's questions against
-  its facts in a ``SemanticMemory`` with the offline lexical embedder (word overlap, **not
-  meaning**), and which facts ``SemanticMemory.recall`` returns at a threshold.
-* ``service_demo()``: seed 004's memory service with two sessions (``GYM_SESSIONS``): what
-  auto-recall injects for the last user message, and that nothing crosses sessions.
+* ``semantic_matrix()`` / ``semantic_recall(threshold)``: the fact bank's questions against its
+  facts in a ``SemanticMemory`` with the offline lexical embedder (word overlap, **not meaning**),
+  and which facts ``SemanticMemory.recall`` returns at a threshold.
+* ``service_demo()``: seed 004's memory service with two sessions (``GYM_SESSIONS``): what auto-recall
+  injects for the last user message, and that nothing crosses sessions.
 
 Explorers: ``EpisodicSurfaceExplorer`` and ``SemanticThresholdExplorer``. Offline, deterministic.
 Taught in ``notebooks/09_long_term_memory.ipynb``.
@@ -22,13 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from memorykit._validate import require_positive
+from memorykit._validate import require_int
 from memorykit.buffers import SummaryBuffer
 from memorykit.clock import StepClock
 from memorykit.lessons._app import LessonExplorer, Setting, _go, defaults
 from memorykit.lessons._figure import heat_grid, legend_below
 from memorykit.lessons.data import GYM_SESSIONS
-from memorykit.longterm.episodic import (HOUR, EpisodicMemory, episode_scores,
+from memorykit.longterm.episodic import (HOUR, EpisodicMemory, EpisodicSettings, episode_scores,
                                          full_match_horizon_seconds, overlap_needed)
 from memorykit.longterm.semantic import SemanticMemory, SemanticSettings
 from memorykit.longterm.service import LongTermSettings, MemoryService
@@ -42,40 +42,37 @@ AGES_H = np.linspace(0.0, 96.0, 193)
 
 
 # ------------------------------------------------------------------ episodic
+def _weights(alpha: float, beta: float, tau_hours: float, threshold: float = 0.7) -> dict[str, Any]:
+    """The sliders as scoring keywords, checked by ``EpisodicSettings`` under the sliders' names."""
+    s = EpisodicSettings(alpha=alpha, beta=beta, tau_hours=tau_hours, threshold=threshold)
+    return dict(alpha=s.alpha, beta=s.beta, tau_seconds=s.tau_hours * HOUR, threshold=s.threshold)
+
+
 def score_surface(alpha: float = 0.6, beta: float = 0.4, tau_hours: float = 24.0) -> np.ndarray:
     """S over (overlap, age): shape (len(OVERLAPS), len(AGES_H))."""
-    require_positive("tau_hours", tau_hours)  # named as the lesson's caller gave it
-    return episode_scores(OVERLAPS[:, None], AGES_H[None, :] * HOUR, alpha=alpha, beta=beta,
-                          tau_seconds=tau_hours * HOUR)
+    w = _weights(alpha, beta, tau_hours)
+    del w["threshold"]
+    return episode_scores(OVERLAPS[:, None], AGES_H[None, :] * HOUR, **w)
 
 
 def threshold_line(alpha: float, beta: float, tau_hours: float, threshold: float) -> np.ndarray:
     """The contour S = threshold on the surface (NaN where it leaves [0, 1])."""
-    y = overlap_needed(AGES_H * HOUR, alpha=alpha, beta=beta, tau_seconds=tau_hours * HOUR,
-                       threshold=threshold)
+    y = overlap_needed(AGES_H * HOUR, **_weights(alpha, beta, tau_hours, threshold))
     return np.where((y >= 0) & (y <= 1), y, np.nan)
-
-
-def _fmt_overlap(v: float) -> str:
-    if v < 0:
-        return "any (even 0)"
-    if v >= 1:
-        return "none suffices"
-    return f"> {v:.3f}"
 
 
 def surface_facts(alpha: float = 0.6, beta: float = 0.4, tau_hours: float = 24.0,
                   threshold: float = 0.7) -> dict[str, Any]:
     """The recall boundary as rounded numbers."""
-    weights = dict(alpha=alpha, beta=beta, tau_seconds=tau_hours * HOUR, threshold=threshold)
+    weights = _weights(alpha, beta, tau_hours, threshold)
     s = score_surface(alpha, beta, tau_hours)
     old = full_match_horizon_seconds(**weights)
-    out: dict[str, Any] = {
-        "max_score": round(alpha + beta, 3),
-        "share_of_surface_recalled": round(float((s > threshold).mean()), 3),
-    }
+    out: dict[str, Any] = {"max_score": round(alpha + beta, 3),
+                           "share_of_surface_recalled": round(float((s > threshold).mean()), 3)}
     for h in (0, 24, 72):
-        out[f"overlap_needed_at_{h}h"] = _fmt_overlap(float(overlap_needed(h * HOUR, **weights)))
+        v = float(overlap_needed(h * HOUR, **weights))
+        out[f"overlap_needed_at_{h}h"] = ("any (even 0)" if v < 0 else "none suffices" if v >= 1
+                                          else f"> {v:.3f}")
     out["full_match_recalled_up_to"] = ("never" if old is None else "any age" if old == math.inf
                                         else f"{old / HOUR:.1f} h")
     return out
@@ -91,9 +88,13 @@ class ProbeEpisode:
     key_in_summary: bool
 
 
-@lru_cache(maxsize=1)
 def probe_episodes(distractors: int = 50) -> tuple[ProbeEpisode, ...]:
     """For each probe question: the episode holding its fact (seed defaults, window 20)."""
+    return _probe_episodes(require_int("distractors", distractors, minimum=0))  # before hashing
+
+
+@lru_cache(maxsize=1)
+def _probe_episodes(distractors: int) -> tuple[ProbeEpisode, ...]:
     conv = probe_conversation(distractors)
     mem = EpisodicMemory()
     for m in conv.messages:
@@ -110,9 +111,9 @@ def probe_episodes(distractors: int = 50) -> tuple[ProbeEpisode, ...]:
 
 def episode_verdicts(alpha: float, beta: float, tau_hours: float, threshold: float) -> list[bool]:
     """Is each probe episode above the threshold under these parameters?"""
-    eps = probe_episodes()
-    s = episode_scores([e.overlap for e in eps], [e.age_hours * HOUR for e in eps],
-                       alpha=alpha, beta=beta, tau_seconds=tau_hours * HOUR)
+    eps, w = probe_episodes(), _weights(alpha, beta, tau_hours, threshold)
+    threshold = w.pop("threshold")
+    s = episode_scores([e.overlap for e in eps], [e.age_hours * HOUR for e in eps], **w)
     return [bool(v > threshold) for v in s]
 
 
@@ -223,7 +224,7 @@ def semantic_matrix() -> SemanticMatrix:
 def semantic_recall(threshold: float = 0.65) -> dict[str, Any]:
     """Which facts each question recalls: ``SemanticMemory.recall`` at ``threshold`` (scores
     strictly above it, at most ``recall_limit`` per question). Remembered per threshold."""
-    found = _semantic_recall(threshold)
+    found = _semantic_recall(SemanticSettings(threshold=threshold).threshold)
     return {**found, "recalled": found["recalled"].copy()}
 
 
@@ -344,7 +345,6 @@ def service_demo(recall_limit: int = 3, working_tokens: int = 150) -> dict[str, 
     return out
 
 
-__all__ = ["AGES_H", "OVERLAPS", "EpisodicSurfaceExplorer", "SemanticThresholdExplorer",
-           "episode_verdicts", "probe_episodes", "score_surface", "semantic_matrix",
-           "semantic_recall", "separating_thresholds", "service_demo", "surface_facts",
-           "threshold_line"]
+__all__ = ["AGES_H", "OVERLAPS", "EpisodicSurfaceExplorer", "SemanticThresholdExplorer", "episode_verdicts",
+           "probe_episodes", "score_surface", "semantic_matrix", "semantic_recall", "separating_thresholds",
+           "service_demo", "surface_facts", "threshold_line"]

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from memorykit._validate import require_int
 from memorykit.lessons._app import LessonExplorer, Setting, _go
 from memorykit.lessons._figure import heat_grid, legend_below
 from memorykit.scenarios.workflow import WorkflowScenario, default_workflow, play
@@ -52,13 +53,21 @@ def _task_side() -> WorkflowScenario:
     return default_workflow().without_user_notes()
 
 
-@lru_cache(maxsize=512)
 def slot_timeline(max_slots: int = 4, activation_threshold: float = 0.5,
                   preemption_ratio: float = 1.3) -> SlotTimeline:
     """The default scenario's timeline under these settings (memoized: sliders revisit values)."""
-    settings = SlotSettings(max_slots=max_slots, activation_threshold=activation_threshold,
-                            preemption_ratio=preemption_ratio)
-    return replay_slots(_task_side(), settings)
+    # checked before the memo hashes them; the timeline holds a row per slot, and slots past
+    # the scenario's task count could never be filled
+    require_int("max_slots", max_slots, minimum=1, maximum=len(_task_side().tasks()))
+    s = SlotSettings(max_slots=max_slots, activation_threshold=activation_threshold,
+                     preemption_ratio=preemption_ratio)
+    return _slot_timeline(s.max_slots, s.activation_threshold, s.preemption_ratio)
+
+
+@lru_cache(maxsize=512)
+def _slot_timeline(max_slots: int, activation_threshold: float, preemption_ratio: float) -> SlotTimeline:
+    return replay_slots(_task_side(), SlotSettings(max_slots=max_slots, activation_threshold=activation_threshold,
+                                                   preemption_ratio=preemption_ratio))
 
 
 def print_events(timeline: SlotTimeline, kinds: tuple[str, ...] = ("preempted", "demoted")) -> None:

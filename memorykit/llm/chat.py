@@ -21,12 +21,14 @@ Taught in ``notebooks/11_llm_in_the_loop.ipynb``.
 
 from __future__ import annotations
 
+import functools
+import operator
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from memorykit._validate import require_between, require_optional_int, require_str
+from memorykit._validate import require_between, require_int, require_optional_int, require_str
 from memorykit.llm.client import (
     LLMCallFailed,
     classify_error,
@@ -254,6 +256,9 @@ def _fill(template: str, groups: Sequence[str | None], last: str, n: int) -> str
     return _FIELD.sub(sub, template)
 
 
+_RE_FLAGS = int(functools.reduce(operator.or_, re.RegexFlag, 0))  # an int: ~ of a Flag stays in it
+
+
 @dataclass(frozen=True, slots=True)
 class ScriptRule:
     """When ``pattern`` matches the last user message, reply with ``reply``.
@@ -266,6 +271,15 @@ class ScriptRule:
     pattern: str
     reply: Reply
     flags: int = re.IGNORECASE
+    """``re`` flags, combined with ``|``."""
+
+    def __post_init__(self) -> None:
+        require_str("pattern", self.pattern)
+        if not (isinstance(self.reply, str) or callable(self.reply)):
+            raise TypeError(f"reply must be a str or a function of the messages, got {self.reply!r}")
+        # re.compile would take unknown bits silently, and refuse a huge int with an OverflowError
+        if require_int("flags", self.flags, minimum=0) & ~_RE_FLAGS:
+            raise ValueError(f"flags must combine re flags (re.IGNORECASE | ...), got {self.flags!r}")
 
     def match(self, text: str) -> re.Match[str] | None:
         return re.search(self.pattern, text, self.flags)

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from memorykit._validate import require_int, require_str
+from memorykit._validate import require_int, require_real, require_str
 from memorykit.clock import Clock
 from memorykit.llm.chat import ChatModel, resolve_chat_model
 from memorykit.llm.client import LLMError, describe_error
@@ -58,6 +58,7 @@ class Rule:
             raise TypeError(
                 f"source_message_ids must be a tuple of ids, got {self.source_message_ids!r}"
             )
+        require_real("created_at", self.created_at)
 
 
 def rule_id(text: str, sources: Sequence[str]) -> str:
@@ -69,7 +70,8 @@ def rule_id(text: str, sources: Sequence[str]) -> str:
 
 def make_rule(text: str, sources: Sequence[str], created_at: float) -> Rule:
     text = " ".join(text.split())
-    return Rule(rule_id(text, sources), text, tuple(sources), float(created_at))
+    created_at = require_real("created_at", created_at)
+    return Rule(rule_id(text, sources), text, tuple(sources), created_at)
 
 
 @runtime_checkable
@@ -219,6 +221,7 @@ def parse_rules(
     def fail(problem: str, cause: BaseException | None = None) -> CritiqueFailed:
         return CritiqueFailed(f"{critic}: malformed critique: {problem}", reply=reply, cause=cause)
 
+    require_real("created_at", created_at)  # the caller's mistake, named before the reply's
     try:
         value = _extract_json(reply)
     except ValueError as exc:

@@ -29,6 +29,7 @@ from memorykit._validate import (
     require_str,
     require_texts,
 )
+from memorykit.embeddings import MAX_DIMENSION
 from memorykit.llm.client import (
     LLMError,
     classify_error,
@@ -81,7 +82,8 @@ class OpenAIEmbedder:
         send_dimensions: bool | None = None,
     ) -> None:
         self.model = require_str("model", model, non_empty=True)
-        require_optional_int("dimension", dimension, minimum=1)
+        # each vector is a dense row of this size (see MAX_DIMENSION): beyond it is a typo
+        require_optional_int("dimension", dimension, minimum=1, maximum=MAX_DIMENSION)
         native = KNOWN_DIMENSIONS.get(self.model)
         if dimension is None:
             if native is None:

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from memorykit._validate import require_int, require_non_negative
 from memorykit.embeddings import LexicalHashingEmbedder
 
 FAKE_API_KEY = "sk-memorykit-fake-key"
@@ -66,6 +67,8 @@ class Behaviour:
     def __post_init__(self) -> None:
         if self.kind not in self.KINDS:
             raise ValueError(f"kind must be one of {', '.join(self.KINDS)}, got {self.kind!r}")
+        require_non_negative("delay", self.delay)
+        require_int("status", self.status, minimum=100, maximum=599)  # what HTTP can carry
 
     @classmethod
     def normal(cls) -> Behaviour:
@@ -74,11 +77,11 @@ class Behaviour:
     @classmethod
     def slow(cls, seconds: float) -> Behaviour:
         """Wait ``seconds`` before answering normally (a client with a shorter timeout gives up)."""
-        return cls("delay", delay=float(seconds))
+        return cls("delay", delay=seconds)
 
     @classmethod
     def error(cls, status: int = 500, message: str = "simulated failure") -> Behaviour:
-        return cls("error", status=int(status), message=message)
+        return cls("error", status=status, message=message)
 
     @classmethod
     def malformed(cls) -> Behaviour:
@@ -399,7 +402,7 @@ class FakeOpenAIServer:
         )
         self.api_key = api_key
         self.models = tuple(models)
-        self.retry_after_ms = int(retry_after_ms)
+        self.retry_after_ms = require_int("retry_after_ms", retry_after_ms, minimum=0)
         self.default = Behaviour.normal()
         self.requests: list[RecordedRequest] = []
         self._queue: deque[Behaviour] = deque()

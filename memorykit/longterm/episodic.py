@@ -53,11 +53,13 @@ import numpy as np
 
 from memorykit._text import STOPWORDS, has_digit, words
 from memorykit._validate import (
+    require_between,
+    require_bool,
     require_int,
-    require_non_negative,
     require_positive,
     require_real,
     require_str,
+    require_unit_interval,
 )
 from memorykit.messages import Message
 from memorykit.summary import ExtractiveSummarizer, Summarizer
@@ -113,6 +115,10 @@ def keyword_overlap(keywords: Iterable[str], terms: frozenset[str]) -> float:
     return len(terms & set(keywords)) / len(terms)
 
 
+S_MAX = 2.0
+"""The most S can be: alpha + beta with both weights in [0, 1]. A threshold lies in [0, S_MAX]."""
+
+
 def episode_scores(
     overlap: Any,
     age_seconds: Any,
@@ -126,8 +132,8 @@ def episode_scores(
     ``overlap`` in [0, 1] and ``age_seconds`` >= 0 may be scalars or arrays;
     pass ``overlap[:, None]`` and ``age[None, :]`` for a grid.
     """
-    alpha = require_non_negative("alpha", alpha)
-    beta = require_non_negative("beta", beta)
+    alpha = require_unit_interval("alpha", alpha)
+    beta = require_unit_interval("beta", beta)
     tau = require_positive("tau_seconds", tau_seconds)
     o = np.asarray(overlap, dtype=np.float64)
     a = np.asarray(age_seconds, dtype=np.float64)
@@ -146,10 +152,10 @@ def overlap_needed(age_seconds: Any, *, alpha: float, beta: float, tau_seconds: 
     Values above 1 mean no overlap is enough; below 0, any overlap is (even none). With
     ``alpha`` 0 the keyword term cannot help: -inf where recency alone passes, +inf elsewhere.
     """
-    alpha = require_non_negative("alpha", alpha)
-    beta = require_non_negative("beta", beta)
+    alpha = require_unit_interval("alpha", alpha)
+    beta = require_unit_interval("beta", beta)
     tau = require_positive("tau_seconds", tau_seconds)
-    threshold = require_real("threshold", threshold)
+    threshold = require_between("threshold", threshold, 0, S_MAX)
     decay = beta * np.exp(-np.asarray(age_seconds, dtype=np.float64) / tau)
     if alpha == 0:
         return np.where(decay > threshold, -np.inf, np.inf)
@@ -162,10 +168,10 @@ def full_match_horizon_seconds(*, alpha: float, beta: float, tau_seconds: float,
 
     ``math.inf``: at any age (``alpha`` alone passes the threshold); None: never.
     """
-    alpha = require_non_negative("alpha", alpha)
-    beta = require_non_negative("beta", beta)
+    alpha = require_unit_interval("alpha", alpha)
+    beta = require_unit_interval("beta", beta)
     tau = require_positive("tau_seconds", tau_seconds)
-    threshold = require_real("threshold", threshold)
+    threshold = require_between("threshold", threshold, 0, S_MAX)
     if alpha > threshold or (alpha == threshold and beta > 0):
         return math.inf
     if beta <= 0 or alpha + beta <= threshold:
@@ -185,13 +191,15 @@ class EpisodicSettings:
     consolidation_factor: float = 1.5
     """Consolidate when STM holds more than factor x stm_limit messages (strictly more)."""
     alpha: float = 0.6
-    """Weight of the keyword-match term."""
+    """Weight of the keyword-match term, in [0, 1] (the weights are relative: any pair
+    scales into [0, 1] with the threshold, so the range loses no setting)."""
     beta: float = 0.4
-    """Weight of the time-decay term."""
+    """Weight of the time-decay term, in [0, 1]."""
     tau_hours: float = 24.0
     """Decay constant of the time term, in hours (e^-1 after tau)."""
     threshold: float = 0.7
-    """An episode is recalled when its score is strictly greater than this."""
+    """An episode is recalled when its score is strictly greater than this; in [0, 2], the
+    range of S (at most alpha + beta)."""
     max_keywords: int = 12
     """Most frequent content words kept as keywords (tokens with digits are always kept)."""
     summary_max_tokens: int = 120
@@ -204,10 +212,10 @@ class EpisodicSettings:
         factor = require_real("consolidation_factor", self.consolidation_factor)
         if factor < 1:
             raise ValueError(f"consolidation_factor must be >= 1, got {self.consolidation_factor!r}")
-        require_non_negative("alpha", self.alpha)
-        require_non_negative("beta", self.beta)
+        require_unit_interval("alpha", self.alpha)
+        require_unit_interval("beta", self.beta)
         require_positive("tau_hours", self.tau_hours)
-        require_real("threshold", self.threshold)
+        require_between("threshold", self.threshold, 0, S_MAX)
         require_int("max_keywords", self.max_keywords, minimum=0)
         require_int("summary_max_tokens", self.summary_max_tokens, minimum=1)
         require_int("recall_limit", self.recall_limit, minimum=0)
@@ -238,6 +246,12 @@ class Episode:
     """The original messages it stands for (provenance)."""
     summarizer: str = "?"
     """Name of what wrote the summary (is it an LLM? the name says)."""
+
+    def __post_init__(self) -> None:
+        # the score's age is measured from end_time: a NaN there would make S NaN, never recalled
+        if require_real("end_time", self.end_time) < require_real("start_time", self.start_time):
+            raise ValueError(f"end_time must be >= start_time, got {self.end_time!r} < "
+                             f"{self.start_time!r}")
 
     def to_record(self) -> dict[str, Any]:
         return asdict(self)
@@ -381,7 +395,8 @@ class EpisodicMemory:
         """The recalled ones among ``scores``: strictly above ``threshold`` (default: the
         settings'), best first (ties: newer first), at most recall_limit. Scores do not depend
         on the threshold, so a lesson can score once and select for many thresholds."""
-        thr = self.settings.threshold if threshold is None else require_real("threshold", threshold)
+        thr = (self.settings.threshold if threshold is None
+               else require_between("threshold", threshold, 0, S_MAX))
         above = [s for s in scores if s.score > thr]
         above.sort(key=lambda s: (-s.score, -s.episode.end_time))
         return above[: self.settings.recall_limit]
@@ -389,6 +404,7 @@ class EpisodicMemory:
 
 def explain(score: EpisodeScore, settings: EpisodicSettings, chosen: bool) -> str:
     """One sentence with the numbers behind an episode's score."""
+    require_bool("chosen", chosen)
     s = settings
     decay = math.exp(-score.age_seconds / (s.tau_hours * HOUR))
     verdict = "recalled" if chosen else (

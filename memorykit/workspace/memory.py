@@ -75,6 +75,7 @@ def salience_inputs(
     ignored. Independent of the salience weights, so a slider only reruns
     ``salience_matrix``.
     """
+    require_int("first_turn", first_turn, minimum=0)  # a memory's turn counter starts at 0
     t_count = len(times)
     if not (len(mentions) == len(task_entities) == len(note_entities) == t_count):
         raise ValueError(

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from memorykit._validate import require_int, require_real
 from memorykit.workspace.notes import Note, _duration
 from memorykit.workspace.objects import OBJECT_KINDS, WorkspaceObject
 from memorykit.workspace.tasks import Task
@@ -118,7 +119,9 @@ def render_columns(
     top_notes: int = 8,
 ) -> str:
     """The three columns as prompt text. ``notes`` are (note, effective priority), best first."""
-    shown = list(notes)[:top_notes]
+    require_real("now", now)
+    require_int("max_slots", max_slots, minimum=1)
+    shown = list(notes)[:require_int("top_notes", top_notes, minimum=0)]
     return "\n".join(column_lines(
         [task_line(t, now) for t in tasks], [note_line(n, e, now) for n, e in shown], len(notes),
         [(o.kind, object_line(o)) for o in objects], max_slots=max_slots,

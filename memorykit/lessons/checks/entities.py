@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memorykit._validate import require_fraction
 from memorykit.lessons.checks.verdict import Verdict, report
 
 # -------------------------------------------------------------- lesson 04
@@ -32,7 +33,15 @@ def entity_capacity_answer() -> int:
 
 
 def entity_ttl_answer(target: float = ENTITY_TTL_TARGET) -> int:
-    """The smallest whole-minute TTL keeping resolution success >= target (max_size 20)."""
+    """The smallest whole-minute TTL keeping resolution success >= target (max_size 20).
+
+    A TTL longer than the session expires nothing, so the search ends once the target is at
+    most the success with no TTL; a higher target is refused rather than searched for ever."""
+    target = require_fraction("target", target)
+    reachable = _entity_summary(20)["resolution_success"]
+    if target > reachable:
+        raise ValueError(f"target must be <= {reachable:.4f} (resolution success with no TTL at "
+                         f"all), got {target!r}")
     ttl = 1
     while _entity_summary(20, ttl)["resolution_success"] < target:
         ttl += 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memorykit._validate import require_positive
 from memorykit.lessons.checks.verdict import Verdict, report
 
 # -------------------------------------------------------------- lesson 09
@@ -25,8 +26,9 @@ def tau_recall_ok(tau_hours: float) -> tuple[bool, float]:
     from memorykit.longterm.episodic import HOUR, episode_scores
 
     p = TAU_EXERCISE
+    tau_seconds = require_positive("tau_hours", tau_hours) * HOUR
     s = float(episode_scores(1.0, p["age_hours"] * HOUR, alpha=p["alpha"], beta=p["beta"],
-                             tau_seconds=float(tau_hours) * HOUR))
+                             tau_seconds=tau_seconds))
     return s > p["threshold"], s
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from memorykit._validate import require_bool
+
 
 @dataclass(frozen=True, repr=False)
 class Verdict:
@@ -30,7 +32,8 @@ class Verdict:
 
 
 def report(verdict: Verdict, show: bool) -> Verdict:
-    """Return ``verdict``, printing it first when ``show`` (for scripts without a display)."""
-    if show:
+    """Return ``verdict``, printing it first when ``show`` (for scripts without a display).
+    Every checker answers through here, so this is where its ``show`` is checked."""
+    if require_bool("show", show):
         print(verdict)
     return verdict
