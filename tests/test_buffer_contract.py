@@ -10,11 +10,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memorykit.clock import StepClock
-from memorykit.messages import Message, ToolCall
+from memorykit.messages import Message, ToolCall, validate_wire
 from memorykit.buffers import FIFOBuffer
 from memorykit.trace import Eviction, OverBudget, Summarization, Trace
 
 from buffer_policies import POLICIES
+from wire import check_openai_types
 
 # One step of a conversation: (kind, content tokens, importance, minutes elapsed before it).
 step = st.tuples(
@@ -93,6 +94,12 @@ def check_invariants(buffer, added: list[Message], returned, trace_len_before: i
     order = {m.id: i for i, m in enumerate(added)}
     positions = [order[i] for i in kept if i in order]
     assert positions == sorted(positions)
+    # What the buffer sends is a request the chat API accepts (and the openai package's types
+    # describe), once no call is waiting for its result.
+    if not set(calls) - added_results.keys():
+        request = buffer.to_openai()
+        validate_wire(request, system_first=added[0].role == "system")
+        check_openai_types(request)
 
 
 @pytest.mark.parametrize("policy", sorted(POLICIES))
