@@ -1,10 +1,13 @@
 """The message record every memory in the toolkit stores.
 
 A ``Message`` is immutable and carries its token counts, computed once when a
-``MessageFactory`` creates it. Tool calls and their results are linked by call
-id, so buffers can evict a call together with its results and never leave half
-of the pair behind. Summaries are messages too: ``sources`` names the original
-messages they stand for, so provenance survives summarization.
+``MessageFactory`` creates it. A tool call (``ToolCall``: id, function name, JSON
+arguments) and its results are linked by call id, so buffers can evict a call
+together with its results and never leave half of the pair behind; the name and
+arguments are billed and sent as the chat API's ``tool_calls``. ``validate_wire``
+checks that a request's order is one the API accepts. Summaries are messages
+too: ``sources`` names the original messages they stand for, so provenance
+survives summarization.
 Taught in ``notebooks/01_tokens_and_budgets.ipynb``.
 """
 
