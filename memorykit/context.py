@@ -18,7 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from memorykit._validate import require_int, require_str
 from memorykit.buffers.base import MessageBuffer
-from memorykit.messages import Message
+from memorykit.messages import Message, ToolCall
 from memorykit.tokens import ChatFormat
 
 
@@ -36,6 +36,10 @@ class ContextItem:
     """What it is: message, summary, episode, fact, rule, entity, note, ..."""
     score: float | None = None
     """Why it was chosen, when a score decided it (similarity, relevance...)."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """The calls an assistant message issued (sent as calls when their results follow)."""
+    tool_call_id: str | None = None
+    """For a tool result: the call it answers."""
 
     @classmethod
     def from_message(cls, message: Message, score: float | None = None,
@@ -44,10 +48,12 @@ class ContextItem:
         ``originals``, when its summaries cite earlier summaries)."""
         kind = "summary" if message.is_summary else "message"
         return cls(message.role, message.content, message.billed_tokens,
-                   message.covers if sources is None else sources, kind, score)
+                   message.covers if sources is None else sources, kind, score,
+                   message.tool_calls, message.tool_call_id)
 
     def to_openai(self) -> dict[str, str]:
-        # Tool results travel as plain text here: a context is read, not replayed as an API call.
+        """The item alone, as plain text: a tool result becomes system text, a call its
+        content (one item cannot carry a call and its results; ``Context.to_openai`` can)."""
         role = self.role if self.role in ("system", "user", "assistant") else "system"
         return {"role": role, "content": self.content}
 
@@ -75,8 +81,26 @@ class Context:
     def covered_ids(self) -> frozenset[str]:
         return frozenset(source for item in self.items for source in item.sources)
 
-    def to_openai(self) -> list[dict[str, str]]:
-        return [item.to_openai() for item in self.items]
+    def to_openai(self) -> list[dict[str, Any]]:
+        """The request: a tool call travels as a call, with its results, when every result
+        follows it directly (``Message.to_openai``); a call or result whose other half the
+        policy left out travels as plain text (``ContextItem.to_openai``), so the request
+        always passes ``validate_wire``."""
+        items, out, i = self.items, [], 0
+        while i < len(items):
+            item = items[i]
+            ids = [call.id for call in item.tool_calls]
+            answers = [r.tool_call_id for r in items[i + 1:i + 1 + len(ids)]]
+            if ids and sorted(ids) == sorted(a for a in answers if a is not None):
+                out.append({"role": "assistant", "content": item.content,
+                            "tool_calls": [call.to_openai() for call in item.tool_calls]})
+                out.extend({"role": "tool", "content": r.content, "tool_call_id": r.tool_call_id}
+                           for r in items[i + 1:i + 1 + len(ids)])
+                i += 1 + len(ids)
+            else:
+                out.append(item.to_openai())
+                i += 1
+        return out
 
     def __len__(self) -> int:
         return len(self.items)

@@ -1,16 +1,21 @@
 """The message record every memory in the toolkit stores.
 
 A ``Message`` is immutable and carries its token counts, computed once when a
-``MessageFactory`` creates it. Tool calls and their results are linked by call
-id, so buffers can evict a call together with its results and never leave half
-of the pair behind. Summaries are messages too: ``sources`` names the original
-messages they stand for, so provenance survives summarization.
+``MessageFactory`` creates it. A tool call (``ToolCall``: id, function name, JSON
+arguments) and its results are linked by call id, so buffers can evict a call
+together with its results and never leave half of the pair behind; the name and
+arguments are billed and sent as the chat API's ``tool_calls``. ``validate_wire``
+checks that a request's order is one the API accepts. Summaries are messages
+too: ``sources`` names the original messages they stand for, so provenance
+survives summarization.
 Taught in ``notebooks/01_tokens_and_budgets.ipynb``.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from collections.abc import Sequence
@@ -25,6 +30,44 @@ ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
 _ROLE_SET = frozenset(ROLES)
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
+_FUNCTION_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One function call an assistant message issues, as the chat API carries it.
+
+    Buffers pair a call with its ``tool`` result by ``id`` alone; the name and arguments are
+    what the model wrote, sent back to it on every later request and billed there.
+    """
+
+    id: str
+    """Unique within a conversation; the ``tool`` message answering it names it in
+    ``tool_call_id``."""
+    name: str
+    """The function called: 1 to 64 letters, digits, ``_`` or ``-`` (the chat API's rule)."""
+    arguments: str = "{}"
+    """The arguments as JSON object text, exactly as the API carries them."""
+
+    def __post_init__(self) -> None:
+        if type(self.id) is not str or not self.id:
+            raise ValueError(f"tool call id must be a non-empty str, got {self.id!r}")
+        if type(self.name) is not str or not _FUNCTION_NAME.fullmatch(self.name):
+            raise ValueError("tool call name must be 1-64 letters, digits, _ or -, "
+                             f"got {self.name!r}")
+        if type(self.arguments) is not str:
+            raise TypeError(f"tool call arguments must be JSON text (a str), got {self.arguments!r}")
+        try:
+            parsed = json.loads(self.arguments)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"tool call arguments must be a JSON object, got {self.arguments!r} "
+                             f"({exc.msg})") from None
+        if not isinstance(parsed, dict):
+            raise ValueError(f"tool call arguments must be a JSON object, got {self.arguments!r}")
+
+    def to_openai(self) -> dict[str, Any]:
+        return {"id": self.id, "type": "function",
+                "function": {"name": self.name, "arguments": self.arguments}}
 
 
 def check_importance(value: Any, name: str = "importance") -> float:
@@ -62,8 +105,8 @@ class Message:
     """The conversation turn (one user message opens a turn)."""
     metadata: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     """Free annotations (topic, planted fact ids, ...); read-only."""
-    tool_calls: tuple[str, ...] = ()
-    """Call ids an assistant message issues; each needs a ``tool`` reply."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """The calls an assistant message issues; each needs a ``tool`` reply."""
     tool_call_id: str | None = None
     """For a ``tool`` message: the call id it answers."""
     sources: tuple[str, ...] = ()
@@ -75,6 +118,8 @@ class Message:
     """A system instruction (role system, not a summary): never evicted, forgotten or
     recalled. The one statement of the rule; computed once here because buffers read it
     for every candidate of every eviction."""
+    tool_call_ids: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    """The ids of ``tool_calls``: what buffers pair results by, computed once here."""
 
     def __post_init__(self) -> None:
         # Inline checks: this runs for every message on the hot path of every buffer.
@@ -110,8 +155,9 @@ class Message:
             raise ValueError(f"summary_depth must be an int >= 0, got {depth!r}")
         calls, sources = self.tool_calls, self.sources
         if calls or sources or type(calls) is not tuple or type(sources) is not tuple:
-            self.tool_calls = _str_tuple("tool_calls", calls)
+            self.tool_calls = calls = _tool_calls(calls)
             self.sources = _str_tuple("sources", sources)
+        self.tool_call_ids = tuple([c.id for c in calls]) if calls else ()
         if depth and not self.sources:
             # a summary without sources would drop the ids it stands for from provenance
             raise ValueError(f"a summary (summary_depth={depth}) needs the ids it stands for in "
@@ -150,8 +196,12 @@ class Message:
                           self.summary_depth))
 
     def to_openai(self) -> dict[str, Any]:
+        """The message as the chat API takes it: a call with its id, type, function name and
+        arguments; a result with the ``tool_call_id`` it answers."""
         out: dict[str, Any] = {"role": self.role, "content": self.content}
-        if self.tool_call_id is not None:
+        if self.tool_calls:
+            out["tool_calls"] = [call.to_openai() for call in self.tool_calls]
+        elif self.tool_call_id is not None:
             out["tool_call_id"] = self.tool_call_id
         return out
 
@@ -198,7 +248,7 @@ class MessageFactory:
         *,
         importance: float = 1.0,
         metadata: Mapping[str, Any] | None = None,
-        tool_calls: tuple[str, ...] = (),
+        tool_calls: tuple[ToolCall, ...] = (),
         tool_call_id: str | None = None,
         sources: tuple[str, ...] = (),
         summary_depth: int = 0,
@@ -220,6 +270,10 @@ class MessageFactory:
             content_tokens = len(counter._encode(content))  # type: ignore[union-attr]
         else:
             content_tokens = counter.count(content)
+        if tool_calls:
+            tool_calls = _tool_calls(tool_calls)
+            overhead += sum(self.chat_format.tool_call_tokens(counter, c.name, c.arguments)
+                            for c in tool_calls)
         if id is None:
             self._next = n = self._next + 1
             id = self.id_prefix + str(n).zfill(6)
@@ -233,7 +287,7 @@ class MessageFactory:
             self.clock.now() if created_at is None else created_at,
             turn,
             _EMPTY if metadata is None else metadata,
-            tool_calls if type(tool_calls) is tuple else tuple(tool_calls),
+            tool_calls,
             tool_call_id,
             sources if type(sources) is tuple else tuple(sources),
             summary_depth,
@@ -295,6 +349,21 @@ def _str_tuple(name: str, value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _tool_calls(value: Any) -> tuple[ToolCall, ...]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)):
+        raise TypeError(f"tool_calls must be a tuple of ToolCall, got {value!r}")
+    ids: set[str] = set()
+    for item in value:
+        if type(item) is not ToolCall:
+            # a bare id names no function, and the chat API needs the name and arguments
+            raise TypeError(f"tool_calls must hold ToolCall(id, name, arguments) records, "
+                            f"got {item!r} in {value!r}")
+        if item.id in ids:
+            raise ValueError(f"tool_calls issues call id {item.id!r} twice")
+        ids.add(item.id)
+    return tuple(value)
+
+
 def check_history(history: Any) -> list[Message]:
     """``history`` as a list of ``Message`` records: a TypeError names the first item that is
     not one, a ValueError the first message id that comes twice."""
@@ -309,3 +378,62 @@ def check_history(history: Any) -> list[Message]:
         seen.add(m.id)
     return list(history)
 
+
+
+def validate_wire(messages: Any, *, system_first: bool = True) -> None:
+    """Check that ``messages`` (OpenAI-style dicts) is a history the chat API accepts.
+
+    The one history check every memory's output passes (the contract suites run it):
+
+    * each message is a dict with a known role and str content;
+    * ``system_first``: a request holding a system message opens with one, so recalled
+      memories never come before the instructions;
+    * an assistant message with ``tool_calls`` is followed directly by one ``tool`` result
+      for each of its call ids (the API refuses anything else in between), and every
+      ``tool`` result answers a call so issued: no orphan call, no orphan result.
+
+    Shapes of the fields (a call's ``type``, ``function`` name and arguments) are the
+    ``openai`` package's request types' concern; this checks what they cannot: the order.
+    Raises a ValueError naming the index and the call id.
+    """
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+        raise TypeError(f"messages must be a list of dicts, got {type(messages).__name__}")
+    waiting: dict[str, int] = {}  # call id -> index of the assistant message that issued it
+    issued: set[str] = set()
+    for i, m in enumerate(messages):
+        if not isinstance(m, Mapping):
+            raise TypeError(f"messages[{i}] must be a dict, got {m!r}")
+        role = m.get("role")
+        if role not in _ROLE_SET:
+            raise ValueError(f"messages[{i}] has role {role!r}; roles are {', '.join(ROLES)}")
+        if not isinstance(m.get("content"), str):
+            raise TypeError(f"messages[{i}]['content'] must be a str, got {m.get('content')!r}")
+        if role == "tool":
+            call_id = m.get("tool_call_id")
+            if call_id not in waiting:
+                reason = "answers it a second time" if call_id in issued else \
+                    "has no call issued directly before it"
+                raise ValueError(f"messages[{i}] is a tool result for call {call_id!r} that "
+                                 f"{reason}")
+            del waiting[call_id]
+            continue
+        if waiting:
+            call_id, at = next(iter(waiting.items()))
+            raise ValueError(f"messages[{at}] issues tool call {call_id!r} with no result: "
+                             f"messages[{i}] (role {role!r}) comes before one")
+        if role == "system" and system_first and i and messages[0].get("role") != "system":
+            raise ValueError(f"messages[{i}] is a system message but messages[0] has role "
+                             f"{messages[0].get('role')!r}: instructions must open the request")
+        for call in m.get("tool_calls") or ():
+            call_id = call.get("id") if isinstance(call, Mapping) else None
+            if role != "assistant":
+                raise ValueError(f"messages[{i}] (role {role!r}) issues tool calls; only "
+                                 "assistant messages may")
+            if call_id in issued:
+                raise ValueError(f"messages[{i}] issues tool call id {call_id!r} a second time")
+            issued.add(call_id)  # type: ignore[arg-type]
+            waiting[call_id] = i  # type: ignore[index]
+    if waiting:
+        call_id, at = next(iter(waiting.items()))
+        raise ValueError(f"messages[{at}] issues tool call {call_id!r} with no result: the "
+                         "request ends before one")

@@ -278,13 +278,23 @@ class ChatFormat:
     """Extra tokens when a message carries a ``name`` field."""
     reply_primer: int = 3
     """Tokens that prime the assistant's reply, paid once per request."""
+    tokens_per_tool_call: int = 3
+    """Framing tokens around each tool call an assistant message issues, on top of the
+    function's name and its arguments (counted with the tokenizer). An estimate: OpenAI does
+    not publish how calls are rendered into the prompt; compare with the provider's
+    ``usage.prompt_tokens`` to calibrate it."""
 
     def __post_init__(self) -> None:
-        for name in ("tokens_per_message", "tokens_per_name", "reply_primer"):
+        for name in ("tokens_per_message", "tokens_per_name", "reply_primer",
+                     "tokens_per_tool_call"):
             require_int(name, getattr(self, name), minimum=0)
 
     def message_overhead(self, role_tokens: int, has_name: bool = False) -> int:
         return self.tokens_per_message + role_tokens + (self.tokens_per_name if has_name else 0)
+
+    def tool_call_tokens(self, counter: TokenCounter, name: str, arguments: str) -> int:
+        """Billed tokens of one tool call: its function name, its JSON arguments and framing."""
+        return self.tokens_per_tool_call + counter.count(name) + counter.count(arguments)
 
 
 _ROLE_TOKENS = {"system": 1, "user": 1, "assistant": 1, "tool": 1}
@@ -298,11 +308,12 @@ def role_tokens(counter: TokenCounter, role: str) -> int:
 
 
 def count_chat_tokens(
-    messages: list[dict[str, str]],
+    messages: list[dict[str, Any]],
     counter: TokenCounter,
     chat_format: ChatFormat = ChatFormat(),
 ) -> int:
-    """Billed prompt tokens for OpenAI-style ``{"role", "content"[, "name"]}`` dicts."""
+    """Billed prompt tokens for OpenAI-style ``{"role", "content"[, "name"][, "tool_calls"]}``
+    dicts: the same count ``MessageFactory`` gives each message, plus the reply primer."""
     total = chat_format.reply_primer
     for message in messages:
         total += chat_format.message_overhead(
@@ -310,6 +321,9 @@ def count_chat_tokens(
         ) + counter.count(message.get("content") or "")
         if "name" in message:
             total += counter.count(message["name"])
+        for call in message.get("tool_calls") or ():
+            function = call["function"]
+            total += chat_format.tool_call_tokens(counter, function["name"], function["arguments"])
     return total
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from memorykit.buffers import AttentionWindow, FIFOBuffer
-from memorykit.messages import Message
+from memorykit.messages import Message, ToolCall
 
 
 class KeywordEmbedder:
@@ -82,7 +82,7 @@ def test_embeddings_are_cached_by_id():
 
 
 def test_tool_call_and_result_selected_together():
-    call = Message("call", "assistant", "", 0, 10, tool_calls=("c1",))
+    call = Message("call", "assistant", "", 0, 10, tool_calls=(ToolCall("c1", "lookup"),))
     res = Message("res", "tool", "Paris forecast", 6, 10, tool_call_id="c1")
     buf = buffer_of(m("a", "hi"), call, res, m("b", "bye"))
     out = AttentionWindow(buf, KeywordEmbedder(), 20, neighbours=0).select("paris")

@@ -10,11 +10,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memorykit.clock import StepClock
-from memorykit.messages import Message
+from memorykit.messages import Message, ToolCall, validate_wire
 from memorykit.buffers import FIFOBuffer
 from memorykit.trace import Eviction, OverBudget, Summarization, Trace
 
 from buffer_policies import POLICIES
+from wire import check_openai_types
 
 # One step of a conversation: (kind, content tokens, importance, minutes elapsed before it).
 step = st.tuples(
@@ -41,7 +42,8 @@ def build_stream(steps: list[tuple[str, int, float, float]], clock: StepClock):
             )
         if kind == "tool_call":
             call_ids = (f"call{next(ids)}", f"call{next(ids)}")[: 1 + tokens % 2]
-            yield make("assistant", tokens // 3, tool_calls=call_ids)
+            yield make("assistant", tokens // 3,
+                       tool_calls=tuple(ToolCall(c, "lookup", "{}") for c in call_ids))
             for call_id in call_ids:
                 yield make("tool", tokens // 2, tool_call_id=call_id)
         else:
@@ -80,7 +82,7 @@ def check_invariants(buffer, added: list[Message], returned, trace_len_before: i
         assert new_events and isinstance(new_events[-1], OverBudget)
         assert new_events[-1].protected_ids == tuple(kept)
     # Tool results never outlive their call, and answered calls keep their results.
-    calls = {c: m.id for m in kept.values() for c in m.tool_calls}
+    calls = {c: m.id for m in kept.values() for c in m.tool_call_ids}
     for m in kept.values():
         if m.role == "tool":
             assert m.tool_call_id in calls, f"{m.id} kept without its call"
@@ -92,6 +94,12 @@ def check_invariants(buffer, added: list[Message], returned, trace_len_before: i
     order = {m.id: i for i, m in enumerate(added)}
     positions = [order[i] for i in kept if i in order]
     assert positions == sorted(positions)
+    # What the buffer sends is a request the chat API accepts (and the openai package's types
+    # describe), once no call is waiting for its result.
+    if not set(calls) - added_results.keys():
+        request = buffer.to_openai()
+        validate_wire(request, system_first=added[0].role == "system")
+        check_openai_types(request)
 
 
 @pytest.mark.parametrize("policy", sorted(POLICIES))
@@ -143,7 +151,7 @@ def test_duplicate_ids_and_orphan_results_are_refused(policy):
 def test_pending_tool_call_is_not_evicted(policy):
     """A call still waiting for its result stays, so the result can never arrive orphaned."""
     buffer = POLICIES[policy](60, StepClock())
-    buffer.add(Message("call", "assistant", "", 10, 14, 0.0, tool_calls=("c1",)))
+    buffer.add(Message("call", "assistant", "", 10, 14, 0.0, tool_calls=(ToolCall("c1", "lookup"),)))
     buffer.add(Message("u", "user", "meanwhile", 50, 54, 1.0))
     assert "call" in buffer
     buffer.add(Message("r", "tool", "result", 10, 14, 1.0, tool_call_id="c1"))

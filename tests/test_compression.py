@@ -12,7 +12,7 @@ from memorykit.buffers import (
     SelectiveCompressor,
 )
 from memorykit.buffers.compression import check_compression
-from memorykit.messages import MessageFactory
+from memorykit.messages import MessageFactory, ToolCall
 from memorykit.trace import Summarization
 
 
@@ -44,7 +44,7 @@ def test_selective_keeps_exactly_the_important_ones():
 
 def test_selective_keeps_tool_groups_whole():
     f = MessageFactory(WordCounter())
-    call = f.assistant("lookup", tool_calls=("c1",), importance=0.2)
+    call = f.assistant("lookup", tool_calls=(ToolCall("c1", "lookup"),), importance=0.2)
     res = f.tool("result", call_id="c1", importance=0.9)
     low = f.user("chit chat", importance=0.1)
     out = SelectiveCompressor(factory=f).compress([call, res, low])
@@ -127,7 +127,7 @@ def test_pipeline_never_splits_a_tool_group():
     f, buf = build(1000)
     pipe = CompressionPipeline(buf, [SelectiveCompressor(factory=f)])
     u = f.user("u1 words here.", importance=0.1)
-    call = f.assistant("calling", tool_calls=("c1",), importance=0.1)
+    call = f.assistant("calling", tool_calls=(ToolCall("c1", "lookup"),), importance=0.1)
     res = f.tool("done", call_id="c1", importance=0.1)
     rest = [f.user("later words.") for _ in range(3)]
     for m in (u, call, res, *rest):

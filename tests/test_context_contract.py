@@ -20,10 +20,11 @@ from hypothesis import strategies as st
 import memorykit
 from memorykit.context import ContextPolicy
 from memorykit.evaluation.harness import is_query_independent
-from memorykit.messages import MessageFactory
+from memorykit.messages import MessageFactory, validate_wire
 from memorykit.scenarios.conversation import simulate_conversation
 
 from context_policies import POLICIES
+from wire import check_openai_types
 
 CONVERSATION = simulate_conversation(30, seed=5, fact_every=5, tool_call_rate=0.1)
 
@@ -41,6 +42,28 @@ def test_the_system_prompt_opens_the_request(name):
         ctx = policy.build_context(history, fact.question, 3000)
         positions = [k for k, i in enumerate(ctx.items) if system.id in i.sources]
         assert positions in ([], [0]), f"{name} sends the system prompt at {positions}"
+
+
+@pytest.mark.parametrize("name", POLICIES)
+@pytest.mark.parametrize("budget", [80, 400, 3000])
+def test_the_request_is_one_the_chat_api_accepts(name, budget):
+    # System prompt first, each tool call followed by its results, no orphan, and every
+    # message of the shape the openai package's request types describe.
+    assert any(m.tool_calls for m in CONVERSATION.messages), "the conversation needs tool calls"
+    policy = POLICIES[name]()
+    for query in ["What did we decide about the budget?", *(f.question for f in CONVERSATION.facts[:2])]:
+        request = policy.build_context(CONVERSATION.messages, query, budget).to_openai()
+        validate_wire(request)
+        check_openai_types(request)
+
+
+def test_a_window_holding_a_call_sends_it_as_a_call():
+    # A buffer's window replays the conversation: its tool calls travel as calls, with ids.
+    request = POLICIES["buffer-fifo"]().build_context(CONVERSATION.messages, "q", 100_000).to_openai()
+    calls = [m for m in request if m.get("tool_calls")]
+    sent = {c.id for m in CONVERSATION.messages for c in m.tool_calls}
+    assert {c["id"] for m in calls for c in m["tool_calls"]} == sent
+    assert {m["tool_call_id"] for m in request if m["role"] == "tool"} == sent
 
 
 @pytest.mark.parametrize("name", POLICIES)

@@ -325,7 +325,7 @@ def test_check_summary_settings(conv):
     assert not default.passed
     assert "more than 60" in default.reason and SUMMARY_EXERCISE["fact"] in default.reason
     # Few rounds, but the fact is squeezed out: the reason names only that.
-    lost = check_summary_settings(0.9, 0.4, 3)
+    lost = check_summary_settings(0.9, 0.35, 3)
     assert not lost.passed
     assert "squeezed out" in lost.reason and "more than" not in lost.reason
     bad = check_summary_settings(0.5, 0.7, 3)

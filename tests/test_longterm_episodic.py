@@ -16,7 +16,7 @@ from memorykit.longterm.episodic import (
     query_terms,
 )
 from memorykit.clock import StepClock
-from memorykit.messages import MessageFactory
+from memorykit.messages import MessageFactory, ToolCall
 
 
 def test_hand_computed_score_two_of_four_words_one_day_old():
@@ -100,7 +100,7 @@ def test_tool_result_is_not_left_without_its_call():
     f = MessageFactory()
     mem = EpisodicMemory(EpisodicSettings(stm_limit=2, consolidation_factor=1.0))
     mem.add(f.user("look it up"))
-    call = f.assistant("checking", tool_calls=("call_1",))
+    call = f.assistant("checking", tool_calls=(ToolCall("call_1", "lookup"),))
     result = f.tool("result", call_id="call_1")
     mem.add(call)
     mem.add(result)  # 3 > 2: the first user message becomes an episode

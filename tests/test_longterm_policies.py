@@ -51,7 +51,7 @@ def _message(history, mid) -> Message:
 def _calls(item, history):
     if item.kind != "message" or item.role != "assistant":
         return ()
-    return _message(history, item.sources[0]).tool_calls
+    return _message(history, item.sources[0]).tool_call_ids
 
 
 def test_empty_query_adds_no_item_and_window_must_be_positive():

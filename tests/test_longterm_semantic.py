@@ -15,7 +15,7 @@ from memorykit.longterm import (
     qdrant_available,
     split_units,
 )
-from memorykit.messages import MessageFactory
+from memorykit.messages import MessageFactory, ToolCall
 
 
 def test_numpy_store_is_exact_cosine_with_strict_threshold_and_filters():
@@ -91,7 +91,7 @@ def test_semantic_recall_threshold_limit_and_provenance():
     f = MessageFactory()
     fact = f.user("Some chatter first. The locker code at the gym is 4721.")
     other = f.assistant("The weather in Oslo is grey and wet.")
-    tool_call = f.assistant("checking", tool_calls=("call_1",))
+    tool_call = f.assistant("checking", tool_calls=(ToolCall("call_1", "lookup"),))
     tool = f.tool("locker code at the gym", call_id="call_1")
     mem = SemanticMemory()
     ids = mem.add([fact, other, tool_call, tool])

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from memorykit.buffers import BufferWindow, SummaryBuffer
 from memorykit.longterm import LongTermSettings, MemoryService
-from memorykit.messages import MessageFactory
+from memorykit.messages import MessageFactory, ToolCall
 
 
 def _service(**settings):
@@ -33,7 +33,7 @@ def test_storage_scopes(scope, stored_roles):
     f = MessageFactory()
     svc = _service(storage_scope=scope)
     msgs = [f.system("Be brief."), f.user("look up the weather"),
-            f.assistant("checking", tool_calls=("call_1",)), f.tool("sunny", call_id="call_1"),
+            f.assistant("checking", tool_calls=(ToolCall("call_1", "lookup"),)), f.tool("sunny", call_id="call_1"),
             f.assistant("It is sunny.")]
     for m in msgs:
         svc.add("s", m)

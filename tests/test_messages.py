@@ -7,7 +7,7 @@ import math
 import pytest
 
 from memorykit.clock import StepClock
-from memorykit.messages import Message, MessageFactory
+from memorykit.messages import Message, MessageFactory, ToolCall
 from memorykit.tokens import Tokenizer
 
 
@@ -31,7 +31,7 @@ def test_factory_counts_once_and_fills_fields():
     assert (m.id, m.role, m.content_tokens, m.billed_tokens) == ("m000001", "user", 2, 6)
     assert (m.created_at, m.turn, m.importance) == (100.0, 1, 0.7)
     assert counter.calls == 1
-    a = f.assistant("hi", tool_calls=("c1",))
+    a = f.assistant("hi", tool_calls=(ToolCall("c1", "lookup"),))
     t = f.tool("42", call_id="c1")
     assert (a.turn, t.turn) == (1, 1) and t.tool_call_id == "c1"
     assert f.user("again").turn == 2
@@ -64,7 +64,7 @@ def test_summary_covers_originals_through_depth():
         (dict(billed_tokens=1), ValueError, r"billed_tokens must be an int >= content_tokens \(2\), got 1"),
         (dict(role="tool"), ValueError, "a tool message needs tool_call_id"),
         (dict(tool_call_id="c1"), ValueError, "only tool messages answer calls"),
-        (dict(tool_calls=("c1",)), ValueError, "only assistant messages issue tool_calls"),
+        (dict(tool_calls=(ToolCall("c1", "lookup"),)), ValueError, "only assistant messages issue tool_calls"),
     ],
 )
 def test_bad_messages_name_the_value(kwargs, error, text):
@@ -106,8 +106,11 @@ def test_step_clock_refuses_time_travel():
     ("turn", 2.0, ValueError, "turn must be an int >= 0, got 2.0"),
     ("summary_depth", -1, ValueError, "summary_depth must be an int >= 0, got -1"),
     ("summary_depth", 1, ValueError, "summary_depth=1\\) needs the ids it stands for"),
-    ("tool_calls", "abc", TypeError, "tool_calls must be a tuple of str, got 'abc'"),
-    ("tool_calls", (1,), TypeError, "tool_calls must hold non-empty str ids, got 1"),
+    ("tool_calls", "abc", TypeError, "tool_calls must be a tuple of ToolCall, got 'abc'"),
+    ("tool_calls", ("c1",), TypeError,
+     "tool_calls must hold ToolCall\\(id, name, arguments\\) records, got 'c1'"),
+    ("tool_calls", (ToolCall("c1", "f"), ToolCall("c1", "g")), ValueError,
+     "tool_calls issues call id 'c1' twice"),
     ("sources", "m1", TypeError, "sources must be a tuple of str, got 'm1'"),
 ])
 def test_damaging_values_are_refused_naming_them(field, value, error, text):
@@ -117,8 +120,10 @@ def test_damaging_values_are_refused_naming_them(field, value, error, text):
 
 
 def test_numbers_are_normalised_and_lists_become_tuples():
-    m = Message("m1", "assistant", "x", 1, 5, created_at=3, tool_calls=["c1"])
-    assert type(m.created_at) is float and m.created_at == 3.0 and m.tool_calls == ("c1",)
+    call = ToolCall("c1", "lookup")
+    m = Message("m1", "assistant", "x", 1, 5, created_at=3, tool_calls=[call])
+    assert type(m.created_at) is float and m.created_at == 3.0 and m.tool_calls == (call,)
+    assert m.tool_call_ids == ("c1",)
     s = Message("s1", "system", "sum", 1, 5, sources=["m1"], summary_depth=1)
     assert s.sources == ("m1",) and s.covers == ("m1",) and not s.pinned
 

@@ -19,7 +19,7 @@ from memorykit.buffers import (
     true_half_life_minutes,
 )
 from memorykit.clock import StepClock
-from memorykit.messages import Message
+from memorykit.messages import Message, ToolCall
 
 
 def msg(mid, importance=1.0, tokens=10, role="user", minute=0.0, **kw):
@@ -145,7 +145,7 @@ def test_token_buffer_defaults_follow_seed():
 
 def test_tool_group_leaves_together():
     b = FIFOBuffer(max_tokens=70)
-    fill(b, msg("call", role="assistant", tool_calls=("c1",)), msg("res", role="tool", tool_call_id="c1"),
+    fill(b, msg("call", role="assistant", tool_calls=(ToolCall("c1", "lookup"),)), msg("res", role="tool", tool_call_id="c1"),
          msg("u1"), msg("u2"))
     fill(b, msg("u3"))
     (event,) = b.trace.evictions()

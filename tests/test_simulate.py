@@ -85,13 +85,17 @@ def test_tool_results_follow_their_call(conv):
     for i in calls:
         call, result = msgs[i], msgs[i + 1]
         assert call.role == "assistant" and len(call.tool_calls) == 1
-        assert result.role == "tool" and result.tool_call_id == call.tool_calls[0]
+        assert result.role == "tool" and result.tool_call_id == call.tool_call_ids[0]
         assert msgs[i + 2].role == "assistant"  # the answer that uses the result
         json.loads(result.content)
         answered.add(result.tool_call_id)
     tool_msgs = [m for m in msgs if m.role == "tool"]
     assert len(tool_msgs) == len(calls) == len(answered)
-    assert re.fullmatch(r"call_\d+", msgs[calls[0]].tool_calls[0])
+    assert re.fullmatch(r"call_\d+", msgs[calls[0]].tool_call_ids[0])
+    # a realistic call: one of the topic's tools, asked the user's question
+    first = msgs[calls[0]]
+    assert first.tool_calls[0].name in first.content
+    assert json.loads(first.tool_calls[0].arguments) == {"query": msgs[calls[0] - 1].content}
 
 
 def test_a_buffer_accepts_the_stream(conv):

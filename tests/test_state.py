@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from memorykit.buffers import SummaryBuffer
 from memorykit.clock import StepClock
 from memorykit.evaluation.memory_kinds import MEMORY_KINDS, READY, message_stream
-from memorykit.messages import Message, MessageFactory
+from memorykit.messages import Message, MessageFactory, ToolCall
 from memorykit.state import STATE_VERSION, dumps, loads, restore_state, save_state
 from memorykit.trace import Trace
 
@@ -86,7 +86,7 @@ def test_shared_objects_stay_shared():
     # a tool call and its results share one companion list: a restored buffer must too
     buffer = MEMORY_KINDS["buffer-fifo"].make()
     f = MessageFactory()
-    buffer.add(f.assistant("looking it up", tool_calls=("c1", "c2")))
+    buffer.add(f.assistant("looking it up", tool_calls=(ToolCall("c1", "lookup"), ToolCall("c2", "lookup"))))
     buffer.add(f.tool("one", call_id="c1"))
     restored = _json_round_trip(buffer)
     assert restored._companions["m000001"] is restored._companions["m000002"]
@@ -120,7 +120,7 @@ def test_a_users_collaborator_must_be_passed_again():
     restored = restore_state(state, summarizer=mine)
     assert restored.summarizer is mine
     for m in message_stream(2, 60):
-        again = Message(**{**{f: getattr(m, f) for f in m.__dataclass_fields__ if f != "pinned"},
+        again = Message(**{**{f: getattr(m, f) for f, spec in m.__dataclass_fields__.items() if spec.init},
                            "id": "x" + m.id})
         assert restored.add(again) == buffer.add(again)
 

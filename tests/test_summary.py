@@ -135,9 +135,22 @@ def _replay_digest(summarizer, budget, threshold, target, min_recent):
     written: list[str] = []
     buf = SummaryBuffer(budget, threshold, target, min_recent,
                         summarizer=_Recording(summarizer, written))
-    for m in default_conversation().messages:
+    for m in _as_at_d8826d0(default_conversation().messages):
         buf.add(m)
     return len(written), hashlib.sha256("\x00".join(written).encode()).hexdigest()
+
+
+def _as_at_d8826d0(messages):
+    """The conversation as the fixture's replays saw it: until issue 13 a tool call billed
+    neither its function name nor its arguments (the texts are unchanged)."""
+    from dataclasses import replace
+
+    from memorykit.tokens import ChatFormat, Tokenizer
+
+    fmt, counter = ChatFormat(), Tokenizer()
+    return [replace(m, billed_tokens=m.billed_tokens - sum(
+        fmt.tool_call_tokens(counter, c.name, c.arguments) for c in m.tool_calls))
+        for m in messages]
 
 
 @pytest.mark.parametrize("cache_size", [16_384, 3, 0])

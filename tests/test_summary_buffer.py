@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from memorykit.buffers import SummaryBuffer
 from memorykit.clock import StepClock
-from memorykit.messages import Message, MessageFactory
+from memorykit.messages import Message, MessageFactory, ToolCall
 from memorykit.summary import ExtractiveSummarizer
 from memorykit.tokens import ChatFormat
 from memorykit.trace import Eviction, OverBudget, Summarization, Trace
@@ -186,16 +186,18 @@ def test_pinned_system_first_then_summary_then_rest():
 def test_tool_group_is_never_split():
     f, buf = make()
     u1 = f.user(sixteen_words())
-    call = f.assistant(sixteen_words(), tool_calls=("c1",))
+    call = f.assistant(sixteen_words(), tool_calls=(ToolCall("c1", "lookup"),))
     r1 = f.tool(sixteen_words(), call_id="c1")
     u2 = f.user(sixteen_words())
     for m in (u1, call, r1, u2):
         buf.add(m)
-    # 83 > 80. r1 is protected (last two), so its call is too: only u1 is summarized.
+    # 88 > 80 (the call bills 5 tokens more for "lookup" and "{}": 3 framing + 1 + 1).
+    # r1 is protected (last two), so its call is too: only u1 is summarized.
+    assert call.billed_tokens == 20 + 5
     [e] = buf.trace.summarizations()
     assert e.message_ids == (u1.id,)
     assert call.id in buf and r1.id in buf
-    assert buf.tokens == 83 - 20 + 13 == 76  # above target, under budget: no OverBudget
+    assert buf.tokens == 88 - 20 + 13 == 81  # above target, under budget: no OverBudget
     assert not any(isinstance(ev, OverBudget) for ev in buf.trace)
     # Once both leave the protected tail the group is summarized whole.
     for _ in range(2):
@@ -300,7 +302,8 @@ def stream(steps, factory):
         text = " ".join(" ".join(s) + "." for s in sentences)
         if kind == "tool_call":
             ids = tuple(f"call{next(calls)}" for _ in range(n_results))
-            yield factory.assistant(text, tool_calls=ids, importance=importance)
+            yield factory.assistant(text, tool_calls=tuple(ToolCall(c, "lookup") for c in ids),
+                                    importance=importance)
             for cid in ids:
                 yield factory.tool(text, call_id=cid, importance=importance)
         else:
@@ -356,7 +359,7 @@ def test_every_message_is_kept_summarized_or_evicted_exactly_once(
             assert all(order.index(m.id) > pos for m in kept.values()
                        if not m.pinned and not m.is_summary)
         # Tool results never outlive their call; answered calls keep their results.
-        calls = {c for m in kept.values() for c in m.tool_calls}
+        calls = {c for m in kept.values() for c in m.tool_call_ids}
         assert all(m.tool_call_id in calls for m in kept.values() if m.role == "tool")
         results = {m.tool_call_id: m.id for m in added if m.role == "tool"}
         assert all(results[c] in kept for c in calls if c in results)

@@ -233,11 +233,11 @@ class MessageBuffer:
         if message.role == "tool":
             self._attach_result(message)
         if message.tool_calls:
-            for call_id in message.tool_calls:
+            for call_id in message.tool_call_ids:
                 if call_id in self._call_owner:
                     raise ValueError(f"tool call id {call_id!r} was already issued")
                 self._call_owner[call_id] = mid
-            self._waiting[mid] = set(message.tool_calls)
+            self._waiting[mid] = set(message.tool_call_ids)
             self._companions[mid] = [mid]
         self._messages[mid] = message
         self._tokens += message.billed_tokens
@@ -330,7 +330,7 @@ class MessageBuffer:
         self._tokens -= message.billed_tokens
         self._content_tokens -= message.content_tokens
         if message.tool_calls:
-            for call_id in message.tool_calls:
+            for call_id in message.tool_call_ids:
                 self._call_owner.pop(call_id, None)
             self._waiting.pop(message_id, None)
         if self._companions:

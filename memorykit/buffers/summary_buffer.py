@@ -113,7 +113,7 @@ def tool_units(messages: Sequence[Message]) -> list[list[Message]]:
             units[owner[m.tool_call_id]].append(m)
             continue
         units.append([m])
-        for call_id in m.tool_calls:
+        for call_id in m.tool_call_ids:
             owner[call_id] = len(units) - 1
     return units
 

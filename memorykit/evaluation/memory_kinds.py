@@ -38,7 +38,7 @@ from memorykit.longterm.episodic import EpisodicMemory, EpisodicSettings
 from memorykit.longterm.reflection import ReflectionMemory, ReflectionSettings
 from memorykit.longterm.semantic import SemanticMemory
 from memorykit.longterm.service import MemoryService
-from memorykit.messages import Message, MessageFactory
+from memorykit.messages import Message, MessageFactory, ToolCall
 from memorykit.scenarios.conversation import random_messages
 from memorykit.scenarios.probes import booking_critic
 from memorykit.scenarios.workflow import build_workflow_graph
@@ -103,7 +103,8 @@ def message_stream(seed: int, n: int) -> Iterator[Message]:
         elif rng.random() < 0.1 and n - made >= 2:
             call_id = f"call{seed}-{i}"
             made += 2
-            yield factory.assistant(text, importance=importance, tool_calls=(call_id,))
+            call = ToolCall(call_id, "count_rows", '{"table": "orders"}')
+            yield factory.assistant(text, importance=importance, tool_calls=(call,))
             yield factory.tool(f"result of {call_id}: 42 rows", call_id=call_id,
                                importance=round(rng.random(), 2))
         else:

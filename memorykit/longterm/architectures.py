@@ -88,7 +88,7 @@ def window_parts(messages: Iterable[Message], pricer: ItemPricer) -> list[Part]:
     for rank, m in enumerate(msgs):
         group = None
         if m.tool_calls:
-            for call in m.tool_calls:
+            for call in m.tool_call_ids:
                 owner[call] = m.id
             group = m.id
         elif m.role == "tool":

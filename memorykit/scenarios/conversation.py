@@ -40,7 +40,7 @@ from typing import Any
 
 from memorykit._validate import require_int, require_real, require_unit_interval
 from memorykit.clock import StepClock
-from memorykit.messages import Message, MessageFactory
+from memorykit.messages import Message, MessageFactory, ToolCall
 from memorykit.scenarios.facts import PlantedFact, fact_survival, make_key
 from memorykit.scenarios.prose import (ACKS, GREETINGS, REPLIES, SLOTS, SYSTEM_PROMPT, THANKS,
                                        TOPIC_TABLES, TOPICS, Writer, assistant_words, check_words, padded,
@@ -63,7 +63,7 @@ __all__ = [
     "simulate_conversation",
 ]
 
-SIMULATOR_VERSION = 1
+SIMULATOR_VERSION = 2
 """Bump whenever the same arguments would produce different output."""
 FORMAT = "memorykit.conversation"
 """The ``format`` field of a conversation file's header line."""
@@ -195,7 +195,8 @@ def _message_record(m: Message) -> dict[str, Any]:
     }
     # Defaults are left out to keep the files small.
     if m.tool_calls:
-        record["tool_calls"] = list(m.tool_calls)
+        record["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments}
+                                for c in m.tool_calls]
     if m.tool_call_id is not None:
         record["tool_call_id"] = m.tool_call_id
     if m.sources:
@@ -211,7 +212,8 @@ def _message_from_record(r: Mapping[str, Any]) -> Message:
     return Message(
         r["id"], r["role"], r["content"], r["content_tokens"], r["billed_tokens"],
         float(r["importance"]), float(r["created_at"]), r["turn"], metadata,
-        tuple(r.get("tool_calls", ())), r.get("tool_call_id"), tuple(r.get("sources", ())),
+        tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in r.get("tool_calls", ())),
+        r.get("tool_call_id"), tuple(r.get("sources", ())),
         r.get("summary_depth", 0),
     )
 
@@ -255,7 +257,8 @@ def simulate_conversation(
 
     A turn is a user message and the assistant's reply; with probability
     ``tool_call_rate`` a question is answered through a tool call first
-    (assistant message with ``tool_calls=("call_N",)``, the ``tool`` result, then
+    (assistant message calling one of the topic's tools with the user's question as its
+    ``query`` argument, ``ToolCall("call_N", tool, '{"query": ...}')``, the ``tool`` result, then
     the answer). One fact is planted in every block of ``fact_every`` turns
     (0: none), in a user message (kind ``fact``) or an assistant one (``decision``).
     ``words`` bounds assistant prose (median 60 words, lognormal); user prose is
@@ -407,7 +410,7 @@ def simulate_conversation(
             call_id = f"call_{call_counter}"
             tool = w.pick(topic["tools"])
             add("assistant", f"Let me check that with {tool}.", "tool", topic_name,
-                importance("tool"), tool_calls=(call_id,))
+                importance("tool"), tool_calls=(ToolCall(call_id, tool, json.dumps({"query": text})),))
             tick(1 + int(r() * 6))
             results = [" ".join(w.prose(topic, w.lognormal_int(8, 0.5, 3, 30)).split())
                        for _ in range(1 + int(r() * 3))]

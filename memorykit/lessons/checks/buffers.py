@@ -48,7 +48,7 @@ def check_budget(budget: Any, *, show: bool = False) -> Verdict:
     others = p["system_prompt"] + p["tools"] + p["user_input"]
     details = (
         f"the first {p['n_turns']} turns bill {need:,} tokens (contents + 4 framing tokens "
-        "per message)",
+        "per message + each tool call's name and arguments)",
         f"room for memory: {p['context_window']:,} window - {p['response_reserve']:,} reserve - "
         f"{others:,} other prompt parts = {room:,}",
     )
