@@ -183,3 +183,19 @@ def _with_message(buffer: Any, message: dict[str, Any]) -> dict[str, Any]:
     first = next(iter(memory["state"]["_messages"]))
     memory["state"]["_messages"][first] = message
     return memory
+
+
+def test_a_message_pickles_and_saves_with_metadata_tool_calls_and_sources():
+    # Message itself used to fail pickle ("cannot pickle 'mappingproxy'": its metadata)
+    f = MessageFactory()
+    call = ToolCall("call_7", "get_weather", '{"city": "Oslo"}')
+    messages = [
+        f.user("Weather in Oslo?", metadata={"topic": "weather", "facts": ["f1"]}),
+        f.assistant("", tool_calls=(call,)),
+        f.tool('{"temp": 3}', call_id="call_7"),
+    ]
+    messages.append(f.summary("The user asked about Oslo.", messages[:2]))
+    for m in messages:
+        for copy in (pickle.loads(pickle.dumps(m)), loads(dumps(m))):
+            assert copy == m and type(copy.metadata) is type(m.metadata)
+            assert copy.tool_calls == m.tool_calls and copy.sources == m.sources
