@@ -40,6 +40,8 @@ from memorykit.evaluation.service_loop import (
 from memorykit.lessons._app import LessonExplorer, Setting, _go, defaults
 from memorykit.llm import backend as backends
 from memorykit.llm.backend import Backend, openai_backend
+from memorykit.llm.calibration import Calibration, calibrate, calibration_requests
+from memorykit.scenarios.conversation import simulate_conversation
 from memorykit.longterm.reflection import ReflectionMemory
 from memorykit.scenarios.probes import (
     ProbeConversation,
@@ -276,8 +278,25 @@ class LoopExplorer(LessonExplorer):
                                                      "mean_tokens_per_call")}}
 
 
+def calibration_demo(*, turns: int = 12, tool_call_rate: float = 0.4,
+                     seed: int = DEFAULTS["seed"]) -> Calibration:
+    """memorykit's billed count against the loopback server's ``usage.prompt_tokens`` over
+    growing prefixes of a simulated conversation with tool calls (the real ``openai`` client)."""
+    from memorykit.llm.chat import OpenAIChatModel
+    from memorykit.llm.testing import FakeOpenAIServer
+
+    conversation = simulate_conversation(require_int("turns", turns, minimum=2), seed=seed,
+                                         tool_call_rate=require_fraction("tool_call_rate",
+                                                                         tool_call_rate))
+    requests = calibration_requests(conversation.messages)
+    with FakeOpenAIServer() as server:
+        model = OpenAIChatModel(LOOPBACK_MODEL, server.client(timeout=5.0, max_retries=0))
+        return calibrate(model, requests)
+
+
 __all__ = [
     "DEFAULTS", "SETTINGS", "FailureCase", "LoopExplorer", "LoopResult", "LoopbackReport",
+    "calibration_demo",
     "ReflectResult", "choose_backend", "loopback_demo", "loopback_responder", "offline_backend",
     "reflect_demo", "run_loop",
 ]

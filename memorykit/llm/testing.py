@@ -254,8 +254,7 @@ class _Handler(BaseHTTPRequestHandler):
         finish = "stop"
         if isinstance(limit, int) and not isinstance(limit, bool) and 0 < limit < len(ids):
             reply, ids, finish = counter.decode(ids[:limit]), ids[:limit], "length"
-        prompt_tokens = sum(counter.count(str(m.get("content") or "")) for m in messages
-                            if isinstance(m, dict))
+        prompt_tokens = billed_prompt_tokens(messages, counter.encode)
         completion_tokens = len(ids)
         created = int(time.time())
         cid = f"chatcmpl-fake-{owner._count('chat')}"
@@ -359,6 +358,31 @@ class _Handler(BaseHTTPRequestHandler):
         )
 
 
+def billed_prompt_tokens(messages: Any, encode: Any) -> int:
+    """What the loopback server bills for a prompt, by OpenAI's published recipe for chat models.
+
+    The OpenAI cookbook's ``num_tokens_from_messages``: 3 tokens per message, the tokens of every
+    field's value (role, content, name, and here also ``tool_call_id``), 1 more for a name, and 3
+    for the reply primer. OpenAI does not publish how tool calls are billed; this server bills
+    the JSON text of each call's function (name and arguments). It is the loopback's own rule,
+    not memorykit's ``ChatFormat``, so a calibration against it can find a difference.
+    """
+    total = 3
+    for message in messages:
+        if not isinstance(message, dict):
+            continue
+        total += 3
+        for key, value in message.items():
+            if key == "tool_calls" and isinstance(value, list):
+                functions = [c.get("function") for c in value if isinstance(c, dict)]
+                total += len(encode(json.dumps(functions)))
+            elif isinstance(value, str):
+                total += len(encode(value))
+            if key == "name":
+                total += 1
+    return total
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = False  # server_close() joins handler threads: nothing leaks
     block_on_close = True
@@ -374,9 +398,10 @@ class FakeOpenAIServer:
     ``ScriptedChatModel`` replying "Scripted reply to: <last user message>") or
     a function ``messages -> str``. The server cuts the reply to the request's
     ``max_tokens``/``max_completion_tokens`` (cl100k_base tokens) and then says
-    ``finish_reason="length"``, as a real endpoint would. ``usage`` counts
-    cl100k_base tokens of the message contents (no chat framing): close to,
-    not equal to, what OpenAI would bill. ``embedder`` makes the
+    ``finish_reason="length"``, as a real endpoint would. ``usage`` bills the
+    prompt by OpenAI's published recipe (``billed_prompt_tokens``), written here
+    on its own so that ``memorykit.llm.calibration`` has something independent
+    to be compared with. ``embedder`` makes the
     vectors (default: ``LexicalHashingEmbedder(embedding_dimension)``).
     ``api_key``: requests must carry it as a bearer token, else HTTP 401
     (None accepts anything). ``retry_after_ms`` is sent with every error so a
@@ -535,4 +560,4 @@ class FakeOpenAIServer:
         return f"FakeOpenAIServer({where}, {len(self.requests)} requests)"
 
 
-__all__ = ["FAKE_API_KEY", "Behaviour", "FakeOpenAIServer", "RecordedRequest"]
+__all__ = ["FAKE_API_KEY", "Behaviour", "FakeOpenAIServer", "RecordedRequest", "billed_prompt_tokens"]
