@@ -2,7 +2,8 @@
 
 * ``score_surface`` / ``threshold_line`` / ``surface_facts``: seed 003's episodic score over
   keyword overlap x age, its threshold contour and the boundary (``memorykit.longterm.episodic``);
-  ``probe_episodes()``: where seed 003's four probe episodes sit on that surface.
+  ``probe_episodes()``: where seed 003's four probe episodes sit on that surface;
+  ``query_tokens_comparison()``: the same episodes under seed 003's T_q and memorykit's variant.
 * ``semantic_matrix()`` / ``semantic_recall(threshold)``: the fact bank's questions against
   its facts in a ``SemanticMemory`` with the offline lexical embedder (word overlap, **not
   meaning**), and which facts ``SemanticMemory.recall`` returns at a threshold.
@@ -28,7 +29,7 @@ from memorykit.clock import StepClock
 from memorykit.lessons._app import LessonExplorer, Setting, _go, defaults
 from memorykit.lessons._figure import heat_grid, legend_below
 from memorykit.lessons.data import GYM_SESSIONS
-from memorykit.longterm.episodic import (HOUR, EpisodicMemory, episode_scores,
+from memorykit.longterm.episodic import (HOUR, EpisodicMemory, EpisodicSettings, episode_scores,
                                          full_match_horizon_seconds, overlap_needed)
 from memorykit.longterm.semantic import SemanticMemory, SemanticSettings
 from memorykit.longterm.service import LongTermSettings, MemoryService
@@ -57,11 +58,7 @@ def threshold_line(alpha: float, beta: float, tau_hours: float, threshold: float
 
 
 def _fmt_overlap(v: float) -> str:
-    if v < 0:
-        return "any (even 0)"
-    if v >= 1:
-        return "none suffices"
-    return f"> {v:.3f}"
+    return "any (even 0)" if v < 0 else "none suffices" if v >= 1 else f"> {v:.3f}"
 
 
 def surface_facts(alpha: float = 0.6, beta: float = 0.4, tau_hours: float = 24.0,
@@ -70,10 +67,8 @@ def surface_facts(alpha: float = 0.6, beta: float = 0.4, tau_hours: float = 24.0
     weights = dict(alpha=alpha, beta=beta, tau_seconds=tau_hours * HOUR, threshold=threshold)
     s = score_surface(alpha, beta, tau_hours)
     old = full_match_horizon_seconds(**weights)
-    out: dict[str, Any] = {
-        "max_score": round(alpha + beta, 3),
-        "share_of_surface_recalled": round(float((s > threshold).mean()), 3),
-    }
+    out: dict[str, Any] = {"max_score": round(alpha + beta, 3),
+                           "share_of_surface_recalled": round(float((s > threshold).mean()), 3)}
     for h in (0, 24, 72):
         out[f"overlap_needed_at_{h}h"] = _fmt_overlap(float(overlap_needed(h * HOUR, **weights)))
     out["full_match_recalled_up_to"] = ("never" if old is None else "any age" if old == math.inf
@@ -91,11 +86,11 @@ class ProbeEpisode:
     key_in_summary: bool
 
 
-@lru_cache(maxsize=1)
-def probe_episodes(distractors: int = 50) -> tuple[ProbeEpisode, ...]:
+@lru_cache(maxsize=2)
+def probe_episodes(distractors: int = 50, query_tokens: str = "all") -> tuple[ProbeEpisode, ...]:
     """For each probe question: the episode holding its fact (seed defaults, window 20)."""
     conv = probe_conversation(distractors)
-    mem = EpisodicMemory()
+    mem = EpisodicMemory(EpisodicSettings(query_tokens=query_tokens))
     for m in conv.messages:
         mem.add(m)
     now = conv.messages[-1].created_at
@@ -106,6 +101,18 @@ def probe_episodes(distractors: int = 50) -> tuple[ProbeEpisode, ...]:
                 out.append(ProbeEpisode(f.question, f.key, s.episode.id, s.overlap,
                                         s.age_seconds / HOUR, f.key in s.episode.summary))
     return tuple(out)
+
+
+def query_tokens_comparison(threshold: float = 0.7) -> list[dict[str, Any]]:
+    """Each probe episode scored with seed 003's T_q (every word) and memorykit's content words."""
+    rows = []
+    for a, c in zip(probe_episodes(), probe_episodes(query_tokens="content")):
+        s = episode_scores([a.overlap, c.overlap], a.age_hours * HOUR)
+        won = [name for name, v in zip(("all", "content"), s) if v > threshold]
+        rows.append({"question": a.question, "age h": f"{a.age_hours:.1f}", "all: overlap": f"{a.overlap:.3f}",
+                     "all: S": f"{s[0]:.3f}", "content: overlap": f"{c.overlap:.3f}", "content: S": f"{s[1]:.3f}",
+                     f"recalled (S > {threshold:g})": ", ".join(won) or "neither"})
+    return rows
 
 
 def episode_verdicts(alpha: float, beta: float, tau_hours: float, threshold: float) -> list[bool]:
@@ -177,8 +184,7 @@ class EpisodicSurfaceExplorer(LessonExplorer):
         verdicts = self.result["verdicts"]
         out["probe_episodes_above_threshold"] = f"{sum(verdicts)}/{len(verdicts)}"
         for e, v in zip(eps, verdicts):
-            out[f"  {e.question}"] = (f"overlap {e.overlap:.3f}, age {e.age_hours:.1f} h: "
-                                      f"{'recalled' if v else 'not recalled'}"
+            out[f"  {e.question}"] = (f"overlap {e.overlap:.3f}, age {e.age_hours:.1f} h: {'recalled' if v else 'not recalled'}"
                                       f"{'' if e.key_in_summary else ' (summary lost the key)'}")
         return out
 
@@ -216,15 +222,13 @@ def semantic_matrix() -> SemanticMatrix:
         for r in mem.recall(f.question, vector=vectors[i], limit=len(conv.facts), threshold=None):
             cos[i, index[r.message_id]] = r.score
     return SemanticMatrix(tuple(f.question for f in conv.facts), tuple(f.text for f in conv.facts),
-                          tuple(f.key for f in conv.facts), cos, mem.embedder.name,
-                          mem.settings.recall_limit)
+                          tuple(f.key for f in conv.facts), cos, mem.embedder.name, mem.settings.recall_limit)
 
 
 def semantic_recall(threshold: float = 0.65) -> dict[str, Any]:
     """Which facts each question recalls: ``SemanticMemory.recall`` at ``threshold`` (scores
     strictly above it, at most ``recall_limit`` per question). Remembered per threshold."""
-    found = _semantic_recall(threshold)
-    return {**found, "recalled": found["recalled"].copy()}
+    return {**(found := _semantic_recall(threshold)), "recalled": found["recalled"].copy()}
 
 
 @lru_cache(maxsize=256)
@@ -247,8 +251,7 @@ def separating_thresholds() -> dict[str, float]:
     m = semantic_matrix()
     own = np.diag(m.cosine)
     off = m.cosine[~np.eye(len(own), dtype=bool)]
-    return {"lowest_own_cosine": round(float(own.min()), 3),
-            "highest_own_cosine": round(float(own.max()), 3),
+    return {"lowest_own_cosine": round(float(own.min()), 3), "highest_own_cosine": round(float(own.max()), 3),
             "highest_wrong_cosine": round(float(off.max()), 3)}
 
 
@@ -293,12 +296,10 @@ class SemanticThresholdExplorer(LessonExplorer):
     def summary(self) -> dict[str, Any]:
         m = semantic_matrix()
         r = self.result
-        out: dict[str, Any] = {
-            "embedder": f"{m.embedder} (offline, word overlap, not meaning)",
-            "threshold": self.params["threshold"],
-            "questions_recalling_their_fact": f"{r['own']}/{len(m.questions)}",
-            "wrong_facts_recalled": r["wrong"],
-        }
+        out: dict[str, Any] = {"embedder": f"{m.embedder} (offline, word overlap, not meaning)",
+                               "threshold": self.params["threshold"],
+                               "questions_recalling_their_fact": f"{r['own']}/{len(m.questions)}",
+                               "wrong_facts_recalled": r["wrong"]}
         for i, q in enumerate(m.questions):
             got = [f"F{j + 1}" for j in np.nonzero(r["recalled"][i])[0]]
             out[f"  Q{i + 1} ({q})"] = ", ".join(got) if got else "nothing"
@@ -344,7 +345,6 @@ def service_demo(recall_limit: int = 3, working_tokens: int = 150) -> dict[str, 
     return out
 
 
-__all__ = ["AGES_H", "OVERLAPS", "EpisodicSurfaceExplorer", "SemanticThresholdExplorer",
-           "episode_verdicts", "probe_episodes", "score_surface", "semantic_matrix",
-           "semantic_recall", "separating_thresholds", "service_demo", "surface_facts",
-           "threshold_line"]
+__all__ = ["AGES_H", "OVERLAPS", "EpisodicSurfaceExplorer", "SemanticThresholdExplorer", "episode_verdicts",
+           "probe_episodes", "query_tokens_comparison", "score_surface", "semantic_matrix", "semantic_recall",
+           "separating_thresholds", "service_demo", "surface_facts", "threshold_line"]
