@@ -103,9 +103,9 @@ def probe_episodes(distractors: int = 50, query_tokens: str = "all") -> tuple[Pr
     return tuple(out)
 
 
-def query_tokens_comparison(threshold: float = 0.7) -> list[dict[str, Any]]:
+def query_tokens_comparison() -> list[dict[str, Any]]:
     """Each probe episode scored with seed 003's T_q (every word) and memorykit's content words."""
-    rows = []
+    rows, threshold = [], EpisodicSettings().threshold
     for a, c in zip(probe_episodes(), probe_episodes(query_tokens="content")):
         s = episode_scores([a.overlap, c.overlap], a.age_hours * HOUR)
         won = [name for name, v in zip(("all", "content"), s) if v > threshold]
