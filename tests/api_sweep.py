@@ -81,6 +81,8 @@ for _name in (
     "memorykit.llm.chat.Usage", "memorykit.llm.testing.RecordedRequest",
     "memorykit.longterm.episodic.EpisodeScore", "memorykit.longterm.vectorstore.Hit",
     "memorykit.longterm.semantic.Recollection", "memorykit.summary.ScoredSentence",
+    "memorykit.evaluation.episode_probes.ProbeEpisode",
+    "memorykit.llm.calibration.Calibration", "memorykit.llm.calibration.CalibrationRow",
     "memorykit.workspace.memory.TurnReport", "memorykit.buffers.attention.AttentionSelection",
     # what the seeded generators produce (they are probed: their inputs are the knobs)
     "memorykit.scenarios.cms.CMSScenario", "memorykit.scenarios.cms.LabelledReference",

@@ -14,6 +14,7 @@ from memorykit.entities import (
     LargePayloadWarning,
     RelevanceMemory,
     RelevanceWeights,
+    SEED_TTL_MINUTES,
     SlidingWindowMemory,
     entity_key,
     parse_key,
@@ -77,7 +78,7 @@ def test_weights_decay_and_cap_are_parameters():
 # ------------------------------------------------------------------- eviction
 def test_relevance_evicts_lowest_score_and_record_carries_components():
     clock = StepClock()
-    mem = RelevanceMemory(3, clock=clock)
+    mem = RelevanceMemory(3, clock=clock, ttl_minutes=None)  # page 2 idles 6 min, past the TTL
     mem.add(page(1))
     clock.advance_minutes(1)
     mem.add(page(2))
@@ -90,12 +91,12 @@ def test_relevance_evicts_lowest_score_and_record_carries_components():
     assert [e.key for e in events] == ["page:2"]
     ev = events[0]
     assert ev.rule == "relevance"
-    # page 2: last access 6 minutes ago, one access.
+    # page 2: last access (its arrival) 6 minutes ago, no access since.
     assert ev.age_minutes == pytest.approx(6.0)
     assert ev.recency == pytest.approx(math.exp(-0.6))
-    assert ev.frequency == pytest.approx(0.1)
-    assert ev.score == pytest.approx(0.6 * math.exp(-0.6) + 0.04)
-    assert ev.access_count == 1 and ev.size_before == 4 and ev.size_after == 3
+    assert ev.frequency == 0.0
+    assert ev.score == pytest.approx(0.6 * math.exp(-0.6))
+    assert ev.access_count == 0 and ev.size_before == 4 and ev.size_after == 3
     assert "lowest relevance" in ev.reason and "next lowest page:3" in ev.reason
     assert mem.evictions() == [ev]
     assert mem.trace.records()[0]["kind"] == "entity_eviction"
@@ -106,7 +107,7 @@ def test_fifo_evicts_oldest_insertion_even_when_it_scores_highest():
     mem = SlidingWindowMemory(2, clock=clock)
     mem.add(page(1))
     mem.add(page(2))
-    for _ in range(9):
+    for _ in range(10):
         mem.get("page:1")
     (ev,) = mem.add(page(3))
     assert ev.key == "page:1" and ev.rule == "fifo"
@@ -123,7 +124,7 @@ def test_sliding_window_readd_refreshes():
     assert ev.key == "page:2"
     assert mem.keys() == ("page:1", "page:3")
     assert mem.peek("page:1").entity.label == "renamed"
-    assert mem.peek("page:1").access_count == 2
+    assert mem.peek("page:1").access_count == 1  # the re-add is an access, the arrival was not
 
 
 def test_get_counts_accesses_and_misses():
@@ -134,7 +135,7 @@ def test_get_counts_accesses_and_misses():
     assert mem.get("page:1") == page(1)
     assert mem.get("page:9") is None
     state = mem.peek("page:1")
-    assert state.access_count == 2 and state.last_access == 120.0
+    assert state.access_count == 1 and state.last_access == 120.0
     assert mem.stats()["hits"] == 1 and mem.stats()["misses"] == 1
 
 
@@ -144,7 +145,7 @@ def test_accounting_reads_without_an_access():
     mem.add(page(1))
     clock.advance_minutes(1)
     mem.get("page:1")
-    assert mem.accounting("page:1") == (60.0, 2) and mem.accounting("page:9") is None
+    assert mem.accounting("page:1") == (60.0, 1) and mem.accounting("page:9") is None
     assert mem.stats()["hits"] == 1 and mem.stats()["misses"] == 0  # reading is not a lookup
 
 
@@ -280,3 +281,41 @@ def test_bad_input_names_the_value(make, exc, match):
 def test_add_requires_an_entity():
     with pytest.raises(TypeError, match="entity must be an Entity"):
         EntityMemory(5, clock=StepClock()).add({"type": "page", "id": 1})
+
+
+# ------------------------------------------------------ seed 000 at its own values
+def test_new_entity_scores_the_seed_value_at_age_zero():
+    # Arrival is not an access: 0.6 * exp(-0.1 * 0) + 0.4 * min(0 / 10, 1) = 0.60.
+    mem = RelevanceMemory(5, clock=StepClock())
+    mem.add(page(1))
+    table = mem.score_table()
+    assert mem.peek("page:1").access_count == 0
+    assert table["access_count"].tolist() == [0] and float(table["score"][0]) == pytest.approx(0.60)
+    mem.get("page:1")
+    assert float(mem.score_table()["score"][0]) == pytest.approx(0.64)  # 0.6 + 0.4 * 1/10
+
+
+def test_count_arrival_variant_scores_a_new_entity_as_one_access():
+    mem = RelevanceMemory(5, clock=StepClock(), count_arrival=True)
+    mem.add(page(1))
+    assert mem.peek("page:1").access_count == 1
+    assert float(mem.score_table()["score"][0]) == pytest.approx(0.64)
+    with pytest.raises(TypeError, match="count_arrival must be a bool, got 1"):
+        RelevanceMemory(5, count_arrival=1)
+
+
+def test_ttl_is_the_seed_session_timeout_by_default():
+    clock = StepClock()
+    mem = EntityMemory(clock=clock)
+    assert mem.ttl_minutes == SEED_TTL_MINUTES == 5.0
+    mem.add(page(1))
+    clock.advance_minutes(5)
+    assert mem.get("page:1") == page(1)  # idle exactly 5 min: still remembered
+    clock.advance_minutes(5.5)
+    assert mem.get("page:1") is None  # idle 5.5 min > 5: expired
+    [ev] = mem.evictions()
+    assert ev.rule == "ttl" and ev.age_minutes == pytest.approx(5.5)
+    off = EntityMemory(clock=clock, ttl_minutes=None)
+    off.add(page(2))
+    clock.advance_minutes(60)
+    assert off.get("page:2") == page(2)

@@ -96,7 +96,7 @@ def test_any_memory_subclass_and_resolver_subclass_are_replayed(small):
             newest = [k for k in self.keys() if k != protect][-1]
             return victim._replace(id=newest, rule="stubborn")
 
-    result = replay(small, lambda c: Stubborn(5, clock=c))
+    result = replay(small, lambda c: Stubborn(5, clock=c, ttl_minutes=None))  # capacity only
     assert result.evictions and {e.rule for e in result.evictions} == {"stubborn"}
 
     class Blind(ReferenceResolver):  # finds no reference at all

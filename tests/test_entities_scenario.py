@@ -14,7 +14,7 @@ from memorykit.entities import (
     RelevanceWeights,
     prompt_token_series,
 )
-from memorykit.evaluation.entity_replay import compare_policies, replay, seed_policies
+from memorykit.evaluation.entity_replay import arrival_comparison, compare_policies, replay, seed_policies
 from memorykit.scenarios import generate_cms_scenario, load_scenario
 from memorykit.tokens import Tokenizer
 
@@ -89,6 +89,19 @@ def test_fifo_vs_relevance_is_measured_on_the_scenario(large):
     assert rows["unlimited"]["evictions"] == 0
     for row in rows.values():
         assert row["correct"] + row["wrong"] + row["unresolved"] == row["references"]
+
+
+def test_arrival_comparison_scores_by_hand_and_replays_each_way(large):
+    seed, variant = arrival_comparison(large)
+    assert (seed["count_arrival"], seed["count at arrival"]) == (False, 0)
+    assert (variant["count_arrival"], variant["count at arrival"]) == (True, 1)
+    # 0.6 * e^0 + 0.4 * min(n / 10, 1), by hand: the seed's 0.60 for a new entity, 0.64 counted
+    assert (seed["score new"], seed["1 lookup"], seed["9 lookups"]) == ("0.60", "0.64", "0.96")
+    assert (variant["score new"], variant["1 lookup"], variant["9 lookups"]) == ("0.64", "0.68", "1.00")
+    # the replay each way is the relevance memory's (no TTL), only the arrival count differs
+    assert seed["evictions"] == {r["policy"]: r for r in compare_policies(large)}["relevance"]["evictions"] == 714
+    assert variant["evictions"] == 713
+    assert seed["lost to eviction"] == variant["lost to eviction"] == 0
 
 
 def test_every_eviction_in_a_replay_explains_itself(small):

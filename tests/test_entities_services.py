@@ -107,7 +107,7 @@ def test_system_prompt_shows_top_five_most_recent():
     assert "most recent entity of that type" in prompt
     by_score = render_system_prompt(mem, 2, by="score")
     assert '- page "P6"' in by_score
-    assert mem.peek("page:0").access_count == 1  # rendering is not an access
+    assert mem.peek("page:0").access_count == 0  # rendering is not an access
     assert "No entities referenced yet." in render_system_prompt(EntityMemory(3, clock=StepClock()))
 
 

@@ -68,6 +68,21 @@ def test_surface_facts_and_probe_episodes():
         ra.episode_verdicts(0.6, 0.4, 24.0, -1.0)
 
 
+def test_query_tokens_comparison_counts_every_word_by_default():
+    rows = {r["question"]: r for r in ra.query_tokens_comparison()}
+    assert len(rows) == 4
+    refund = rows["What was the refund code?"]
+    # T_q = {what, was, the, refund, code}: 2 of 5 words are keywords; content words: 2 of 2
+    assert (refund["all: overlap"], refund["content: overlap"]) == ("0.400", "1.000")
+    age = float(refund["age h"])
+    assert float(refund["all: S"]) == pytest.approx(0.6 * 0.4 + 0.4 * math.exp(-age / 24), abs=1e-3)
+    assert refund["recalled (S > 0.7)"] == "content"
+    assert rows["What is my support line PIN?"]["recalled (S > 0.7)"] == "neither"
+    for r in rows.values():  # dropping stop words can only shrink |T_q| here
+        assert float(r["content: overlap"]) >= float(r["all: overlap"])
+    assert [e.overlap for e in ra.probe_episodes()] == [float(r["all: overlap"]) for r in rows.values()]
+
+
 @pytest.mark.parametrize("kw,name", [({"alpha": -0.1}, "alpha"), ({"tau_hours": 0}, "tau_hours"),
                                      ({"beta": float("nan")}, "beta")])
 def test_bad_episodic_parameters_are_named(kw, name):

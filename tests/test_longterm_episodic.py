@@ -28,14 +28,14 @@ def test_hand_computed_score_two_of_four_words_one_day_old():
 def test_memory_scores_match_the_formula():
     clock = StepClock()
     f = MessageFactory(clock=clock)
-    mem = EpisodicMemory(EpisodicSettings(stm_limit=2))
+    mem = EpisodicMemory(EpisodicSettings(stm_limit=2, query_tokens="content"))
     for text in ["The locker code is 4721.", "The gym opens early.", "Trains run late.",
                  "Weather is grey.", "More filler here."]:
         mem.add(f.user(text))
     assert len(mem.episodes) == 1  # 4 > 1.5 * 2 after the 4th message
     ep = mem.episodes[0]
     assert {"locker", "code", "4721", "gym"} <= set(ep.keywords)
-    # T_q = {locker, code, gym, pool}: 3 of 4 match; 24 h after the episode ended.
+    # Content words only: T_q = {locker, code, gym, pool}: 3 of 4 match; 24 h after the episode ended.
     [s] = mem.score("Where is the locker code for the gym pool?", ep.end_time + 24 * HOUR)
     assert s.overlap == 0.75 and s.matched == ("code", "gym", "locker")
     assert s.score == pytest.approx(0.6 * 0.75 + 0.4 * math.exp(-1))  # 0.5972 <= 0.7
@@ -60,10 +60,47 @@ def test_threshold_is_strict():
     assert mem.recall("alpha", ep.end_time) == []
 
 
-def test_query_terms_drop_stopwords_and_short_words():
-    assert query_terms("What is the locker code at the gym?") == {"locker", "code", "gym"}
-    assert query_terms("is it?") == frozenset()
+def test_query_terms_are_every_word_by_default_as_seed_003_defines_them():
+    assert query_terms("What is the locker code at the gym?") == {
+        "what", "is", "the", "locker", "code", "at", "gym"}
+    assert query_terms("is it?") == {"is", "it"}
+    assert query_terms("?") == frozenset()
     assert keyword_overlap(("locker",), frozenset()) == 0.0
+
+
+def test_content_variant_drops_stopwords_and_short_words():
+    assert query_terms("What is the locker code at the gym?", "content") == {"locker", "code", "gym"}
+    assert query_terms("is it?", "content") == frozenset()
+    with pytest.raises(ValueError, match="query_tokens must be one of 'all', 'content', got 'some'"):
+        query_terms("x", "some")
+    with pytest.raises(ValueError, match="query_tokens must be one of"):
+        EpisodicSettings(query_tokens="stop")
+
+
+def _refund_episode(query_tokens: str) -> EpisodicMemory:
+    """One episode whose keywords are seed 003's example {refund, policy, ticket}."""
+    f = MessageFactory(clock=StepClock())
+    mem = EpisodicMemory(EpisodicSettings(stm_limit=1, consolidation_factor=1.0, query_tokens=query_tokens))
+    mem.add(f.user("refund policy ticket"))
+    mem.add(f.user("later"))
+    assert mem.episodes[0].keywords == ("refund", "policy", "ticket")
+    return mem
+
+
+def test_refund_query_a_day_later_scores_the_document_value_by_default():
+    # Seed 003: T_q = {what, refund, policy}, 2 of 3 match, dt = tau = 24 h:
+    # S = 0.6 * 2/3 + 0.4 * e^-1 = 0.4 + 0.1472 = 0.5472 <= 0.7: not injected.
+    mem = _refund_episode("all")
+    [s] = mem.score("what refund policy", mem.episodes[0].end_time + 24 * HOUR)
+    assert s.overlap == pytest.approx(2 / 3) and s.matched == ("policy", "refund")
+    assert s.score == pytest.approx(0.5472, abs=5e-5) and not s.recalled
+
+
+def test_refund_query_under_the_content_variant_is_injected():
+    # "what" is a stop word: T_q = {refund, policy}, overlap 1: S = 0.6 + 0.1472 = 0.7472 > 0.7.
+    mem = _refund_episode("content")
+    [s] = mem.score("what refund policy", mem.episodes[0].end_time + 24 * HOUR)
+    assert s.overlap == 1.0 and s.score == pytest.approx(0.7472, abs=5e-5) and s.recalled
 
 
 def test_keywords_rank_by_frequency_and_keep_every_code():
@@ -154,8 +191,12 @@ def test_architecture_injects_recalled_episode_with_provenance():
     for i in range(8):
         clock.advance(60)
         history.append(f.user(f"Unrelated chatter about weather number {chr(97 + i)}."))
-    arch = EpisodicArchitecture(EpisodicSettings(stm_limit=4))
-    ctx = arch.build_context(history, "What is the locker code at the gym?", 2000)
+    question = "What is the locker code at the gym?"
+    # Seed 003's T_q counts all 7 words: overlap at most 3/7, S < 0.7, nothing is injected.
+    seed = EpisodicArchitecture(EpisodicSettings(stm_limit=4)).build_context(history, question, 2000)
+    assert not [i for i in seed.items if i.kind == "episode"]
+    arch = EpisodicArchitecture(EpisodicSettings(stm_limit=4, query_tokens="content"))
+    ctx = arch.build_context(history, question, 2000)
     episodes = [i for i in ctx.items if i.kind == "episode"]
     assert episodes and history[1].id in episodes[0].sources
     assert "4721" in episodes[0].content and episodes[0].score > 0.7

@@ -404,4 +404,5 @@ def test_background_rule_catches_a_module_left_unnamed():
             cell["source"] = _source(cell).replace("`memorykit.longterm.semantic`", "semantic memory")
     assert rule_background_names_its_modules(path, nb) == [
         "## Background does not name memorykit.longterm.semantic (catalog modules: "
-        "memorykit.longterm.episodic, memorykit.longterm.semantic, memorykit.longterm.service)"]
+        "memorykit.longterm.episodic, memorykit.evaluation.episode_probes, "
+        "memorykit.longterm.semantic, memorykit.longterm.service)"]

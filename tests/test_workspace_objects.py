@@ -82,11 +82,11 @@ def test_salience_at_hand_computed_points():
     m = salience_matrix(inputs)
     got = dict(zip(m.ids, m.total[:, 0].round(6)))
     assert got == {
-        "priya": pytest.approx(0.3 + 0.4 + 0.3 * 0.8),  # recent, 1 hop from Acme, relationship
+        "priya": pytest.approx(0.3 + 0.3 * 0.8),  # recent, relationship (1 hop from Acme: no link)
         "acme": pytest.approx(0.4),  # named by the task
-        "gl5100": pytest.approx(0.4 + 0.3 * 0.9),  # 1 hop from Acme, belief strength
+        "gl5100": pytest.approx(0.3 * 0.9),  # belief strength (1 hop from Acme: no link)
         "cheyenne": pytest.approx(0.2),  # named by the note
-        "capex": pytest.approx(0.2),  # 1 hop from Cheyenne
+        "capex": 0.0,  # 1 hop from Cheyenne: a candidate, not linked
         "far": 0.0,  # 2 hops from the note: a candidate, but no salience
         "monthend": 0.0,
     }
@@ -94,7 +94,18 @@ def test_salience_at_hand_computed_points():
     np.testing.assert_allclose(sum(parts.values()), m.total[:, 0])
     assert m.candidate[:, 0].tolist() == [True, True, True, True, True, True, False]
     assert [m.ids[i] for i in np.argsort(m.rank[:, 0]) if m.selected[i, 0]] == [
-        "priya", "gl5100", "acme", "cheyenne", "capex"]
+        "priya", "acme", "gl5100", "cheyenne"]
+    # The graph-neighbour variant: one hop from what a task or note names counts as linked.
+    near = salience_matrix(inputs, SalienceWeights(link_hops=1))
+    assert dict(zip(near.ids, near.total[:, 0].round(6))) == {
+        "priya": pytest.approx(0.3 + 0.4 + 0.3 * 0.8),  # + 1 hop from Acme
+        "acme": pytest.approx(0.4),
+        "gl5100": pytest.approx(0.4 + 0.3 * 0.9),  # + 1 hop from Acme
+        "cheyenne": pytest.approx(0.2),
+        "capex": pytest.approx(0.2),  # + 1 hop from Cheyenne
+        "far": 0.0,
+        "monthend": 0.0,
+    }
 
 
 def test_recency_window_is_the_last_five_turns():
@@ -135,8 +146,8 @@ def test_working_memory_objects_agree_with_the_matrix():
     wm.add_note("Review the Cheyenne variance report", 0.6)
     wm.observe("Priya Nair called")
     shown = [(o.id, round(s, 6)) for o, s in wm.objects()]
-    assert shown == [("monthend", 0.0), ("priya", 0.94), ("gl5100", 0.67), ("acme", 0.4),
-                     ("cheyenne", 0.2), ("capex", 0.2)]
+    assert shown == [("monthend", 0.0), ("priya", 0.54), ("acme", 0.4), ("gl5100", 0.27),
+                     ("cheyenne", 0.2)]
     assert wm.urgency_multiplier() == 1.5
 
 
@@ -144,3 +155,33 @@ def test_pluggable_extractor():
     g = small_graph()
     wm = WorkingMemory(g, clock=StepClock(), extractor=FixedExtractor({"hello": ["far"]}))
     assert wm.observe("hello").entities == {"far"}
+
+
+def _belief_one_hop_from_a_task():
+    """Seed 002's belief (strength 0.88) about a vendor an active task names, in a note's
+    context, last mentioned 9 turns before the turn scored."""
+    g = KnowledgeGraph([
+        entity("acme", "Acme Supplies"),
+        belief("gl", "Acme Supplies invoices use GL 5100", 0.88),
+    ])
+    g.link("gl", "acme", "about")
+    return salience_inputs(g, [set()], [{"acme"}], [{"gl"}], [0.0], initial_last_mention={"gl": 1},
+                           first_turn=10)
+
+
+def test_salience_counts_only_direct_links_by_default_as_seed_002():
+    inputs = _belief_one_hop_from_a_task()
+    assert inputs.turns_since_mention[inputs.ids.index("gl"), 0] == 9
+    m = salience_matrix(inputs)
+    i = m.ids.index("gl")
+    # 0 (mentioned 9 turns ago, not in the last 5) + 0 (one hop from the task's entity)
+    # + 0.2 (in the note) + 0.3 * 0.88 = 0.464.
+    assert {c: round(float(v[i, 0]), 6) for c, v in m.components.items()} == {
+        "recent_mention": 0.0, "active_task_link": 0.0, "note_link": 0.2, "relationship": 0.0,
+        "belief_strength": 0.264}
+    assert m.total[i, 0] == pytest.approx(0.464)
+
+
+def test_graph_neighbour_variant_adds_the_task_link():
+    m = salience_matrix(_belief_one_hop_from_a_task(), SalienceWeights(link_hops=1))
+    assert m.total[m.ids.index("gl"), 0] == pytest.approx(0.864)  # + 0.4 for the one-hop task link

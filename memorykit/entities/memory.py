@@ -16,14 +16,22 @@ more than the arithmetic, and a replay of a long session evicts hundreds of time
 
 Decisions the seed leaves open, made here:
 
-* Age is minutes since the entity's *last access*; an access is an ``add`` (a
-  tool returned the entity) or a ``get`` (a lookup or a resolved reference).
-  An entity's arrival counts as its first access (access_count 1).
+* Age is minutes since the entity's *last access*; an access is a ``get`` (a
+  lookup or a resolved reference) or a later ``add`` of the same entity (a tool
+  returned it again). An entity's arrival is not an access: a new entity has
+  access_count 0 and scores 0.6 x 1 + 0.4 x 0 = 0.60 at age 0, as seed 000's
+  formula gives. ``count_arrival=True`` is memorykit's earlier variant, where
+  arrival counts as the first access (access_count 1, 0.64 at age 0): an entity
+  fetched once then ranks with one never used again.
 * A ``get`` does not move an entity in the sliding window: FIFO orders by
   insertion, as the seed's sketch does. Only re-adding refreshes.
 * The entity just added is never its own victim.
-* TTL is idle time: an entity expires when ``now - last_access > ttl``
-  (strictly greater: one touched exactly ``ttl`` ago is still remembered).
+* TTL is idle time, on by default at seed 000's session timeout of
+  ``SEED_TTL_MINUTES`` (5 minutes; ``ttl_minutes=None`` turns it off): an
+  entity expires when ``now - last_access > ttl`` (strictly greater: one
+  touched exactly ``ttl`` ago is still remembered). The clock is the wall clock
+  unless one is given, so with the defaults an entity untouched for five real
+  minutes is forgotten.
   Expiry is checked for the one key on every ``get`` and swept over the whole
   memory on ``add``, ``recent`` and ``expire``.
 
@@ -40,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from memorykit._validate import require_int, require_positive
+from memorykit._validate import require_bool, require_int, require_positive
 from memorykit.clock import Clock, WallClock
 from memorykit.entities.records import (
     Entity,
@@ -60,16 +68,17 @@ from memorykit.trace import Trace, Victim
 
 SEED_MAX_SIZE = 20
 SEED_TTL_MINUTES = 5.0
+"""Seed 000's session timeout: the default idle time after which an entity expires."""
 
 
 class _Slot:
     __slots__ = ("entity", "added_at", "last_access", "count", "last_turn")
 
-    def __init__(self, entity: Entity, now: float, turn: int) -> None:
+    def __init__(self, entity: Entity, now: float, turn: int, count: int) -> None:
         self.entity = entity
         self.added_at = now
         self.last_access = now
-        self.count = 1
+        self.count = count
         self.last_turn = turn
 
     def state(self) -> EntityState:
@@ -89,13 +98,15 @@ class EntityMemory:
         self,
         max_size: int = SEED_MAX_SIZE,
         *,
-        ttl_minutes: float | None = None,
+        ttl_minutes: float | None = SEED_TTL_MINUTES,
         clock: Clock | None = None,
         weights: RelevanceWeights = SEED_WEIGHTS,
         max_payload_chars: int | None = 256,
         on_large_payload: str = "warn",
+        count_arrival: bool = False,
     ) -> None:
         self.max_size = require_int("max_size", max_size, minimum=1)
+        self.count_arrival = require_bool("count_arrival", count_arrival)
         self.ttl_minutes = None if ttl_minutes is None else require_positive("ttl_minutes", ttl_minutes)
         self._ttl_seconds = None if ttl_minutes is None else self.ttl_minutes * 60.0
         if clock is None:
@@ -242,7 +253,7 @@ class EntityMemory:
         slots = self._slots
         slot = slots.pop(key, None)
         if slot is None:
-            slot = _Slot(entity, now, self.turn)
+            slot = _Slot(entity, now, self.turn, 1 if self.count_arrival else 0)
             self.inserts += 1
         else:
             slot.entity = entity

@@ -240,13 +240,40 @@ def replay(
 
 
 def seed_policies(max_size: int = 20, weights: RelevanceWeights = SEED_WEIGHTS,
-                  ttl_minutes: float | None = None) -> dict[str, MemoryFactory]:
-    """FIFO and relevance memories with the seed's settings, plus an unlimited baseline."""
+                  ttl_minutes: float | None = None, count_arrival: bool = False) -> dict[str, MemoryFactory]:
+    """FIFO and relevance memories with the seed's settings, plus an unlimited baseline
+    (``count_arrival``: see ``EntityMemory``; True is memorykit's arrival-as-access variant)."""
     return {
-        "fifo": lambda c: SlidingWindowMemory(max_size, clock=c, ttl_minutes=ttl_minutes),
-        "relevance": lambda c: RelevanceMemory(max_size, weights, clock=c, ttl_minutes=ttl_minutes),
-        "unlimited": lambda c: SlidingWindowMemory(10**9, clock=c, ttl_minutes=ttl_minutes),
+        "fifo": lambda c: SlidingWindowMemory(max_size, clock=c, ttl_minutes=ttl_minutes,
+                                              count_arrival=count_arrival),
+        "relevance": lambda c: RelevanceMemory(max_size, weights, clock=c, ttl_minutes=ttl_minutes,
+                                               count_arrival=count_arrival),
+        "unlimited": lambda c: SlidingWindowMemory(10**9, clock=c, ttl_minutes=ttl_minutes,
+                                                   count_arrival=count_arrival),
     }
+
+
+def arrival_comparison(scenario: CMSScenario, max_size: int = 20,
+                       weights: RelevanceWeights = SEED_WEIGHTS) -> list[dict[str, Any]]:
+    """Seed 000's access count (a new entity has 0) against memorykit's variant where arrival
+    counts as the first access: the score of a new entity at age 0, after one and after nine
+    lookups (same minute), and the relevance memory replayed on ``scenario`` (no TTL) each way."""
+    rows = []
+    for count_arrival in (False, True):
+        first = 1 if count_arrival else 0
+        replayed = compare_policies(scenario, {"relevance": seed_policies(
+            max_size, weights, count_arrival=count_arrival)["relevance"]})[0]
+        rows.append({
+            "count_arrival": count_arrival,
+            "count at arrival": first,
+            "score new": f"{weights.score(0.0, first)[2]:.2f}",
+            "1 lookup": f"{weights.score(0.0, first + 1)[2]:.2f}",
+            "9 lookups": f"{weights.score(0.0, first + 9)[2]:.2f}",
+            "evictions": replayed["evictions"],
+            "success": f"{replayed['resolution_success']:.1%}",
+            "lost to eviction": replayed["failures_antecedent_evicted"],
+        })
+    return rows
 
 
 def compare_policies(

@@ -30,6 +30,7 @@ from memorykit.entities import (
     ReadThroughMemory,
     ReferenceResolver,
     RelevanceMemory,
+    SEED_TTL_MINUTES,
     RelevanceWeights,
     Resolution,
     SlidingWindowMemory,
@@ -234,7 +235,7 @@ class EntityHeatmapExplorer(LessonExplorer):
         Setting("decay", "decay per minute", 0.1, 0.0, 1.0, 0.01),
         Setting("frequency_cap", "frequency cap", 10, 1, 30, 1),
         Setting("max_size", "max_size", 20, 2, 60, 1),
-        Setting("ttl_minutes", "TTL minutes (0 = off)", 0, 0, 120, 1),
+        Setting("ttl_minutes", "TTL minutes (0 = off)", SEED_TTL_MINUTES, 0, 120, 1),
     )
     cache_size = 32
     """Replays kept (a slider moved back and forth replays nothing twice)."""

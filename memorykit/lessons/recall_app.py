@@ -2,12 +2,13 @@
 
 * ``score_surface`` / ``threshold_line`` / ``surface_facts``: seed 003's episodic score over
   keyword overlap x age, its threshold contour and the boundary (``memorykit.longterm.episodic``);
-  ``probe_episodes()``: where seed 003's four probe episodes sit on that surface.
-* ``semantic_matrix()`` / ``semantic_recall(threshold)``: the fact bank's questions against its
-  facts in a ``SemanticMemory`` with the offline lexical embedder (word overlap, **not meaning**),
-  and which facts ``SemanticMemory.recall`` returns at a threshold.
-* ``service_demo()``: seed 004's memory service with two sessions (``GYM_SESSIONS``): what auto-recall
-  injects for the last user message, and that nothing crosses sessions.
+  ``probe_episodes()``: where seed 003's four probe episodes sit on that surface;
+  ``query_tokens_comparison()``: the same episodes under seed 003's T_q and memorykit's variant.
+* ``semantic_matrix()`` / ``semantic_recall(threshold)``: the fact bank's questions against
+  its facts in a ``SemanticMemory`` with the offline lexical embedder (word overlap, **not
+  meaning**), and which facts ``SemanticMemory.recall`` returns at a threshold.
+* ``service_demo()``: seed 004's memory service with two sessions (``GYM_SESSIONS``): what
+  auto-recall injects for the last user message, and that nothing crosses sessions.
 
 Explorers: ``EpisodicSurfaceExplorer`` and ``SemanticThresholdExplorer``. Offline, deterministic.
 Taught in ``notebooks/09_long_term_memory.ipynb``.
@@ -33,6 +34,7 @@ from memorykit.longterm.episodic import (HOUR, EpisodicMemory, EpisodicSettings,
 from memorykit.longterm.semantic import SemanticMemory, SemanticSettings
 from memorykit.longterm.service import LongTermSettings, MemoryService
 from memorykit.messages import MessageFactory
+from memorykit.evaluation.episode_probes import ProbeEpisode, probe_episodes, query_tokens_comparison
 from memorykit.scenarios.probes import probe_conversation
 
 OVERLAPS = np.linspace(0.0, 1.0, 101)
@@ -76,37 +78,6 @@ def surface_facts(alpha: float = 0.6, beta: float = 0.4, tau_hours: float = 24.0
     out["full_match_recalled_up_to"] = ("never" if old is None else "any age" if old == math.inf
                                         else f"{old / HOUR:.1f} h")
     return out
-
-
-@dataclass(frozen=True)
-class ProbeEpisode:
-    question: str
-    key: str
-    episode: str
-    overlap: float
-    age_hours: float
-    key_in_summary: bool
-
-
-def probe_episodes(distractors: int = 50) -> tuple[ProbeEpisode, ...]:
-    """For each probe question: the episode holding its fact (seed defaults, window 20)."""
-    return _probe_episodes(require_int("distractors", distractors, minimum=0))  # before hashing
-
-
-@lru_cache(maxsize=1)
-def _probe_episodes(distractors: int) -> tuple[ProbeEpisode, ...]:
-    conv = probe_conversation(distractors)
-    mem = EpisodicMemory()
-    for m in conv.messages:
-        mem.add(m)
-    now = conv.messages[-1].created_at
-    out = []
-    for f in conv.facts:
-        for s in mem.score(f.question, now):
-            if f.message_id in s.episode.source_message_ids:
-                out.append(ProbeEpisode(f.question, f.key, s.episode.id, s.overlap,
-                                        s.age_seconds / HOUR, f.key in s.episode.summary))
-    return tuple(out)
 
 
 def episode_verdicts(alpha: float, beta: float, tau_hours: float, threshold: float) -> list[bool]:
@@ -178,8 +149,7 @@ class EpisodicSurfaceExplorer(LessonExplorer):
         verdicts = self.result["verdicts"]
         out["probe_episodes_above_threshold"] = f"{sum(verdicts)}/{len(verdicts)}"
         for e, v in zip(eps, verdicts):
-            out[f"  {e.question}"] = (f"overlap {e.overlap:.3f}, age {e.age_hours:.1f} h: "
-                                      f"{'recalled' if v else 'not recalled'}"
+            out[f"  {e.question}"] = (f"overlap {e.overlap:.3f}, age {e.age_hours:.1f} h: {'recalled' if v else 'not recalled'}"
                                       f"{'' if e.key_in_summary else ' (summary lost the key)'}")
         return out
 
@@ -217,8 +187,7 @@ def semantic_matrix() -> SemanticMatrix:
         for r in mem.recall(f.question, vector=vectors[i], limit=len(conv.facts), threshold=None):
             cos[i, index[r.message_id]] = r.score
     return SemanticMatrix(tuple(f.question for f in conv.facts), tuple(f.text for f in conv.facts),
-                          tuple(f.key for f in conv.facts), cos, mem.embedder.name,
-                          mem.settings.recall_limit)
+                          tuple(f.key for f in conv.facts), cos, mem.embedder.name, mem.settings.recall_limit)
 
 
 def semantic_recall(threshold: float = 0.65) -> dict[str, Any]:
@@ -248,8 +217,7 @@ def separating_thresholds() -> dict[str, float]:
     m = semantic_matrix()
     own = np.diag(m.cosine)
     off = m.cosine[~np.eye(len(own), dtype=bool)]
-    return {"lowest_own_cosine": round(float(own.min()), 3),
-            "highest_own_cosine": round(float(own.max()), 3),
+    return {"lowest_own_cosine": round(float(own.min()), 3), "highest_own_cosine": round(float(own.max()), 3),
             "highest_wrong_cosine": round(float(off.max()), 3)}
 
 
@@ -294,12 +262,10 @@ class SemanticThresholdExplorer(LessonExplorer):
     def summary(self) -> dict[str, Any]:
         m = semantic_matrix()
         r = self.result
-        out: dict[str, Any] = {
-            "embedder": f"{m.embedder} (offline, word overlap, not meaning)",
-            "threshold": self.params["threshold"],
-            "questions_recalling_their_fact": f"{r['own']}/{len(m.questions)}",
-            "wrong_facts_recalled": r["wrong"],
-        }
+        out: dict[str, Any] = {"embedder": f"{m.embedder} (offline, word overlap, not meaning)",
+                               "threshold": self.params["threshold"],
+                               "questions_recalling_their_fact": f"{r['own']}/{len(m.questions)}",
+                               "wrong_facts_recalled": r["wrong"]}
         for i, q in enumerate(m.questions):
             got = [f"F{j + 1}" for j in np.nonzero(r["recalled"][i])[0]]
             out[f"  Q{i + 1} ({q})"] = ", ".join(got) if got else "nothing"
@@ -346,5 +312,5 @@ def service_demo(recall_limit: int = 3, working_tokens: int = 150) -> dict[str, 
 
 
 __all__ = ["AGES_H", "OVERLAPS", "EpisodicSurfaceExplorer", "SemanticThresholdExplorer", "episode_verdicts",
-           "probe_episodes", "score_surface", "semantic_matrix", "semantic_recall", "separating_thresholds",
-           "service_demo", "surface_facts", "threshold_line"]
+           "probe_episodes", "query_tokens_comparison", "score_surface", "semantic_matrix", "semantic_recall",
+           "separating_thresholds", "service_demo", "surface_facts", "threshold_line"]

@@ -28,7 +28,7 @@ from memorykit.scenarios.workflow import default_workflow, run_workflow
 from memorykit.workspace import KnowledgeGraph, SalienceInputs, SalienceMatrix, SalienceWeights, salience_matrix
 from memorykit.workspace.graph import spring_layout
 from memorykit.workspace.objects import OBJECT_KINDS, SALIENCE_COMPONENTS
-from memorykit.workspace.salience import COMPONENT_SHORT, SalienceView, salience_view
+from memorykit.workspace.salience import COMPONENT_SHORT, SalienceView, object_rank, salience_view, shown_by_kind
 
 DAY = 86400.0
 
@@ -94,6 +94,33 @@ def salience_lesson_data() -> SalienceLessonData:
     layout = spring_layout(len(ids), edges, seed=0)
     names = tuple(short_label(graph.get(oid)) for oid in ids)
     return SalienceLessonData(run.inputs, run.times, graph, names, layout, edges)
+
+
+LINK_RULES = {0: "named in it (seed 002)", 1: "or one hop from what it names"}
+"""What ``SalienceWeights.link_hops`` makes "linked to an active task or note" mean."""
+
+
+def link_hops_comparison(data: SalienceLessonData, turn: int, object_ids: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Seed 002's direct links (``link_hops=0``) against memorykit's graph-neighbour variant (1),
+    other weights at the seed's: objects carrying the task link, the column's beliefs and people
+    per turn over the month, and the rank of ``object_ids`` at ``turn`` (0 = not shown)."""
+    rows = []
+    for hops, rule in LINK_RULES.items():
+        w = SalienceWeights(link_hops=hops)
+        m = salience_matrix(data.inputs, w)
+        kinds = shown_by_kind(m, data.inputs.kinds)
+        row: dict[str, Any] = {
+            "link_hops": hops,
+            "linked when": rule,
+            "task-linked per turn": round(float((m.components["active_task_link"] > 0).sum(axis=0).mean()), 2),
+            "beliefs shown": round(kinds["belief"], 2),
+            "people shown": round(kinds["person"], 2),
+        }
+        view = data.view(turn, w, m)
+        for oid in object_ids:
+            row[f"#{oid} @{turn}"] = object_rank(view, oid) or 0
+        rows.append(row)
+    return rows
 
 
 # ---------------------------------------------------------------- explorer

@@ -132,7 +132,10 @@ def calibrate(
 def calibration_requests(messages: Sequence[Message], *, every: int = 3) -> list[ChatMessages]:
     """Requests of growing length from one conversation: every ``every``-th prefix the chat API
     accepts (a prefix that ends between a tool call and its result is skipped)."""
-    require_int("every", every, minimum=1)
+    if isinstance(messages, (str, Message)) or not isinstance(messages, Sequence):
+        raise TypeError(f"messages must be a list of Message, got {type(messages).__name__}")
+    # a step past the conversation would leave one request: nothing to fit
+    require_int("every", every, minimum=1, maximum=max(1, len(messages)))
     wire = [m.to_openai() for m in messages]
     valid = []
     for n in range(1, len(wire) + 1):

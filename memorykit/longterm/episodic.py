@@ -15,12 +15,17 @@ An episode is recalled for a query by seed 003's hybrid relevance score::
 * ``K_e``: the episode's keywords: its content words ranked by frequency (the
   top ``max_keywords``), plus **every** token containing a digit (numbers and
   codes such as "4721" or "PAY-1234" are what a summary tends to lose);
-* ``T_q``: the query's distinct content words, **stop words removed**. With
-  stop words counted the keyword term could never be large: "What is the
-  locker code at the gym?" has 8 words but only 3 content words, and keywords
-  never contain stop words, so the overlap would be at most 3/8 and S at most
-  0.6 x 0.375 + 0.4 = 0.625, below the 0.7 threshold: nothing would ever be
-  recalled. A query with no content word has a keyword term of 0;
+* ``T_q``: the query's tokens: by default (``query_tokens="all"``) every
+  distinct lowercased word of the query, as seed 003 defines it ("tokens in
+  query"), stop words included. So "what refund policy" against the keywords
+  {refund, policy, ticket} 24 h later scores 0.6 x 2/3 + 0.4 x e^-1 = 0.547,
+  not recalled at 0.7. memorykit's variant, ``query_tokens="content"``, keeps
+  only content words: keywords never contain stop words, so with them counted
+  the keyword term of a long question stays small ("What is the locker code at
+  the gym?" has 7 distinct words but 3 content words: overlap at most 3/7, S at
+  most 0.6 x 3/7 + 0.4 = 0.657, below 0.7, never recalled); without them the same
+  refund query scores 0.6 x 1 + 0.147 = 0.747 and is recalled. A query with no
+  term has a keyword term of 0;
 * ``dt = now - episode end time`` (clamped at 0), ``tau`` 24 hours;
 * alpha 0.6, beta 0.4; an episode is injected when ``S > threshold`` (0.7),
   strictly, as seed 003's retrieval diagram says ("Score > 0.7").
@@ -55,6 +60,7 @@ from memorykit._text import STOPWORDS, has_digit, words
 from memorykit._validate import (
     require_between,
     require_bool,
+    require_choice,
     require_int,
     require_positive,
     require_real,
@@ -82,10 +88,18 @@ def content_words(text: str) -> list[str]:
     return out
 
 
-def query_terms(query: str) -> frozenset[str]:
-    """T_q: the distinct content words of a query (see the module docstring for why)."""
+QUERY_TOKENS = ("all", "content")
+"""What ``T_q`` is made of: every word (seed 003) or content words only (memorykit's variant)."""
+
+
+def query_terms(query: str, query_tokens: str = "all") -> frozenset[str]:
+    """T_q: the distinct lowercased words of a query ("all", the seed) or its content words
+    ("content"); see the module docstring for what each does to recall."""
     require_str("query", query)
-    return frozenset(content_words(query))
+    require_choice("query_tokens", query_tokens, QUERY_TOKENS)
+    if query_tokens == "content":
+        return frozenset(content_words(query))
+    return frozenset(w.lower() for w in words(query))
 
 
 def extract_keywords(texts: Iterable[str], max_keywords: int = 12) -> tuple[str, ...]:
@@ -109,7 +123,7 @@ def extract_keywords(texts: Iterable[str], max_keywords: int = 12) -> tuple[str,
 
 
 def keyword_overlap(keywords: Iterable[str], terms: frozenset[str]) -> float:
-    """|K_e & T_q| / |T_q|, or 0.0 for a query without content words."""
+    """|K_e & T_q| / |T_q|, or 0.0 for a query without terms."""
     if not terms:
         return 0.0
     return len(terms & set(keywords)) / len(terms)
@@ -206,6 +220,9 @@ class EpisodicSettings:
     """Token cap on one episode's summary (passed to the summarizer)."""
     recall_limit: int = 3
     """At most this many episodes (the best) are injected per request."""
+    query_tokens: str = "all"
+    """T_q: "all" words of the query (seed 003) or "content" words only (stop words and
+    1-2 letter words dropped: memorykit's variant, under which long questions can be recalled)."""
 
     def __post_init__(self) -> None:
         require_int("stm_limit", self.stm_limit, minimum=1)
@@ -219,6 +236,7 @@ class EpisodicSettings:
         require_int("max_keywords", self.max_keywords, minimum=0)
         require_int("summary_max_tokens", self.summary_max_tokens, minimum=1)
         require_int("recall_limit", self.recall_limit, minimum=0)
+        require_choice("query_tokens", self.query_tokens, QUERY_TOKENS)
 
     @property
     def trigger(self) -> float:
@@ -370,7 +388,7 @@ class EpisodicMemory:
     # ---------------------------------------------------------------- reading
     def score(self, query: str, now: float) -> list[EpisodeScore]:
         """Every episode scored against ``query`` at time ``now``, in episode order."""
-        terms = query_terms(query)
+        terms = query_terms(query, self.settings.query_tokens)
         now = require_real("now", now)
         if not self.episodes:
             return []
@@ -423,6 +441,7 @@ __all__ = [
     "EpisodeScore",
     "EpisodicMemory",
     "EpisodicSettings",
+    "QUERY_TOKENS",
     "content_words",
     "episode_scores",
     "full_match_horizon_seconds",

@@ -25,9 +25,12 @@ Where seed 002's code and text differ, this module follows the text:
 * "linked to an active task": the seed's code tests ``obj.id in
   task.dependencies``, but its text (section 5) says tasks carry no pointers
   and mention entities in natural language. Here an object is linked to a task
-  when it is within ``link_hops`` graph hops (default 1) of an entity the
-  extractor finds in the task's description, current step, blocking reason or
-  dependencies; 0 hops means mentioned by name.
+  when the extractor finds it in the task's description, current step,
+  blocking reason or dependencies: the object itself, as the seed's membership
+  test (``link_hops=0``, the default). ``link_hops=1`` is memorykit's
+  graph-neighbour variant: an object one hop from such an entity counts too, so
+  a belief about a vendor a task names earns the task's +0.4 (a 0.88 belief
+  linked to a note and mentioned 9 turns ago: 0.464 by the seed, 0.864 so).
 * "linked to a note": the code tests ``obj.id in note.context``; the text
   extracts entities from the note's content. Both are used (their union).
 * Candidates are the 2-hop graph neighbourhood of the entities of active
@@ -163,8 +166,9 @@ class SalienceWeights:
     """Times a belief's strength."""
     recency_turns: int = 5
     """'Recent' means mentioned this turn or in the previous recency_turns - 1 (seed: last 5)."""
-    link_hops: int = 1
-    """Graph hops within which an object counts as linked to a task or note (0: named in it)."""
+    link_hops: int = 0
+    """Graph hops within which an object counts as linked to a task or note: 0 (seed 002) means
+    named in it; 1 also counts the graph neighbours of what it names (memorykit's variant)."""
     neighbourhood_depth: int = 2
     """Hops of the knowledge-graph query that proposes candidates (seed: 2-hop)."""
     max_objects: int = 20

@@ -21,7 +21,9 @@ def test_complete_sends_what_it_should_and_returns_the_reply(server):
     assert req.body["temperature"] == 0
     assert req.body["max_tokens"] == 50
     tok = Tokenizer()
-    assert model.last_usage.prompt_tokens == tok.count("Be brief.") + tok.count("hello there")
+    # the loopback bills OpenAI's recipe: 3 per message + role + content, and 3 for the primer
+    assert model.last_usage.prompt_tokens == (3 + (3 + tok.count("system") + tok.count("Be brief."))
+                                              + (3 + tok.count("user") + tok.count("hello there")))
     assert model.last_usage.completion_tokens == tok.count("Scripted reply to: hello there")
     assert model.last_finish_reason == "stop" and model.calls == 1
 
