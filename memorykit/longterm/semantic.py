@@ -130,8 +130,8 @@ class SemanticMemory:
         """How many units each stored message produced (0: not embedded, e.g. a tool payload)."""
         self.embedded_count = 0
         self._unconfirmed: set[str] = set()
-        # Prefixed ids of messages whose last write failed: the store may hold some of their
-        # units, which are discarded before the next attempt (ids must not clash).
+        # Ids of messages whose last write failed: the store may hold some of their units,
+        # which are discarded before the next attempt (ids must not clash).
 
     def stores(self, message: Message) -> bool:
         """Would ``add`` embed this message (is its role one of ``settings.roles``)?"""
@@ -171,14 +171,20 @@ class SemanticMemory:
                 })
         if ids:
             vectors = self._checked_vectors(self.embedder.embed(texts), len(texts))
-            retried = [i for i in ids if i.rpartition("#")[0] in self._unconfirmed]
-            if retried:
-                self.store.discard(retried)
-            self._unconfirmed.update(f"{self.key_prefix}{mid}" for mid, n in counts.items() if n)
-            self.store.add(ids, vectors, payloads)
+            unconfirmed = self._unconfirmed
+            if unconfirmed:
+                retried = [f"{self.key_prefix}{mid}#{k}" for mid, n in counts.items()
+                           if mid in unconfirmed for k in range(n)]
+                if retried:
+                    self.store.discard(retried)
+            try:
+                self.store.add(ids, vectors, payloads)
+            except BaseException:
+                # the store may hold some of these units now: clean them up before a retry
+                unconfirmed.update(mid for mid, n in counts.items() if n)
+                raise
+            unconfirmed.difference_update(counts)
             self.embedded_count += len(ids)
-        for mid in counts:
-            self._unconfirmed.discard(f"{self.key_prefix}{mid}")
         self.units_of.update(counts)
         return ids
 
