@@ -364,3 +364,16 @@ def test_replay_buffer_records_what_the_buffer_decided(conv):
         replay_buffer(conv, FIFOBuffer(800, trace=Trace(max_events=5)), policy="fifo", params={})
     with pytest.raises(TypeError, match="buffer must be a MessageBuffer"):
         replay_buffer(conv, [], policy="fifo", params={})
+
+
+def test_weighted_window_rows_follow_weighted_context_not_arrival(conv):
+    """The table lesson 02 prints is weighted_context's order: effective importance
+    descending, each row's arrival place consistent with the window, the system prompt last."""
+    from memorykit.lessons.pruning_app import weighted_window_rows
+
+    rows = weighted_window_rows(conv, budget=1500)
+    effective = [float(r["effective"]) for r in rows]
+    assert effective == sorted(effective, reverse=True)
+    assert sorted(r["arrival"] for r in rows) == list(range(len(rows)))
+    assert [r["arrival"] for r in rows] != list(range(len(rows)))
+    assert rows[-1]["kind"] == "system" and rows[-1]["effective"] == "0.000"
