@@ -378,6 +378,9 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
     "memorykit.lessons.checks.buffers.check_pruning_choice": {"policy": "fifo"},
     "memorykit.lessons.checks.buffers.check_summary_settings": {
         "threshold": 0.9, "target": 0.5, "min_recent": 4},
+    "memorykit.lessons.checks.buffers.check_attention_window": {
+        "window_tokens": 500, "neighbours": 0},
+    "memorykit.lessons.checks.buffers.check_context_boost": {"boost_to": 0.86},
     "memorykit.lessons.checks.entities.check_entity_capacity": {"max_size": 20},
     "memorykit.lessons.checks.entities.check_entity_ttl": {"ttl_minutes": 30},
     "memorykit.lessons.checks.longterm.check_episodic_tau": {"tau_hours": 35},

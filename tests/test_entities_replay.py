@@ -181,3 +181,20 @@ def test_replay_lookups_follow_the_turns(small):
         replay_lookups(small, rt, n_turns=-1)
     with pytest.raises(TypeError, match="must run on a StepClock"):
         replay_lookups(small, ReadThroughMemory(RelevanceMemory(5), InMemoryStore()))
+
+
+def test_summary_rounds_report_every_round_and_bound_the_notes(small):
+    """Rounds fall every ``summarize_every`` turns; every folded entity is a note or counted
+    as older; the notes never pass ``max_notes``; the prompt printed is the memory's own."""
+    from memorykit.evaluation.entity_replay import summary_rounds
+
+    rows, memory = summary_rounds(small, n_turns=40, summarize_every=5, max_notes=3)
+    first = small.turns[0].turn
+    assert [r["round at turn"] for r in rows] == list(range(first + 4, first + 40, 5))[:len(rows)]
+    assert len(rows) >= 7
+    assert sum(r["folded"] for r in rows) == rows[-1]["notes"] + rows[-1]["older (counted)"]
+    assert max(r["notes"] for r in rows) <= 3
+    assert rows[-1]["notes"] == len(memory.notes) and rows[-1]["in memory"] == len(memory.entities)
+    assert all(r["prompt tokens"] > 0 for r in rows)
+    with pytest.raises(ValueError, match="n_turns must be >= 1, got 0"):
+        summary_rounds(small, n_turns=0)

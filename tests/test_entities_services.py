@@ -135,3 +135,27 @@ def test_hybrid_folds_stale_entities_into_the_summary():
     assert len(request) > 1
     with pytest.raises(ValueError, match="summarize_every must be >= 1, got 0"):
         EntitySummaryMemory(EntityMemory(5), FIFOBuffer(), summarize_every=0)
+
+
+def test_hybrid_rounds_notes_and_overflow_are_readable():
+    """``last_round`` moves on every round, even one that folds nothing; notes past
+    ``max_notes`` are dropped oldest first and only counted; one access reads "1 access"."""
+    clock = StepClock()
+    hybrid = EntitySummaryMemory(EntityMemory(20, clock=clock), FIFOBuffer(max_tokens=500),
+                                 summarize_every=2, max_notes=2)
+    assert hybrid.last_round == 0 and hybrid.notes == () and hybrid.older_notes == 0
+    assert hybrid.end_turn(2) == [] and hybrid.last_round == 2  # a round with nothing to fold
+    for i in range(3):
+        hybrid.add_entity(Entity("page", i, f"P{i}"), turn=3)
+    hybrid.entities.get("page:0", turn=3)
+    assert hybrid.end_turn(3) == [] and hybrid.last_round == 2  # not a round yet
+    folded = hybrid.end_turn(5)  # cutoff turn 3: all three pages are stale
+    assert [e.key for e in folded] == ["page:0", "page:1", "page:2"]
+    assert [e.key for e, _ in hybrid.notes] == ["page:1", "page:2"] and hybrid.older_notes == 1
+    assert hybrid.entity_summary == ('Earlier the user worked on: page 2 "P2" (0 accesses), '
+                                     'page 1 "P1" (0 accesses), and 1 older entities.')
+    hybrid = EntitySummaryMemory(EntityMemory(20, clock=clock), FIFOBuffer(), summarize_every=1)
+    hybrid.add_entity(Entity("page", 7, "Seven"), turn=1)
+    hybrid.entities.get("page:7", turn=1)
+    hybrid.end_turn(2)
+    assert hybrid.entity_summary == 'Earlier the user worked on: page 7 "Seven" (1 access).'

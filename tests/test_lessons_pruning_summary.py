@@ -364,3 +364,71 @@ def test_replay_buffer_records_what_the_buffer_decided(conv):
         replay_buffer(conv, FIFOBuffer(800, trace=Trace(max_events=5)), policy="fifo", params={})
     with pytest.raises(TypeError, match="buffer must be a MessageBuffer"):
         replay_buffer(conv, [], policy="fifo", params={})
+
+
+def test_weighted_window_rows_follow_weighted_context_not_arrival(conv):
+    """The table lesson 02 prints is weighted_context's order: effective importance
+    descending, each row's arrival place consistent with the window, the system prompt last."""
+    from memorykit.lessons.pruning_app import weighted_window_rows
+
+    rows = weighted_window_rows(conv, budget=1500)
+    effective = [float(r["effective"]) for r in rows]
+    assert effective == sorted(effective, reverse=True)
+    assert sorted(r["arrival"] for r in rows) == list(range(len(rows)))
+    assert [r["arrival"] for r in rows] != list(range(len(rows)))
+    assert rows[-1]["kind"] == "system" and rows[-1]["effective"] == "0.000"
+
+
+# ------------------------------------------- lesson 03: attention window, contexts
+def test_attention_recall_matches_the_window_run_directly(conv):
+    """The table's counts are AttentionWindow's own selections; the recency column counts
+    facts among the newest messages that fit, and neighbours never find more facts than none
+    at the same budget here."""
+    from memorykit.buffers.attention import AttentionWindow
+    from memorykit.lessons import focus_app as fa
+
+    rows = {(r["window_tokens"], r["neighbours"]): r for r in fa.attention_recall(conv)}
+    buffer = FIFOBuffer(max_tokens=None)
+    buffer.extend(conv.messages)
+    window = AttentionWindow(buffer, window_tokens=250, neighbours=0)
+    direct = sum(f.message_id in window.select_with_scores(f.question).ids for f in conv.facts)
+    assert rows[(250, 0)]["facts found"] == f"{direct}/{len(conv.facts)}"
+    for (tokens, neighbours), row in rows.items():
+        found = int(row["facts found"].split("/")[0])
+        assert found <= int(rows[(tokens, 0)]["facts found"].split("/")[0])
+        assert int(row["mean tokens used"]) <= tokens
+    fact_ids = {f.message_id for f in conv.facts}
+    last_fact = max(i for i, m in enumerate(conv.messages) if m.id in fact_ids)
+    reach = sum(m.billed_tokens for m in conv.messages[last_fact:])
+    assert fa.recency_hits(conv, reach) == 1 and fa.recency_hits(conv, reach - 1) == 0
+    assert fa.recency_hits(conv, 10**7) == len(conv.facts)
+    with pytest.raises(ValueError, match="window_tokens must be >= 1, got 0"):
+        fa.recency_hits(conv, 0)
+
+
+def test_context_story_follows_switch_stack_return_merge(conv):
+    from memorykit.lessons import focus_app as fa
+
+    rows = fa.context_story(conv)
+    assert [r["active"] for r in rows] == ["main", "side", "side", "main", "main", "main"]
+    assert [r["stack"] for r in rows] == ["-", "main", "main", "-", "-", "-"]
+    assert rows[1]["left-off message"] == "importance 0.90"  # boosted on leaving
+    assert "side" not in rows[-1]["contexts"]  # merged away
+    survival = fa.boost_survival(conv, (0.0, 0.9), (0, 10))
+    assert survival[1] == {"boost_to": "0.90", "after 0": "kept", "after 10": "kept"}
+    with pytest.raises(ValueError, match="after must be >= 0, got -1"):
+        fa.boost_survival(conv, (0.9,), (-1,))
+
+
+def test_attention_and_context_checkers():
+    from memorykit.lessons.checks import check_attention_window, check_context_boost
+
+    assert check_attention_window(500, 0)
+    seed = check_attention_window(500, 1)
+    assert not seed and "neighbour" in seed.reason
+    assert not check_attention_window(1000, 0)  # over the exercise's 500 tokens
+    assert not check_attention_window(0, 0)
+    assert check_context_boost(0.86)
+    assert not check_context_boost(0.85)
+    assert "smallest" in check_context_boost(0.9).reason
+    assert "not valid" in check_context_boost(1.5).reason

@@ -11,7 +11,9 @@ Two guarantees the seed's sketch lacks: a tool call and its results are
 selected together (a result without its call is an invalid prompt), and the
 budget, in billed tokens, always holds.
 
-Taught in ``notebooks/03_summary_buffer.ipynb``.
+Taught in ``notebooks/03_summary_buffer.ipynb``, section "The attention window: what matches
+the question" (facts found per budget and neighbours, against a recency window), and its
+Exercise 3.
 """
 
 from __future__ import annotations

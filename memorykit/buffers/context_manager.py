@@ -8,7 +8,8 @@ while the agent is away. ``merge`` folds one context into another at 0.7 times
 the importance (merged material is background, not the focus), enforcing the
 target's limits; the target's trace records any eviction.
 
-Taught in ``notebooks/03_summary_buffer.ipynb``.
+Taught in ``notebooks/03_summary_buffer.ipynb``, section "Context switching: one window per
+task" (switch, stack, return, merge on the default conversation), and its Exercise 4.
 """
 
 from __future__ import annotations

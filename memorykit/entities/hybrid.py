@@ -70,10 +70,27 @@ class EntitySummaryMemory:
         return events
 
     @property
+    def last_round(self) -> int:
+        """The turn of the latest summary round (0 before the first): a caller sees that
+        ``end_turn`` ran a round even when the round found nothing stale to fold."""
+        return self._last_round
+
+    @property
+    def notes(self) -> tuple[tuple[Entity, int], ...]:
+        """The notes the summary holds, oldest first: (entity, its access count when folded)."""
+        return tuple(self._notes)
+
+    @property
+    def older_notes(self) -> int:
+        """Entities folded earlier whose notes were dropped past ``max_notes`` (only counted)."""
+        return self._older
+
+    @property
     def entity_summary(self) -> str:
         if not self._notes:
             return ""
-        parts = [f'{e.type} {e.id} "{e.label}" ({n} accesses)' for e, n in reversed(self._notes)]
+        parts = [f'{e.type} {e.id} "{e.label}" ({n} access{"" if n == 1 else "es"})'
+                 for e, n in reversed(self._notes)]
         text = "Earlier the user worked on: " + ", ".join(parts)
         if self._older:
             text += f", and {self._older} older entities"

@@ -28,6 +28,10 @@ matrices are written only where an entity changed during a turn (it was added,
 accessed or removed: ``EntityMemory.watch_changes``), then forward-filled with
 numpy instead of copied every turn. The memory is the caller's own
 ``EntityMemory``: its decisions are the ones measured.
+
+``summary_rounds(scenario)`` feeds the same session's mentions to seed 000's third pattern,
+``EntitySummaryMemory``, and reports each summary round (what it folded, the notes held, the
+system prompt's tokens).
 Taught in ``notebooks/04_entity_memory.ipynb``.
 """
 
@@ -43,12 +47,15 @@ import numpy as np
 from memorykit._history import memory_on_fresh_clock
 from memorykit._validate import require_int
 from memorykit.clock import StepClock
+from memorykit.buffers.policies import BufferWindow
+from memorykit.entities.hybrid import EntitySummaryMemory
 from memorykit.entities.memory import EntityMemory, RelevanceMemory, SlidingWindowMemory
 from memorykit.entities.records import Entity, EntityEviction
 from memorykit.entities.resolution import ReferenceResolver
 from memorykit.entities.scoring import SEED_WEIGHTS, RelevanceWeights, relevance_scores
 from memorykit.entities.store import Lookup, ReadThroughMemory
 from memorykit.scenarios.cms import CMSScenario, Mention
+from memorykit.tokens import Tokenizer, count_chat_tokens
 
 MemoryFactory = Callable[[StepClock], EntityMemory]
 
@@ -290,6 +297,40 @@ def compare_policies(
         row["readd_resolved"] = readd_resolved
         rows.append(row)
     return rows
+
+
+def summary_rounds(scenario: CMSScenario, *, n_turns: int = 80, max_size: int = 20,
+                   summarize_every: int = 10, max_notes: int = 12,
+                   encoding: str = "cl100k_base") -> tuple[list[dict[str, Any]], EntitySummaryMemory]:
+    """``EntitySummaryMemory`` (a relevance memory of ``max_size``, TTL off, so only the
+    summary rounds clear entities) fed the mentions of the first ``n_turns`` turns.
+
+    One row per summary round: entities still in working memory after it, entities it
+    folded into notes, notes held, entities whose notes were dropped past ``max_notes``
+    (only counted), and the billed tokens of the system prompt the model would be sent.
+    Returns the rows and the memory as it ends, so a reader can print its prompt.
+    """
+    require_int("n_turns", n_turns, minimum=1)
+    clock = StepClock()
+    memory = EntitySummaryMemory(RelevanceMemory(max_size, clock=clock, ttl_minutes=None),
+                                 BufferWindow(2 * summarize_every),
+                                 summarize_every=summarize_every, max_notes=max_notes)
+    counter = Tokenizer(encoding)
+    rows = []
+    for turn in scenario.turns[:n_turns]:
+        clock.set(turn.t_minutes * 60.0)
+        for m in sorted(turn.mentions, key=lambda m: (m.where != "user", m.span[0])):
+            memory.add_entity(scenario.entity(m.key), turn=turn.turn)
+        before = memory.last_round
+        folded = memory.end_turn(turn.turn)
+        if memory.last_round == before:
+            continue
+        system = {"role": "system", "content": memory.system_prompt()}
+        rows.append({"round at turn": turn.turn, "in memory": len(memory.entities),
+                     "folded": len(folded), "notes": len(memory.notes),
+                     "older (counted)": memory.older_notes,
+                     "prompt tokens": count_chat_tokens([system], counter)})
+    return rows, memory
 
 
 def replay_lookups(scenario: CMSScenario, read_through: ReadThroughMemory,

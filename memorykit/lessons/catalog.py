@@ -54,10 +54,11 @@ CATALOG: tuple[Lesson, ...] = (
            ("memorykit.buffers.policies", "memorykit.buffers.registry", "memorykit.trace",
             "memorykit.evaluation.buffer_replay"), ("001",)),
     Lesson(3, "03_summary_buffer.ipynb", "The summary buffer",
-           "The token sawtooth, summaries of summaries, which planted facts survive, and the "
-           "compression pipeline beside it.",
+           "The token sawtooth, summaries of summaries, which planted facts survive, the "
+           "compression pipeline, the attention window and named contexts (switch, return, merge).",
            ("memorykit.buffers.summary_buffer", "memorykit.summary",
-            "memorykit.buffers.compression", "memorykit.evaluation.summary_replay"),
+            "memorykit.buffers.compression", "memorykit.evaluation.summary_replay",
+            "memorykit.buffers.attention", "memorykit.buffers.context_manager"),
            ("001", "004")),
     Lesson(4, "04_entity_memory.ipynb", "Entity working memory",
            "Which page do you mean? Entities in a sliding window, relevance eviction, TTL and "

@@ -17,6 +17,8 @@ checker. Pure computation (tested, benchmarked):
   ``importance * exp(-decay_rate * age / half_life)`` over age for a few typical
   importances (vectorized, ``effective_importance_curves``); how old a message must be before
   a fresh one outranks it is ``memorykit.buffers.policies.overtake_minutes``.
+* ``weighted_window_rows(conv, ...)``: the recency policy's final window in the order its
+  ``weighted_context`` reads it (highest effective importance first) beside arrival order.
 
 Explorer: ``PruningExplorer`` (a budget slider and one slider per registered setting; fact
 survival per policy, the eviction timeline of every policy and rule, the recency curves).
@@ -160,6 +162,27 @@ def importance_curves(
     """Effective importance (rows: importances) against age in minutes (columns)."""
     zeros = np.zeros(len(importances))
     return effective_importance_curves(importances, zeros, minutes, decay_rate, half_life_minutes)
+
+
+def weighted_window_rows(conv: SimulatedConversation, *, budget: int = 1500,
+                         decay_rate: float = DEFAULT_DECAY,
+                         half_life_minutes: float = DEFAULT_HALF_LIFE) -> list[dict[str, Any]]:
+    """The recency policy's final window as ``weighted_context`` orders it, one row per message.
+
+    ``now`` is the conversation's last message, the moment the window would be read; the
+    ``arrival`` column is the message's place in the window oldest first, so a reader sees
+    how far the weighted order is from the order the messages were written in.
+    """
+    buffer = policy("recency").build(budget, decay_rate=decay_rate,
+                                     half_life_minutes=half_life_minutes)
+    buffer.extend(conv.messages)
+    now = conv.messages[-1].created_at
+    arrival = {m.id: i for i, m in enumerate(buffer.messages())}
+    return [{"rank": rank, "message": m.id, "kind": m.metadata["kind"], "turn": m.turn,
+             "arrival": arrival[m.id], "importance": f"{m.importance:.2f}",
+             "age (min)": f"{(now - m.created_at) / 60:.1f}",
+             "effective": f"{buffer.effective_importance(m, now):.3f}"}
+            for rank, m in enumerate(buffer.weighted_context(now), start=1)]
 
 
 def print_fact_fates(runs: dict[str, BufferReplay], facts: Sequence[Any]) -> None:

@@ -11,7 +11,8 @@ from ``memorykit.lessons.checks``.
 
 * ``check_budget``: ``notebooks/01_tokens_and_budgets.ipynb``.
 * ``check_pruning_choice``: ``notebooks/02_pruning_strategies.ipynb``.
-* ``check_summary_settings``: ``notebooks/03_summary_buffer.ipynb``.
+* ``check_summary_settings``, ``check_attention_window``, ``check_context_boost``:
+  ``notebooks/03_summary_buffer.ipynb``.
 * ``check_entity_capacity``, ``check_entity_ttl``: ``notebooks/04_entity_memory.ipynb``.
 * ``check_preemption_ratio``: ``notebooks/05_task_slots.ipynb``.
 * ``check_escalation``, ``check_min_shared_entities``: ``notebooks/06_notes_ttl.ipynb``.
@@ -32,6 +33,10 @@ from memorykit.lessons.checks.buffers import (
     check_pruning_choice,
     SUMMARY_EXERCISE,
     check_summary_settings,
+    ATTENTION_EXERCISE,
+    check_attention_window,
+    CONTEXT_EXERCISE,
+    check_context_boost,
 )
 from memorykit.lessons.checks.workspace import (
     PREEMPTION_EXERCISE,
@@ -72,6 +77,8 @@ from memorykit.lessons.checks.tuning import (
 )
 
 __all__ = [
+    "ATTENTION_EXERCISE",
+    "CONTEXT_EXERCISE",
     "BUDGET_EXERCISE",
     "COLUMNS_EXERCISE",
     "ENTITY_TTL_TARGET",
@@ -87,6 +94,8 @@ __all__ = [
     "Verdict",
     "WINDOW_EXERCISE_DISTRACTORS",
     "budget_bounds",
+    "check_attention_window",
+    "check_context_boost",
     "check_beats_bm25",
     "check_budget",
     "check_column_limits",

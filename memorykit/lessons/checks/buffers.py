@@ -182,3 +182,72 @@ def check_summary_settings(
         return report(Verdict(name, False, f"{label}: " + "; ".join(problems), details), show)
     return report(Verdict(name, True, f"{label}: {n} rounds and {fact_id} survives", details),
                    show)
+
+
+# ---------------------------------------- lesson 03: attention window, context switching
+ATTENTION_EXERCISE = {"max_window_tokens": 500, "min_facts": 40}
+"""Lesson 03: an attention window of at most 500 tokens that finds at least 40 of the 50
+planted facts when asked each fact's question."""
+
+
+def check_attention_window(window_tokens: Any, neighbours: Any, *, show: bool = False) -> Verdict:
+    """Lesson 03: ``AttentionWindow`` settings (at most 500 tokens) whose selection holds the
+    fact's message for at least 40 of the 50 planted facts' questions."""
+    from memorykit.lessons.focus_app import attention_hits, recency_hits
+
+    name = "03 attention"
+    p = ATTENTION_EXERCISE
+    conv = default_conversation()
+    try:
+        found, tokens = attention_hits(conv, window_tokens, neighbours)
+    except (TypeError, ValueError) as exc:
+        return report(Verdict(name, False, f"these settings are not valid: {exc}"), show)
+    label = f"window_tokens={window_tokens} neighbours={neighbours}"
+    details = (f"{found}/{len(conv.facts)} fact messages selected, {tokens:.0f} tokens used on "
+               "average (the system prompt is always included first)",
+               f"the newest messages that fit the same {window_tokens} tokens hold "
+               f"{recency_hits(conv, window_tokens)} facts")
+    if window_tokens > p["max_window_tokens"]:
+        return report(Verdict(name, False, f"{label}: the exercise allows at most "
+                               f"{p['max_window_tokens']} tokens", details), show)
+    if found < p["min_facts"]:
+        hint = ("each neighbour is paid for from the same budget, so fewer hits fit"
+                if neighbours else "a smaller window stops at the first hit that does not fit")
+        return report(Verdict(name, False, f"{label} finds {found} facts, fewer than "
+                               f"{p['min_facts']}: {hint}", details), show)
+    return report(Verdict(name, True, f"{label} finds {found} facts in at most "
+                           f"{window_tokens} tokens", details), show)
+
+
+CONTEXT_EXERCISE = {"after": 20, "step": 0.01}
+"""Lesson 03: the smallest ``boost_to`` (to 0.01) under which "main" still holds the message
+it was left at 20 messages past the return from the interruption."""
+
+
+def check_context_boost(boost_to: Any, *, show: bool = False) -> Verdict:
+    """Lesson 03: the smallest ``boost_to`` for ``ContextManager`` (to within 0.01) under which
+    the message "main" was left at survives 20 messages after returning from the interruption."""
+    from memorykit.lessons.focus_app import boost_survival
+
+    name = "03 context"
+    after, step = CONTEXT_EXERCISE["after"], CONTEXT_EXERCISE["step"]
+    column = f"after {after}"
+    try:
+        lower = max(0.0, boost_to - step)
+        rows = boost_survival(default_conversation(), (boost_to, lower), (after,))
+    except (TypeError, ValueError) as exc:
+        return report(Verdict(name, False, f"this boost_to is not valid: {exc}"), show)
+    kept, lower_kept = (row[column] == "kept" for row in rows)
+    details = (f"boost_to={boost_to:g}: {rows[0][column]} {after} messages after the return",
+               f"boost_to={lower:g}: {rows[1][column]}")
+    if not kept:
+        return report(Verdict(name, False, f"boost_to={boost_to:g} is too low: the left-off "
+                               f"message is evicted within {after} messages of the return; its "
+                               "effective importance, boost times the recency weight, fell "
+                               "below the newer messages'", details), show)
+    if lower_kept and boost_to > 0:
+        return report(Verdict(name, False, f"boost_to={boost_to:g} keeps it, but so does "
+                               f"{lower:g}: look for the smallest", details), show)
+    return report(Verdict(name, True, f"boost_to={boost_to:g} is the smallest boost (to "
+                           f"{step:g}) that keeps the left-off message {after} messages after "
+                           "the return", details), show)
