@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any, Literal, Mapping
 
 from memorykit._validate import require_int, require_str
-from memorykit.clock import Clock, StepClock
+from memorykit.clock import Clock, StepClock, TurnClock, time_basis
 from memorykit.tokens import ChatFormat, TokenCounter, Tokenizer, role_tokens
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -210,7 +210,10 @@ class MessageFactory:
     """Creates messages with ids, turns, times and token counts filled in.
 
     Each content is tokenized exactly once, here; buffers only add the numbers.
-    The clock is read once per message.
+    The clock is read once per message. It defaults to a ``StepClock`` at 0 (the
+    simulated basis, ``memorykit.clock``): messages stand still in time until the
+    caller moves the clock. On a ``TurnClock`` the factory starts the clock's next
+    turn at each new user turn, so every message of turn n is stamped ``n`` steps in.
     """
 
     def __init__(
@@ -235,6 +238,14 @@ class MessageFactory:
         # less per message); any other counter, or a counter swapped in later, goes
         # through counter.count.
         self._fast_counter = self.counter if type(self.counter) is Tokenizer else None
+
+    @property
+    def time_basis(self) -> str:
+        """The basis of the times this factory stamps ("simulated" by default; ``memorykit.clock``)."""
+        return time_basis(self.clock)
+
+    def __repr__(self) -> str:
+        return f"MessageFactory(turn={self.turn}, clock={self.clock!r}, time_basis={self.time_basis!r})"
 
     def new_id(self) -> str:
         self._next += 1
@@ -264,6 +275,9 @@ class MessageFactory:
         if turn is None:
             if role == "user" and not summary_depth:
                 self.turn += 1
+                # The factory is where a user turn begins, so it is what moves a per-turn clock.
+                if isinstance(self.clock, TurnClock):
+                    self.clock.begin_turn()
             turn = self.turn
         counter = self.counter
         if counter is self._fast_counter:

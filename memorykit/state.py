@@ -27,7 +27,7 @@ What goes in the JSON and what must be passed again:
 
 * Settings, data and indexes go in the JSON.
 * The library's own collaborators (``Tokenizer``, by its encoding's name; ``StepClock``;
-  ``WallClock``; the extractive summarizer; the lexical embedder; the scripted critic; a
+  ``TurnClock``; ``WallClock``; the extractive summarizer; the lexical embedder; the scripted critic; a
   ``MemoCounter``, restored with an empty memo) are described by class and parameters and
   rebuilt.
 * Anything else (a summarizer, critic, embedder, clock or LLM of your own, a lambda) is not

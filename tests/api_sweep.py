@@ -463,6 +463,12 @@ ACCEPTED[("memorykit.evaluation.baselines.BM25Retrieval.min_score", "huge int")]
     "a BM25 score has no upper bound: a huge minimum keeps nothing, which is well defined")
 for _name in ("start_time", "created_at", "started_at", "active_from", "active_until", "now"):
     ACCEPTED[(_name, "negative")] = "a clock may start at any finite time, also before 0"
+for _clock in ("StepClock", "TurnClock"):
+    for _label in ("negative", "huge int"):
+        ACCEPTED[(f"memorykit.clock.{_clock}.start", _label)] = (
+            "a clock may start at any finite time, before 0 or far ahead")
+ACCEPTED[("seconds_per_turn", "huge int")] = (
+    "a turn may stand for any positive duration: a day a turn is well defined")
 for _kind, _line in (("Uniform", "real line"), ("RandInt", "integers")):
     for _name, _label in (("low", "negative"), ("high", "huge int")):
         ACCEPTED[(f"memorykit.evaluation.sweep.{_kind}.{_name}", _label)] = (

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memorykit.clock import StepClock
+from memorykit.clock import StepClock, WallClock
 from memorykit.entities import (
     Entity,
     EntityMemory,
@@ -180,7 +180,7 @@ def test_replay_lookups_follow_the_turns(small):
     with pytest.raises(ValueError, match="n_turns must be >= 0, got -1"):
         replay_lookups(small, rt, n_turns=-1)
     with pytest.raises(TypeError, match="must run on a StepClock"):
-        replay_lookups(small, ReadThroughMemory(RelevanceMemory(5), InMemoryStore()))
+        replay_lookups(small, ReadThroughMemory(RelevanceMemory(5, clock=WallClock()), InMemoryStore()))
 
 
 def test_summary_rounds_report_every_round_and_bound_the_notes(small):

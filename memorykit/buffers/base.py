@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from memorykit._validate import require_int, require_optional_int
-from memorykit.clock import Clock
+from memorykit.clock import Clock, time_basis
 from memorykit.messages import Message, check_importance
 from memorykit.tokens import ChatFormat
 from memorykit.trace import Eviction, OverBudget, Trace, VictimTuple
@@ -79,6 +79,10 @@ class MessageBuffer:
     Subclasses choose victims; this class does everything else. The token total
     is what the chat API would bill for the window as a prompt: each message's
     billed tokens plus the reply primer.
+
+    ``clock`` (None by default) is where time-aware policies read "now"; without
+    one they use the newest message's ``created_at`` ("message time", on the
+    ``MessageFactory``'s clock), so a buffer never ages messages on a basis of its own.
     """
 
     rule = "fifo"
@@ -387,5 +391,6 @@ class MessageBuffer:
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(entries={len(self._messages)}, tokens={self._tokens}, "
-            f"max_tokens={self.max_tokens}, max_entries={self.max_entries})"
+            f"max_tokens={self.max_tokens}, max_entries={self.max_entries}, "
+            f"time_basis={time_basis(self.clock)!r})"
         )

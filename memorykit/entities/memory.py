@@ -29,9 +29,11 @@ Decisions the seed leaves open, made here:
 * TTL is idle time, on by default at seed 000's session timeout of
   ``SEED_TTL_MINUTES`` (5 minutes; ``ttl_minutes=None`` turns it off): an
   entity expires when ``now - last_access > ttl`` (strictly greater: one
-  touched exactly ``ttl`` ago is still remembered). The clock is the wall clock
-  unless one is given, so with the defaults an entity untouched for five real
-  minutes is forgotten.
+  touched exactly ``ttl`` ago is still remembered). The clock is a ``StepClock``
+  at 0 unless one is given (the library's simulated default, ``memorykit.clock``):
+  time, and so the TTL, moves only when the caller moves it. A live agent passes
+  ``WallClock()`` (five real idle minutes forget an entity); an agent loop without
+  timestamps shares its ``MessageFactory``'s ``TurnClock`` (five turns at 60 s).
   Expiry is checked for the one key on every ``get`` and swept over the whole
   memory on ``add``, ``recent`` and ``expire``.
 
@@ -49,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from memorykit._validate import require_bool, require_int, require_positive
-from memorykit.clock import Clock, WallClock
+from memorykit.clock import Clock, StepClock, time_basis
 from memorykit.entities.records import (
     Entity,
     EntityEviction,
@@ -110,7 +112,7 @@ class EntityMemory:
         self.ttl_minutes = None if ttl_minutes is None else require_positive("ttl_minutes", ttl_minutes)
         self._ttl_seconds = None if ttl_minutes is None else self.ttl_minutes * 60.0
         if clock is None:
-            clock = WallClock()
+            clock = StepClock()
         if not callable(getattr(clock, "now", None)):
             raise TypeError(f"clock must have a now() method, got {clock!r}")
         if not isinstance(weights, RelevanceWeights):
@@ -416,7 +418,7 @@ class EntityMemory:
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(entities={len(self._slots)}, max_size={self.max_size}, "
-            f"ttl_minutes={self.ttl_minutes})"
+            f"ttl_minutes={self.ttl_minutes}, time_basis={time_basis(self.clock)!r})"
         )
 
 

@@ -61,9 +61,10 @@ CATALOG: tuple[Lesson, ...] = (
             "memorykit.buffers.attention", "memorykit.buffers.context_manager"),
            ("001", "004")),
     Lesson(4, "04_entity_memory.ipynb", "Entity working memory",
-           "Which page do you mean? Entities in a sliding window, relevance eviction, TTL and "
-           "reference resolution.",
-           ("memorykit.entities", "memorykit.scenarios.cms", "memorykit.evaluation.entity_replay"),
+           "Which page do you mean? Entities in a sliding window, relevance eviction, TTL on "
+           "three clocks (wall, simulated, per turn) and reference resolution.",
+           ("memorykit.entities", "memorykit.scenarios.cms", "memorykit.evaluation.entity_replay",
+            "memorykit.clock"),
            ("000",)),
     Lesson(5, "05_task_slots.ipynb", "Task slots",
            "Slot occupancy over a month of work: admissions, preemptions at 1.3x the lowest, "

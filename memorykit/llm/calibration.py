@@ -102,9 +102,8 @@ def calibrate(
     if isinstance(requests, (str, dict)) or not isinstance(requests, Sequence):
         raise TypeError(f"requests must be a list of message lists, got {type(requests).__name__}")
     for k, request in enumerate(requests):
-        check_chat_messages(request)
         try:
-            validate_wire(request)
+            check_chat_messages(request)
         except ValueError as exc:
             raise ValueError(f"requests[{k}] is not a valid chat request: {exc}") from None
     if len({len(r) for r in requests}) < 2:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import operator
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -37,6 +37,7 @@ from memorykit.llm.client import (
     require_openai,
     resolve_client,
 )
+from memorykit.messages import validate_wire
 
 ChatMessages = list[dict[str, Any]]
 
@@ -51,21 +52,17 @@ class ChatModel(Protocol):
 
 
 def check_chat_messages(messages: Any) -> ChatMessages:
-    """Validate a chat message list: a non-empty list of dicts with a role and str content."""
-    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
-        raise TypeError(f"messages must be a list of dicts, got {type(messages).__name__}")
+    """A copy of ``messages`` once it is a request the chat API accepts, checked before the network.
+
+    A non-empty list that passes ``memorykit.messages.validate_wire``, the one history validator
+    (dicts with a known role and str content, the system message first, each tool result right
+    after the call that issued it, no orphan): a request the API would reject with a 400 fails
+    here, naming the message, instead of costing a round trip.
+    """
+    validate_wire(messages)
     if not messages:
         raise ValueError("messages must not be empty, got []")
-    out: ChatMessages = []
-    for i, m in enumerate(messages):
-        if not isinstance(m, Mapping):
-            raise TypeError(f"messages[{i}] must be a dict, got {m!r}")
-        if m.get("role") not in ("system", "user", "assistant", "tool", "developer"):
-            raise ValueError(f"messages[{i}]['role'] must be a chat role, got {m.get('role')!r}")
-        if not isinstance(m.get("content"), str):
-            raise TypeError(f"messages[{i}]['content'] must be a str, got {m.get('content')!r}")
-        out.append(dict(m))
-    return out
+    return [dict(m) for m in messages]
 
 
 @dataclass(frozen=True, slots=True)

@@ -528,8 +528,11 @@ class FakeOpenAIServer:
         """The responder's full reply (the handler cuts it to the request's token limit)."""
         with self._lock:  # scripted models keep state: one reply at a time
             if callable(getattr(self.chat, "complete", None)):
+                # The wire fields (tool_calls, tool_call_id) stay: the model validates the
+                # history as the endpoint would. Only content is made a str (null is allowed
+                # on the wire for an assistant message that only calls tools).
                 clean = [
-                    {"role": m.get("role"), "content": str(m.get("content") or "")}
+                    {**m, "content": str(m.get("content") or "")}
                     for m in messages if isinstance(m, dict)
                 ]
                 reply = self.chat.complete(clean)

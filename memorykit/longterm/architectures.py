@@ -50,7 +50,7 @@ from typing import Any
 from memorykit._validate import require_int
 from memorykit.buffers.attention import AttentionWindow
 from memorykit.buffers.base import MessageBuffer
-from memorykit.clock import Clock
+from memorykit.clock import Clock, time_basis
 from memorykit.context import Context, ContextItem, check_request
 from memorykit.embeddings import Embedder
 from memorykit.llm.critic import Critic, ScriptedCritic
@@ -205,7 +205,8 @@ class Architecture:
         return window_parts(self.short_term_messages(), self.pricer)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.name!r}, seen={len(self._seen)})"
+        return (f"{type(self).__name__}({self.name!r}, seen={len(self._seen)}, "
+                f"time_basis={time_basis(self.clock)!r})")
 
 
 class ContextWindowArchitecture(Architecture):

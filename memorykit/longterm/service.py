@@ -74,7 +74,7 @@ from typing import Any
 from memorykit._validate import require_between, require_choice, require_int, require_str
 from memorykit.buffers.base import MessageBuffer
 from memorykit.buffers.summary_buffer import SummaryBuffer
-from memorykit.clock import Clock
+from memorykit.clock import Clock, time_basis
 from memorykit.context import Context, ContextItem, check_request
 from memorykit.embeddings import Embedder, LexicalHashingEmbedder
 from memorykit.longterm._fitting import ItemPricer, Part, check_history, fit, is_instruction
@@ -493,7 +493,8 @@ class MemoryService:
     def __repr__(self) -> str:
         return (
             f"MemoryService(sessions={len(self.sessions)}, stored={len(self.store)}, "
-            f"scope={self.settings.storage_scope!r}, batch_size={self.settings.batch_size})"
+            f"scope={self.settings.storage_scope!r}, batch_size={self.settings.batch_size}, "
+            f"time_basis={time_basis(self.clock)!r})"
         )
 
 

@@ -14,7 +14,9 @@ explained event:
   columns for the prompt and ``render_flat()`` the undifferentiated baseline.
 
 The clock is read once per public operation, and the same instant is used by
-every column. ``SalienceHistory`` keeps, turn by turn, what salience needs from a
+every column. Without one the memory runs on a ``StepClock`` at 0, the library's
+simulated default (``memorykit.clock``): notes expire and tasks age only as the
+caller moves it. ``SalienceHistory`` keeps, turn by turn, what salience needs from a
 running memory, so one ``salience_matrix`` scores a whole run under any weights.
 Taught in ``notebooks/08_three_columns.ipynb``.
 """
@@ -28,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from memorykit._validate import require_int, require_positive, require_real, require_str, require_unit_interval
-from memorykit.clock import Clock
+from memorykit.clock import Clock, StepClock, time_basis
 from memorykit.trace import Trace
 from memorykit.workspace.events import (NoteEscalation, NoteExpiry, NoteSurfacing, TaskAdmission, TaskDemotion,
                                         TaskPromotion)
@@ -114,7 +116,7 @@ class WorkingMemory:
         self,
         graph: KnowledgeGraph,
         *,
-        clock: Clock,
+        clock: Clock | None = None,
         extractor: EntityExtractor | None = None,
         slots: SlotSettings = SlotSettings(),
         notes: NoteSettings = NoteSettings(),
@@ -123,6 +125,8 @@ class WorkingMemory:
     ) -> None:
         if not isinstance(graph, KnowledgeGraph):
             raise TypeError(f"graph must be a KnowledgeGraph, got {graph!r}")
+        if clock is None:
+            clock = StepClock()  # the library's simulated default (memorykit.clock)
         if not callable(getattr(clock, "now", None)):
             raise TypeError(f"clock must have a now() method, got {clock!r}")
         if extractor is None:
@@ -363,7 +367,8 @@ class WorkingMemory:
     def __repr__(self) -> str:
         return (
             f"WorkingMemory(turn={self.turn}, tasks={len(self.tasks)}/{self.tasks.settings.max_slots}, "
-            f"notes={len(self.notes)}, objects={len(self.graph)})"
+            f"notes={len(self.notes)}, objects={len(self.graph)}, "
+            f"time_basis={time_basis(self.clock)!r})"
         )
 
 

@@ -149,6 +149,48 @@ def test_invalid_messages_fail_before_any_request(server):
     assert server.requests == []
 
 
+CALL = {"role": "assistant", "content": "",
+        "tool_calls": [{"id": "call_1", "type": "function",
+                        "function": {"name": "get_page", "arguments": '{"id": 42}'}}]}
+RESULT = {"role": "tool", "content": "Pricing", "tool_call_id": "call_1"}
+
+
+@pytest.mark.parametrize("messages, error", [
+    # a result with no call before it: the chat API answers 400
+    ([HELLO[1], RESULT], "messages\\[1\\] is a tool result for call 'call_1' that has no call"),
+    # a call whose result never comes
+    ([HELLO[1], CALL], "messages\\[1\\] issues tool call 'call_1' with no result"),
+    # a message between the call and its result
+    ([HELLO[1], CALL, HELLO[1], RESULT], "messages\\[1\\] issues tool call 'call_1' with no result"),
+    # recalled items before the instructions
+    ([HELLO[1], HELLO[0]], "messages\\[1\\] is a system message but messages\\[0\\] has role 'user'"),
+    ([{"role": "developer", "content": "x"}], "messages\\[0\\] has role 'developer'"),
+])
+def test_requests_the_api_would_reject_fail_before_the_network(server, messages, error):
+    model = OpenAIChatModel("m", server.client())
+    with pytest.raises(ValueError, match=error):
+        model.complete(messages)
+    with pytest.raises(ValueError, match=error):
+        ScriptedChatModel().complete(messages)
+    assert server.requests == []
+
+
+def test_a_tool_call_and_its_result_reach_the_endpoint_whole(server):
+    from memorykit.messages import MessageFactory, ToolCall
+
+    factory = MessageFactory()
+    history = [factory.system("Be brief."), factory.user("Title of page 42?"),
+               factory.assistant("", tool_calls=(ToolCall("call_1", "get_page", '{"id": 42}'),)),
+               factory.tool("Pricing", call_id="call_1")]
+    sent = [m.to_openai() for m in history]
+    OpenAIChatModel("m", server.client()).complete(sent)
+    (req,) = server.requests
+    assert req.body["messages"] == sent
+    assert req.body["messages"][2]["tool_calls"][0]["function"] == {"name": "get_page",
+                                                                     "arguments": '{"id": 42}'}
+    assert req.body["messages"][3]["tool_call_id"] == "call_1"
+
+
 # ---------------------------------------------------------------------------- scripted
 
 
