@@ -162,3 +162,33 @@ def test_noted_and_deferred_tasks_are_notes_with_urgency_by_priority():
     assert urg == {"lo": "low", "mid": "normal"}
     assert [(e.task_id, e.outcome) for e in wm.trace] == [("lo", "deferred"), ("mid", "noted")]
     assert all(e.note_id for e in wm.trace)
+
+
+def test_urgent_priority_at_the_documents_month_end_multiplier():
+    from memorykit.workspace import urgent_priority
+
+    # seed 002: month-end urgency multiplier 1.5x; priority is an urgency score in [0, 1]
+    assert urgent_priority(0.4, 1.5) == pytest.approx(0.6)
+    assert urgent_priority(0.8, 1.5) == 1.0  # capped: 1.2 is not a priority
+    assert urgent_priority(0.6, 1.0) == 0.6
+    with pytest.raises(ValueError, match="urgency_multiplier must be > 0, got 0"):
+        urgent_priority(0.4, 0)
+
+
+def test_month_end_scales_admission_and_preemption():
+    from memorykit.workspace import temporal
+
+    g = KnowledgeGraph([temporal("me", "Month-end close", 1.5, active_from=100.0, active_until=200.0)])
+    for scaled in (True, False):
+        clock = StepClock(150.0)  # inside month-end
+        wm = WorkingMemory(g, clock=clock, slots=SlotSettings(max_slots=1, temporal_urgency=scaled))
+        d = wm.add_task(Task("A", "reconcile the ledger", 0.4))
+        # 0.4 x 1.5 = 0.6 > 0.5: activated at month-end; 0.4 <= 0.5 unscaled
+        assert d.outcome == ("activated" if scaled else "noted")
+        if scaled:
+            assert "priority 0.60 (0.40 x urgency 1.5) > 0.50" in d.reason
+            # full slot: 0.55 x 1.5 = 0.825 > 1.3 x 0.6 = 0.78 preempts; unscaled 0.55 <= 0.78 would not
+            assert wm.add_task(Task("B", "pay the vendor", 0.55)).outcome == "preempted"
+    clock = StepClock(250.0)  # after month-end: the multiplier is 1 again
+    wm = WorkingMemory(g, clock=clock, slots=SlotSettings(temporal_urgency=True))
+    assert wm.add_task(Task("A", "reconcile the ledger", 0.4)).outcome == "noted"

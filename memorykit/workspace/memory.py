@@ -151,7 +151,7 @@ class WorkingMemory:
     def add_task(self, task: Task, urgency: str | None = None) -> AdmissionDecision:
         """Admit a task: activate it, or keep it as a note (noted or deferred), recording why."""
         now = self.clock.now()
-        decision = self.tasks.admit(task, now)
+        decision = self.tasks.admit(task, now, self.urgency_multiplier(now))
         note_id = None
         if decision.demoted is not None:
             self._record_demotion(decision, now)
@@ -204,7 +204,7 @@ class WorkingMemory:
         note = self.notes.get(note_id)
         if note.task is None:
             raise ValueError(f"note {note_id!r} holds no task to resume")
-        decision = self.tasks.admit(note.task, now)
+        decision = self.tasks.admit(note.task, now, self.urgency_multiplier(now))
         if decision.activated:
             self.notes.take(note_id)
             if decision.demoted is not None:
