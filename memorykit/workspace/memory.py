@@ -24,7 +24,7 @@ Taught in ``notebooks/08_three_columns.ipynb``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -96,6 +96,10 @@ def salience_inputs(
     note_hops = np.empty((n, t_count))
     temporal = np.zeros((n, t_count), dtype=bool)
     temporal_objects = [(index[o.id], o) for o in graph.objects() if o.kind == "temporal"]
+    updated_at = np.array([np.nan if o.updated_at is None else o.updated_at for o in graph.objects()])
+    # (N, T) age of each belief's last change at each turn; a change not yet made (or none) is inf
+    update_age = np.asarray(times, dtype=float)[None, :] - updated_at[:, None]
+    update_age = np.where(np.isnan(update_age) | (update_age < 0), np.inf, update_age)
     for t in range(t_count):
         turn = first_turn + t
         for oid in mentions[t]:
@@ -106,7 +110,8 @@ def salience_inputs(
         note_hops[:, t] = graph.hops_from(note_entities[t])
         for i, obj in temporal_objects:
             temporal[i, t] = obj.is_current(times[t])
-    return SalienceInputs(ids, kinds, rel, strength, since, task_hops, note_hops, graph.hop_matrix(), temporal)
+    return SalienceInputs(ids, kinds, rel, strength, since, task_hops, note_hops, graph.hop_matrix(), temporal,
+                          update_age)
 
 
 class WorkingMemory:
@@ -330,6 +335,15 @@ class WorkingMemory:
         shown = np.flatnonzero(m.selected[:, 0])
         shown = shown[np.argsort(m.rank[shown, 0], kind="stable")]
         return [(self.graph.get(m.ids[i]), float(m.total[i, 0])) for i in shown]
+
+    def update_belief(self, belief_id: str, strength: float) -> WorkspaceObject:
+        """The agent's confidence in a belief changed: record the new strength and when, so the
+        belief counts as recently updated (a candidate for the Objects column) for 7 days."""
+        old = self.graph.get(belief_id)
+        if old.kind != "belief":
+            raise ValueError(f"update_belief needs a belief, but {belief_id!r} is of kind {old.kind!r}")
+        return self.graph.replace(replace(old, strength=require_unit_interval("strength", strength),
+                                          updated_at=self.clock.now()))
 
     def urgency_multiplier(self, now: float | None = None) -> float:
         """The strongest urgency multiplier of the temporal context in force (1.0 if none)."""

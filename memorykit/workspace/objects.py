@@ -36,6 +36,12 @@ Where seed 002's code and text differ, this module follows the text:
 * Candidates are the 2-hop graph neighbourhood of the entities of active
   tasks, notes and recent mentions (the text lists recency as a salience
   source, so recently mentioned entities seed the query too).
+* "Recently updated beliefs (changed in last 7 days)": a belief whose
+  ``updated_at`` is at most ``SalienceWeights.recent_update_seconds`` (7 days)
+  before now is a candidate wherever it sits in the graph, then ranked by its
+  salience like every candidate (the seed lists it beside "linked to active
+  tasks or notes" as a reason to load a belief, not as a score). Inclusive: a
+  belief changed exactly 7 days ago still counts.
 * Temporal objects active now are always shown (the seed's code adds them
   outside the ranking); here they take their places inside ``max_objects``.
 
@@ -79,6 +85,8 @@ class WorkspaceObject:
     """Temporal only: clock time the period starts (None: always)."""
     active_until: float | None = None
     """Temporal only: clock time the period ends, exclusive (None: never)."""
+    updated_at: float | None = None
+    """Beliefs only: clock time the belief last changed (None: not since the memory began)."""
 
     def __post_init__(self) -> None:
         require_str("id", self.id, non_empty=True)
@@ -100,6 +108,10 @@ class WorkspaceObject:
             require_real("active_from", self.active_from)
         if self.active_until is not None:
             require_real("active_until", self.active_until)
+        if self.updated_at is not None:
+            require_real("updated_at", self.updated_at)
+            if self.kind != "belief":
+                raise ValueError(f"updated_at is for beliefs, but {self.id!r} is a {self.kind}")
         if (
             self.active_from is not None
             and self.active_until is not None
@@ -127,8 +139,8 @@ def entity(id: str, name: str, description: str = "", aliases=()) -> WorkspaceOb
     return WorkspaceObject(id, "entity", name, description, tuple(aliases))
 
 
-def belief(id: str, statement: str, strength: float) -> WorkspaceObject:
-    return WorkspaceObject(id, "belief", statement, statement, strength=strength)
+def belief(id: str, statement: str, strength: float, updated_at: float | None = None) -> WorkspaceObject:
+    return WorkspaceObject(id, "belief", statement, statement, strength=strength, updated_at=updated_at)
 
 
 def knowledge(id: str, name: str, rule: str) -> WorkspaceObject:
@@ -173,6 +185,9 @@ class SalienceWeights:
     """Hops of the knowledge-graph query that proposes candidates (seed: 2-hop)."""
     max_objects: int = 20
     """How many objects the Objects column holds (seed: top 20)."""
+    recent_update_seconds: float = 7 * 86_400.0
+    """A belief changed at most this long ago is a candidate wherever it is in the graph
+    (seed 002: "recently updated beliefs (changed in last 7 days)")."""
 
     def __post_init__(self) -> None:
         for name in ("recent_mention", "active_task_link", "note_link", "relationship", "belief_strength"):
@@ -181,6 +196,7 @@ class SalienceWeights:
         require_int("link_hops", self.link_hops, minimum=0)
         require_int("neighbourhood_depth", self.neighbourhood_depth, minimum=0)
         require_int("max_objects", self.max_objects, minimum=1)
+        require_non_negative("recent_update_seconds", self.recent_update_seconds)
 
 
 SALIENCE_COMPONENTS = ("recent_mention", "active_task_link", "note_link", "relationship", "belief_strength")
@@ -210,6 +226,8 @@ class SalienceInputs:
     """(N, N) all-pairs graph distance, used to reach out from recent mentions."""
     temporal_current: np.ndarray
     """(N, T) temporal objects whose period is on: always shown."""
+    seconds_since_update: np.ndarray
+    """(N, T) seconds since a belief last changed (inf: never, not yet, or not a belief)."""
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -275,7 +293,8 @@ def salience_matrix(inputs: SalienceInputs, weights: SalienceWeights = SalienceW
     depth = weights.neighbourhood_depth
     seed_hops = np.minimum(np.minimum(inputs.task_hops, inputs.note_hops), _hops_to_recent(inputs, weights.recency_turns))
     pinned = inputs.temporal_current
-    candidate = (seed_hops <= depth) | pinned
+    recently_updated = inputs.seconds_since_update <= weights.recent_update_seconds
+    candidate = (seed_hops <= depth) | pinned | recently_updated
     # Order: pinned first, then candidates with positive salience by salience,
     # then the rest; the stable sort keeps object order among equals.
     eligible = candidate & (total > 0)
