@@ -46,7 +46,7 @@ from memorykit.workspace.objects import (
     salience_matrix,
 )
 from memorykit.workspace.render import note_line, object_line, render_columns, render_flat, task_line
-from memorykit.workspace.tasks import AdmissionDecision, SlotSettings, Task, TaskSlots
+from memorykit.workspace.tasks import AdmissionDecision, SlotSettings, Task, TaskSlots, completion_rate
 
 
 @dataclass(frozen=True)
@@ -151,12 +151,14 @@ class WorkingMemory:
         self.turn = 0
         self.last_mention: dict[str, int] = {}
         self._note_seq = 0
+        self._arrived: set[str] = set()  # every task id add_task has seen: the completion rate's denominator
 
     # ------------------------------------------------------------------- tasks
     def add_task(self, task: Task, urgency: str | None = None) -> AdmissionDecision:
         """Admit a task: activate it, or keep it as a note (noted or deferred), recording why."""
         now = self.clock.now()
         decision = self.tasks.admit(task, now, self.urgency_multiplier(now))
+        self._arrived.add(task.id)
         note_id = None
         if decision.demoted is not None:
             self._record_demotion(decision, now)
@@ -198,6 +200,13 @@ class WorkingMemory:
         task = self.tasks.complete(task_id, now, outcome)
         promotions = self._fill_free_slots(now) if self.tasks.settings.promote_on_free else []
         return task, promotions
+
+    def completion_rate(self) -> float:
+        """Seed 002's task-completion rate: of the tasks that arrived (``add_task``), the share
+        completed so far. ValueError before the first task arrives."""
+        if not self._arrived:
+            raise ValueError("completion_rate needs at least one task: none has arrived through add_task")
+        return completion_rate(len(self.tasks.completed_ids & self._arrived), len(self._arrived))
 
     def resume_task(self, note_id: str) -> AdmissionDecision:
         """Bring a task waiting in a note back through admission (the user turned to it).

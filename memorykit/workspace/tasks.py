@@ -117,6 +117,17 @@ def urgent_priority(priority: float, urgency_multiplier: float) -> float:
     return min(1.0, priority * require_positive("urgency_multiplier", urgency_multiplier))
 
 
+def completion_rate(completed: int, arrived: int) -> float:
+    """Seed 002's task-completion rate: the share of the tasks that arrived which were finished
+    (it reports 67% for an undifferentiated buffer, 82% for the three columns). A task counts
+    once however often it left and re-entered a slot."""
+    arrived = require_int("arrived", arrived, minimum=1)
+    completed = require_int("completed", completed, minimum=0)
+    if completed > arrived:
+        raise ValueError(f"completed must be <= arrived ({arrived}), got {completed}")
+    return completed / arrived
+
+
 @dataclass(frozen=True, slots=True)
 class TaskHistoryEntry:
     """One thing that happened to a task."""
@@ -216,6 +227,11 @@ class TaskSlots:
     def ids(self) -> tuple[str, ...]:
         """The active task ids, in activation order."""
         return tuple(self._active)
+
+    @property
+    def completed_ids(self) -> frozenset[str]:
+        """Every task completed here, however many ``completed`` still keeps."""
+        return frozenset(self._completed_ids)
 
     def is_completed(self, task_id: str) -> bool:
         """Whether ``task_id`` was completed here (a replay asks this every turn: a set lookup)."""
