@@ -55,6 +55,7 @@ from memorykit.workspace.objects import (
     knowledge,
     pattern,
     person,
+    relevant_patterns,
     salience_matrix,
     temporal,
 )
@@ -77,6 +78,7 @@ __all__ = [
     "TaskAdmission", "TaskDemotion", "TaskPromotion", "TaskSlots", "TaskTransition", "TurnReport",
     "VocabularyExtractor", "WorkingMemory", "WorkspaceObject", "belief", "completion_rate", "effective_priority",
     "entity",
-    "escalation_factor", "goal", "knowledge", "pattern", "person", "remaining_fraction", "render_columns",
+    "escalation_factor", "goal", "knowledge", "pattern", "person", "relevant_patterns", "remaining_fraction",
+    "render_columns",
     "render_flat", "salience_inputs", "salience_matrix", "temporal", "urgent_priority",
 ]

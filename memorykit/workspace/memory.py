@@ -43,6 +43,7 @@ from memorykit.workspace.objects import (
     SalienceWeights,
     WorkspaceObject,
     object_arrays,
+    relevant_patterns,
     salience_matrix,
 )
 from memorykit.workspace.render import note_line, object_line, render_columns, render_flat, task_line
@@ -329,14 +330,22 @@ class WorkingMemory:
     def task_entities(self) -> frozenset[str]:
         return frozenset().union(*(self.extractor.extract(t.text()) for t in self.tasks)) if len(self.tasks) else frozenset()
 
-    def salience(self, now: float | None = None) -> SalienceMatrix:
-        """The current salience of every graph object, as a one-column matrix."""
+    def _current_inputs(self, now: float | None) -> SalienceInputs:
         now = self.clock.now() if now is None else require_real("now", now)
-        inputs = salience_inputs(
+        return salience_inputs(
             self.graph, [()], [self.task_entities()], [self.notes.all_entities()], [now],
             initial_last_mention=self.last_mention, first_turn=self.turn,
         )
-        return salience_matrix(inputs, self.salience_weights)
+
+    def salience(self, now: float | None = None) -> SalienceMatrix:
+        """The current salience of every graph object, as a one-column matrix."""
+        return salience_matrix(self._current_inputs(now), self.salience_weights)
+
+    def relevant_patterns(self, hops: int = 1) -> list[WorkspaceObject]:
+        """Seed 002's ``get_relevant_patterns(active_tasks)``: the pattern objects the active
+        tasks name or that lie within ``hops`` of an entity they name, in graph order."""
+        inputs = self._current_inputs(None)
+        return [self.graph.get(inputs.ids[i]) for i in np.flatnonzero(relevant_patterns(inputs, hops)[:, 0])]
 
     def objects(self, now: float | None = None) -> list[tuple[WorkspaceObject, float]]:
         """The objects the Objects column shows, most salient first (current temporal context leading)."""

@@ -44,6 +44,13 @@ Where seed 002's code and text differ, this module follows the text:
   belief changed exactly 7 days ago still counts.
 * Temporal objects active now are always shown (the seed's code adds them
   outside the ranking); here they take their places inside ``max_objects``.
+* Patterns: the seed fills them by ``get_relevant_patterns(active_tasks)``,
+  beside the ranking too. ``relevant_patterns`` is that rule: a pattern an
+  active task names, or up to ``hops`` graph hops from an entity it names
+  (1: "Globex sends credit notes after disputes" for a task about Globex).
+  With ``SalienceWeights.pattern_hops`` set they are pinned like the current
+  period; None (the default for now, which keeps lessons 07-08's published
+  figures) ranks patterns by salience like any object.
 
 Taught in ``notebooks/07_objects_salience.ipynb``.
 """
@@ -54,7 +61,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from memorykit._validate import require_choice, require_int, require_non_negative, require_positive
+from memorykit._validate import require_choice, require_int, require_non_negative, require_optional_int
+from memorykit._validate import require_positive
 from memorykit._validate import require_real, require_str, require_unit_interval
 
 OBJECT_KINDS = ("person", "entity", "belief", "knowledge", "goal", "temporal", "pattern")
@@ -185,6 +193,9 @@ class SalienceWeights:
     """Hops of the knowledge-graph query that proposes candidates (seed: 2-hop)."""
     max_objects: int = 20
     """How many objects the Objects column holds (seed: top 20)."""
+    pattern_hops: int | None = None
+    """Pin the patterns within this many hops of an active task's entities, as the seed's
+    ``get_relevant_patterns(active_tasks)`` (``relevant_patterns``); None ranks them by salience."""
     recent_update_seconds: float = 7 * 86_400.0
     """A belief changed at most this long ago is a candidate wherever it is in the graph
     (seed 002: "recently updated beliefs (changed in last 7 days)")."""
@@ -197,6 +208,7 @@ class SalienceWeights:
         require_int("neighbourhood_depth", self.neighbourhood_depth, minimum=0)
         require_int("max_objects", self.max_objects, minimum=1)
         require_non_negative("recent_update_seconds", self.recent_update_seconds)
+        require_optional_int("pattern_hops", self.pattern_hops, minimum=0, maximum=1_000)
 
 
 SALIENCE_COMPONENTS = ("recent_mention", "active_task_link", "note_link", "relationship", "belief_strength")
@@ -248,6 +260,17 @@ class SalienceMatrix:
     """(N, T) the objects the Objects column shows."""
     rank: np.ndarray
     """(N, T) position in that turn's ordering (0 = most salient; shown objects first)."""
+    pinned: np.ndarray
+    """(N, T) shown beside the ranking: the current period, and the active tasks' patterns
+    when ``pattern_hops`` is set."""
+
+
+def relevant_patterns(inputs: SalienceInputs, hops: int = 1) -> np.ndarray:
+    """(N, T) seed 002's ``get_relevant_patterns(active_tasks)``: the pattern objects an active
+    task names (0 hops) or that sit within ``hops`` of an entity it names."""
+    require_int("hops", hops, minimum=0, maximum=1_000)
+    is_pattern = np.array([k == "pattern" for k in inputs.kinds], dtype=bool)[:, None]
+    return is_pattern & (inputs.task_hops <= hops)
 
 
 def _hops_to_recent(inputs: SalienceInputs, recency_turns: int) -> np.ndarray:
@@ -293,6 +316,8 @@ def salience_matrix(inputs: SalienceInputs, weights: SalienceWeights = SalienceW
     depth = weights.neighbourhood_depth
     seed_hops = np.minimum(np.minimum(inputs.task_hops, inputs.note_hops), _hops_to_recent(inputs, weights.recency_turns))
     pinned = inputs.temporal_current
+    if weights.pattern_hops is not None:
+        pinned = pinned | relevant_patterns(inputs, weights.pattern_hops)
     recently_updated = inputs.seconds_since_update <= weights.recent_update_seconds
     candidate = (seed_hops <= depth) | pinned | recently_updated
     # Order: pinned first, then candidates with positive salience by salience,
@@ -303,7 +328,7 @@ def salience_matrix(inputs: SalienceInputs, weights: SalienceWeights = SalienceW
     rank = np.empty_like(order)
     np.put_along_axis(rank, order, np.arange(n)[:, None].repeat(t, axis=1), axis=0)
     selected = (pinned | eligible) & (rank < weights.max_objects)
-    return SalienceMatrix(inputs.ids, components, total, candidate, selected, rank)
+    return SalienceMatrix(inputs.ids, components, total, candidate, selected, rank, pinned)
 
 
 def object_arrays(objects) -> tuple[tuple[str, ...], tuple[str, ...], np.ndarray, np.ndarray]:
