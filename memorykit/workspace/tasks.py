@@ -44,15 +44,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from memorykit._validate import (
-    require_bool,
-    require_choice,
-    require_int,
-    require_positive,
-    require_real,
-    require_str,
-    require_unit_interval,
-)
+from memorykit._validate import require_bool, require_choice, require_int, require_positive, require_real
+from memorykit._validate import require_str, require_unit_interval
 from memorykit.trace import Trace
 from memorykit.workspace.events import TaskTransition
 
