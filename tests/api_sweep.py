@@ -248,6 +248,12 @@ def _backend() -> Any:
     return offline_backend()
 
 
+def _salience_inputs() -> Any:
+    from memorykit.workspace.memory import salience_inputs
+
+    return salience_inputs(_graph(), [["maya"]], [["maya"]], [[]], [0.0])
+
+
 def _graph() -> Any:
     from memorykit.workspace.graph import KnowledgeGraph
     from memorykit.workspace.objects import WorkspaceObject
@@ -371,6 +377,7 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
     "memorykit.workspace.memory.salience_inputs": lambda: {
         "graph": _graph(), "mentions": [["maya"]], "task_entities": [[]], "note_entities": [[]],
         "times": [0.0]},
+    "memorykit.workspace.objects.relevant_patterns": lambda: {"inputs": _salience_inputs()},
     "memorykit.workspace.render.render_columns": {"tasks": [], "notes": [], "objects": [],
                                                   "now": 0.0},
     # lesson checkers: an answer the exercise accepts (the checker's whole path runs)
@@ -436,7 +443,7 @@ _CAPS = (
     "max_tokens_per_context", "n", "n_messages", "working_tokens", "max_notes", "top_notes",
     "summarize_every", "reflect_every", "recency_turns", "min_shared_entities", "min_messages",
     "sentences", "tokens_per_sentence", "neighbours", "fact_every",
-    "window_tokens", "chunksize",
+    "window_tokens", "chunksize", "arrived",
 )
 for _name in _CAPS:
     ACCEPTED[(_name, "huge int")] = (
@@ -447,6 +454,7 @@ _SPANS = (
     "created_at", "started_at", "active_from", "active_until", "start_time",
     "surface_cooldown_hours", "delay", "latency_target_ms", "latency_alert_ms", "retry_after_ms",
     "access_latency_ms", "memory_latency_ms", "turn_gap_seconds", "end_time", "now",
+    "updated_at", "recent_update_seconds",
 )
 for _name in _SPANS:
     ACCEPTED[(_name, "huge int")] = (
@@ -461,7 +469,7 @@ for _qual in ("memorykit.longterm.semantic.SemanticSettings.threshold",
     ACCEPTED[(_qual, "negative")] = _COSINE
 ACCEPTED[("memorykit.evaluation.baselines.BM25Retrieval.min_score", "huge int")] = (
     "a BM25 score has no upper bound: a huge minimum keeps nothing, which is well defined")
-for _name in ("start_time", "created_at", "started_at", "active_from", "active_until", "now"):
+for _name in ("start_time", "created_at", "started_at", "active_from", "active_until", "now", "updated_at"):
     ACCEPTED[(_name, "negative")] = "a clock may start at any finite time, also before 0"
 for _clock in ("StepClock", "TurnClock"):
     for _label in ("negative", "huge int"):

@@ -213,3 +213,14 @@ def test_check_escalation(args, passed, why):
 def test_check_min_shared_entities(k, passed, why):
     v = check_min_shared_entities(k)
     assert v.passed is passed and why in v.reason
+
+
+def test_month_completion_rate_unscaled_and_at_month_end_urgency(scenario):
+    from memorykit.workspace import SlotSettings
+
+    plain = tasks_app.replay_slots(scenario)
+    urgent = tasks_app.replay_slots(scenario, SlotSettings(temporal_urgency=True))
+    # completed / arrived, counted from the two replays' summaries
+    assert plain.completion_rate() == pytest.approx(16 / 53)
+    assert urgent.completion_rate() == pytest.approx(17 / 53)
+    assert urgent.summary()["deferred_on_arrival"] == 3 < plain.summary()["deferred_on_arrival"] == 10

@@ -185,3 +185,68 @@ def test_salience_counts_only_direct_links_by_default_as_seed_002():
 def test_graph_neighbour_variant_adds_the_task_link():
     m = salience_matrix(_belief_one_hop_from_a_task(), SalienceWeights(link_hops=1))
     assert m.total[m.ids.index("gl"), 0] == pytest.approx(0.864)  # + 0.4 for the one-hop task link
+
+
+DAY = 86_400.0
+
+
+def test_beliefs_updated_in_the_last_7_days_enter_the_objects_column():
+    # seed 002: "recently updated beliefs (changed in last 7 days)"; a 0.88 belief linked to nothing
+    # relevant scores 0.3 x 0.88 = 0.264 and is shown only while its change is at most 7 days old
+    g = KnowledgeGraph([entity("acme", "Acme Supplies"), belief("gl", "Vendor X invoices use GL code 5100", 0.7)])
+    clock = StepClock(0.0)
+    wm = WorkingMemory(g, clock=clock)
+    wm.add_task(Task("T1", "Process invoice from Acme Supplies", 0.9))
+    assert [o.id for o, _ in wm.objects()] == ["acme"]  # not linked, never updated
+    clock.advance(DAY)
+    updated = wm.update_belief("gl", 0.88)
+    assert updated.updated_at == DAY and g.get("gl").strength == 0.88 and g.neighbours("gl") == {}
+    for days_later, shown in [(0, True), (6, True), (7, True), (7.01, False), (8, False)]:
+        clock.set(DAY + days_later * DAY)
+        scores = dict((o.id, s) for o, s in wm.objects())
+        assert ("gl" in scores) is shown, days_later
+        if shown:
+            assert scores["gl"] == pytest.approx(0.264)
+    # the window is a setting: 10 days keeps it at day 8
+    wide = WorkingMemory(g, clock=clock, salience=SalienceWeights(recent_update_seconds=10 * DAY))
+    assert "gl" in {o.id for o, _ in wide.objects()}
+    with pytest.raises(ValueError, match="'acme' is of kind 'entity'"):
+        wm.update_belief("acme", 0.5)
+    with pytest.raises(ValueError, match="updated_at is for beliefs"):
+        entity("x", "X").__class__("x", "entity", "X", updated_at=1.0)
+    with pytest.raises(ValueError, match="recent_update_seconds must be >= 0, got -1"):
+        SalienceWeights(recent_update_seconds=-1)
+
+
+def test_relevant_patterns_are_the_active_tasks_patterns():
+    from memorykit.workspace import pattern, relevant_patterns
+
+    g = KnowledgeGraph([
+        entity("globex", "Globex"),
+        entity("q3", "Q3 budget"),
+        pattern("credit", "credit notes after disputes"),   # 1 hop from Globex
+        pattern("friday", "Friday invoice spike"),          # 2 hops from Globex
+        pattern("close", "variance review after close"),    # named by the task itself
+        pattern("q3p", "Q3 reforecast in week 2"),          # about Q3: no task names it
+    ])
+    g.link("credit", "globex")
+    g.link("friday", "credit")
+    g.link("q3p", "q3")
+    wm = WorkingMemory(g, clock=StepClock(0.0))
+    wm.add_task(Task("T1", "Reconcile Globex before the variance review after close", 0.9))
+    # seed 002's get_relevant_patterns(active_tasks): named (0 hops) or next to what a task names
+    assert [o.id for o in wm.relevant_patterns()] == ["credit", "close"]
+    assert [o.id for o in wm.relevant_patterns(hops=0)] == ["close"]
+    assert [o.id for o in wm.relevant_patterns(hops=2)] == ["credit", "friday", "close"]
+    inputs = salience_inputs(g, [()], [wm.task_entities()], [frozenset()], [0.0])
+    assert relevant_patterns(inputs, 1)[:, 0].tolist() == [False, False, True, False, True, False]
+    # ranked by salience (default), "credit" scores 0 and is not shown; pinned with pattern_hops=1 it is
+    assert {o.id for o, _ in wm.objects()} == {"globex", "close"}
+    pinned = WorkingMemory(g, clock=StepClock(0.0), salience=SalienceWeights(pattern_hops=1))
+    pinned.add_task(Task("T1", "Reconcile Globex before the variance review after close", 0.9))
+    shown = [(o.id, s) for o, s in pinned.objects()]
+    assert [oid for oid, _ in shown[:2]] == ["credit", "close"] and dict(shown)["credit"] == 0.0
+    with pytest.raises(ValueError, match="hops must be >= 0, got -1"):
+        wm.relevant_patterns(hops=-1)
+    with pytest.raises(ValueError, match="pattern_hops must be >= 0, got -1"):
+        SalienceWeights(pattern_hops=-1)

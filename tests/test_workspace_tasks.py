@@ -162,3 +162,60 @@ def test_noted_and_deferred_tasks_are_notes_with_urgency_by_priority():
     assert urg == {"lo": "low", "mid": "normal"}
     assert [(e.task_id, e.outcome) for e in wm.trace] == [("lo", "deferred"), ("mid", "noted")]
     assert all(e.note_id for e in wm.trace)
+
+
+def test_urgent_priority_at_the_documents_month_end_multiplier():
+    from memorykit.workspace import urgent_priority
+
+    # seed 002: month-end urgency multiplier 1.5x; priority is an urgency score in [0, 1]
+    assert urgent_priority(0.4, 1.5) == pytest.approx(0.6)
+    assert urgent_priority(0.8, 1.5) == 1.0  # capped: 1.2 is not a priority
+    assert urgent_priority(0.6, 1.0) == 0.6
+    with pytest.raises(ValueError, match="urgency_multiplier must be > 0, got 0"):
+        urgent_priority(0.4, 0)
+
+
+def test_month_end_scales_admission_and_preemption():
+    from memorykit.workspace import temporal
+
+    g = KnowledgeGraph([temporal("me", "Month-end close", 1.5, active_from=100.0, active_until=200.0)])
+    for scaled in (True, False):
+        clock = StepClock(150.0)  # inside month-end
+        wm = WorkingMemory(g, clock=clock, slots=SlotSettings(max_slots=1, temporal_urgency=scaled))
+        d = wm.add_task(Task("A", "reconcile the ledger", 0.4))
+        # 0.4 x 1.5 = 0.6 > 0.5: activated at month-end; 0.4 <= 0.5 unscaled
+        assert d.outcome == ("activated" if scaled else "noted")
+        if scaled:
+            assert "priority 0.60 (0.40 x urgency 1.5) > 0.50" in d.reason
+            # full slot: 0.55 x 1.5 = 0.825 > 1.3 x 0.6 = 0.78 preempts; unscaled 0.55 <= 0.78 would not
+            assert wm.add_task(Task("B", "pay the vendor", 0.55)).outcome == "preempted"
+    clock = StepClock(250.0)  # after month-end: the multiplier is 1 again
+    wm = WorkingMemory(g, clock=clock, slots=SlotSettings(temporal_urgency=True))
+    assert wm.add_task(Task("A", "reconcile the ledger", 0.4)).outcome == "noted"
+
+
+def test_completion_rate_at_the_documents_figures():
+    from memorykit.workspace import completion_rate
+
+    # seed 002: 82% of tasks completed with three columns, 67% with an undifferentiated buffer
+    assert completion_rate(82, 100) == 0.82 and completion_rate(67, 100) == 0.67
+    with pytest.raises(ValueError, match="completed must be <= arrived \\(3\\), got 4"):
+        completion_rate(4, 3)
+    with pytest.raises(ValueError, match="arrived must be >= 1, got 0"):
+        completion_rate(0, 0)
+
+
+def test_working_memory_completion_rate_counts_each_arrival_once():
+    wm, clock = memory(max_slots=2)
+    with pytest.raises(ValueError, match="none has arrived"):
+        wm.completion_rate()
+    wm.add_task(Task("A", "Process invoice from Acme Supplies", 0.6))
+    wm.add_task(Task("B", "Reconcile Globex statement", 0.9))
+    wm.add_task(Task("C", "Pay Globex before the cutoff", 0.8))  # preempts A: A waits in a note
+    wm.add_task(Task("D", "Archive Globex emails", 0.2))  # deferred, never done
+    wm.complete_task("B")  # A is promoted back into B's slot
+    wm.complete_task("A")
+    # 2 of the 4 that arrived; A's demotion and promotion do not count it twice
+    assert wm.completion_rate() == 0.5
+    wm.complete_task("C")
+    assert wm.completion_rate() == 0.75

@@ -250,6 +250,8 @@ def _object_record(o: WorkspaceObject) -> dict[str, Any]:
         rec["relationship_beliefs"] = list(o.relationship_beliefs)
     if o.strength:
         rec["strength"] = o.strength
+    if o.updated_at is not None:
+        rec["updated_at"] = o.updated_at
     if o.kind == "temporal":
         rec.update(urgency_multiplier=o.urgency_multiplier, active_from=o.active_from, active_until=o.active_until)
     return rec

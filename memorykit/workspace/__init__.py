@@ -1,7 +1,8 @@
 """Three-column working memory (seed 002): active tasks, notes with TTL, salient objects.
 
 * ``tasks``: ``Task``, ``TaskSlots`` and ``SlotSettings`` (admission at 0.5,
-  preemption at 1.3x the lowest, the task status machine).
+  preemption at 1.3x the lowest, the task status machine, ``urgent_priority``:
+  the temporal urgency multiplier scaling priority, ``completion_rate``).
 * ``notes``: ``Note``, ``NoteQueue``, ``NoteSettings`` and the vectorized
   ``effective_priority`` (TTL escalation x1.5 / x2, expiry, surfacing).
 * ``objects`` and ``graph``: ``WorkspaceObject`` (people, entities, beliefs,
@@ -54,6 +55,7 @@ from memorykit.workspace.objects import (
     knowledge,
     pattern,
     person,
+    relevant_patterns,
     salience_matrix,
     temporal,
 )
@@ -65,6 +67,8 @@ from memorykit.workspace.tasks import (
     SlotSettings,
     Task,
     TaskSlots,
+    completion_rate,
+    urgent_priority,
 )
 
 __all__ = [
@@ -72,7 +76,9 @@ __all__ = [
     "FixedExtractor", "KnowledgeGraph", "Note", "NoteEscalation", "NoteExpiry", "NoteQueue", "NoteSettings",
     "NoteSurfacing", "SalienceInputs", "SalienceMatrix", "SalienceWeights", "SlotSettings", "Task",
     "TaskAdmission", "TaskDemotion", "TaskPromotion", "TaskSlots", "TaskTransition", "TurnReport",
-    "VocabularyExtractor", "WorkingMemory", "WorkspaceObject", "belief", "effective_priority", "entity",
-    "escalation_factor", "goal", "knowledge", "pattern", "person", "remaining_fraction", "render_columns",
-    "render_flat", "salience_inputs", "salience_matrix", "temporal",
+    "VocabularyExtractor", "WorkingMemory", "WorkspaceObject", "belief", "completion_rate", "effective_priority",
+    "entity",
+    "escalation_factor", "goal", "knowledge", "pattern", "person", "relevant_patterns", "remaining_fraction",
+    "render_columns",
+    "render_flat", "salience_inputs", "salience_matrix", "temporal", "urgent_priority",
 ]

@@ -42,6 +42,17 @@ class KnowledgeGraph:
         self._hops = None
         return obj
 
+    def replace(self, obj: WorkspaceObject) -> WorkspaceObject:
+        """Put a new version of an object in place of the one with its id; its links stay
+        (a belief whose strength changed is the same node of the graph)."""
+        if not isinstance(obj, WorkspaceObject):
+            raise TypeError(f"obj must be a WorkspaceObject, got {obj!r}")
+        old = self.get(obj.id)
+        if old.kind != obj.kind:
+            raise ValueError(f"object {obj.id!r} is a {old.kind}; it cannot be replaced by a {obj.kind}")
+        self._objects[obj.id] = obj  # same id, same edges: the hop matrix stays valid
+        return obj
+
     def link(self, a: str, b: str, relation: str = "related") -> None:
         """Connect two objects (both directions)."""
         for name, oid in (("a", a), ("b", b)):

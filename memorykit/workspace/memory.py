@@ -24,7 +24,7 @@ Taught in ``notebooks/08_three_columns.ipynb``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -43,10 +43,11 @@ from memorykit.workspace.objects import (
     SalienceWeights,
     WorkspaceObject,
     object_arrays,
+    relevant_patterns,
     salience_matrix,
 )
 from memorykit.workspace.render import note_line, object_line, render_columns, render_flat, task_line
-from memorykit.workspace.tasks import AdmissionDecision, SlotSettings, Task, TaskSlots
+from memorykit.workspace.tasks import AdmissionDecision, SlotSettings, Task, TaskSlots, completion_rate
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,10 @@ def salience_inputs(
     note_hops = np.empty((n, t_count))
     temporal = np.zeros((n, t_count), dtype=bool)
     temporal_objects = [(index[o.id], o) for o in graph.objects() if o.kind == "temporal"]
+    updated_at = np.array([np.nan if o.updated_at is None else o.updated_at for o in graph.objects()])
+    # (N, T) age of each belief's last change at each turn; a change not yet made (or none) is inf
+    update_age = np.asarray(times, dtype=float)[None, :] - updated_at[:, None]
+    update_age = np.where(np.isnan(update_age) | (update_age < 0), np.inf, update_age)
     for t in range(t_count):
         turn = first_turn + t
         for oid in mentions[t]:
@@ -106,7 +111,8 @@ def salience_inputs(
         note_hops[:, t] = graph.hops_from(note_entities[t])
         for i, obj in temporal_objects:
             temporal[i, t] = obj.is_current(times[t])
-    return SalienceInputs(ids, kinds, rel, strength, since, task_hops, note_hops, graph.hop_matrix(), temporal)
+    return SalienceInputs(ids, kinds, rel, strength, since, task_hops, note_hops, graph.hop_matrix(), temporal,
+                          update_age)
 
 
 class WorkingMemory:
@@ -146,12 +152,14 @@ class WorkingMemory:
         self.turn = 0
         self.last_mention: dict[str, int] = {}
         self._note_seq = 0
+        self._arrived: set[str] = set()  # every task id add_task has seen: the completion rate's denominator
 
     # ------------------------------------------------------------------- tasks
     def add_task(self, task: Task, urgency: str | None = None) -> AdmissionDecision:
         """Admit a task: activate it, or keep it as a note (noted or deferred), recording why."""
         now = self.clock.now()
-        decision = self.tasks.admit(task, now)
+        decision = self.tasks.admit(task, now, self.urgency_multiplier(now))
+        self._arrived.add(task.id)
         note_id = None
         if decision.demoted is not None:
             self._record_demotion(decision, now)
@@ -194,6 +202,13 @@ class WorkingMemory:
         promotions = self._fill_free_slots(now) if self.tasks.settings.promote_on_free else []
         return task, promotions
 
+    def completion_rate(self) -> float:
+        """Seed 002's task-completion rate: of the tasks that arrived (``add_task``), the share
+        completed so far. ValueError before the first task arrives."""
+        if not self._arrived:
+            raise ValueError("completion_rate needs at least one task: none has arrived through add_task")
+        return completion_rate(len(self.tasks.completed_ids & self._arrived), len(self._arrived))
+
     def resume_task(self, note_id: str) -> AdmissionDecision:
         """Bring a task waiting in a note back through admission (the user turned to it).
 
@@ -204,7 +219,7 @@ class WorkingMemory:
         note = self.notes.get(note_id)
         if note.task is None:
             raise ValueError(f"note {note_id!r} holds no task to resume")
-        decision = self.tasks.admit(note.task, now)
+        decision = self.tasks.admit(note.task, now, self.urgency_multiplier(now))
         if decision.activated:
             self.notes.take(note_id)
             if decision.demoted is not None:
@@ -315,14 +330,22 @@ class WorkingMemory:
     def task_entities(self) -> frozenset[str]:
         return frozenset().union(*(self.extractor.extract(t.text()) for t in self.tasks)) if len(self.tasks) else frozenset()
 
-    def salience(self, now: float | None = None) -> SalienceMatrix:
-        """The current salience of every graph object, as a one-column matrix."""
+    def _current_inputs(self, now: float | None) -> SalienceInputs:
         now = self.clock.now() if now is None else require_real("now", now)
-        inputs = salience_inputs(
+        return salience_inputs(
             self.graph, [()], [self.task_entities()], [self.notes.all_entities()], [now],
             initial_last_mention=self.last_mention, first_turn=self.turn,
         )
-        return salience_matrix(inputs, self.salience_weights)
+
+    def salience(self, now: float | None = None) -> SalienceMatrix:
+        """The current salience of every graph object, as a one-column matrix."""
+        return salience_matrix(self._current_inputs(now), self.salience_weights)
+
+    def relevant_patterns(self, hops: int = 1) -> list[WorkspaceObject]:
+        """Seed 002's ``get_relevant_patterns(active_tasks)``: the pattern objects the active
+        tasks name or that lie within ``hops`` of an entity they name, in graph order."""
+        inputs = self._current_inputs(None)
+        return [self.graph.get(inputs.ids[i]) for i in np.flatnonzero(relevant_patterns(inputs, hops)[:, 0])]
 
     def objects(self, now: float | None = None) -> list[tuple[WorkspaceObject, float]]:
         """The objects the Objects column shows, most salient first (current temporal context leading)."""
@@ -330,6 +353,15 @@ class WorkingMemory:
         shown = np.flatnonzero(m.selected[:, 0])
         shown = shown[np.argsort(m.rank[shown, 0], kind="stable")]
         return [(self.graph.get(m.ids[i]), float(m.total[i, 0])) for i in shown]
+
+    def update_belief(self, belief_id: str, strength: float) -> WorkspaceObject:
+        """The agent's confidence in a belief changed: record the new strength and when, so the
+        belief counts as recently updated (a candidate for the Objects column) for 7 days."""
+        old = self.graph.get(belief_id)
+        if old.kind != "belief":
+            raise ValueError(f"update_belief needs a belief, but {belief_id!r} is of kind {old.kind!r}")
+        return self.graph.replace(replace(old, strength=require_unit_interval("strength", strength),
+                                          updated_at=self.clock.now()))
 
     def urgency_multiplier(self, now: float | None = None) -> float:
         """The strongest urgency multiplier of the temporal context in force (1.0 if none)."""

@@ -36,8 +36,21 @@ Where seed 002's code and text differ, this module follows the text:
 * Candidates are the 2-hop graph neighbourhood of the entities of active
   tasks, notes and recent mentions (the text lists recency as a salience
   source, so recently mentioned entities seed the query too).
+* "Recently updated beliefs (changed in last 7 days)": a belief whose
+  ``updated_at`` is at most ``SalienceWeights.recent_update_seconds`` (7 days)
+  before now is a candidate wherever it sits in the graph, then ranked by its
+  salience like every candidate (the seed lists it beside "linked to active
+  tasks or notes" as a reason to load a belief, not as a score). Inclusive: a
+  belief changed exactly 7 days ago still counts.
 * Temporal objects active now are always shown (the seed's code adds them
   outside the ranking); here they take their places inside ``max_objects``.
+* Patterns: the seed fills them by ``get_relevant_patterns(active_tasks)``,
+  beside the ranking too. ``relevant_patterns`` is that rule: a pattern an
+  active task names, or up to ``hops`` graph hops from an entity it names
+  (1: "Globex sends credit notes after disputes" for a task about Globex).
+  With ``SalienceWeights.pattern_hops`` set they are pinned like the current
+  period; None (the default for now, which keeps lessons 07-08's published
+  figures) ranks patterns by salience like any object.
 
 Taught in ``notebooks/07_objects_salience.ipynb``.
 """
@@ -48,7 +61,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from memorykit._validate import require_choice, require_int, require_non_negative, require_positive
+from memorykit._validate import require_choice, require_int, require_non_negative, require_optional_int
+from memorykit._validate import require_positive
 from memorykit._validate import require_real, require_str, require_unit_interval
 
 OBJECT_KINDS = ("person", "entity", "belief", "knowledge", "goal", "temporal", "pattern")
@@ -79,6 +93,8 @@ class WorkspaceObject:
     """Temporal only: clock time the period starts (None: always)."""
     active_until: float | None = None
     """Temporal only: clock time the period ends, exclusive (None: never)."""
+    updated_at: float | None = None
+    """Beliefs only: clock time the belief last changed (None: not since the memory began)."""
 
     def __post_init__(self) -> None:
         require_str("id", self.id, non_empty=True)
@@ -100,6 +116,10 @@ class WorkspaceObject:
             require_real("active_from", self.active_from)
         if self.active_until is not None:
             require_real("active_until", self.active_until)
+        if self.updated_at is not None:
+            require_real("updated_at", self.updated_at)
+            if self.kind != "belief":
+                raise ValueError(f"updated_at is for beliefs, but {self.id!r} is a {self.kind}")
         if (
             self.active_from is not None
             and self.active_until is not None
@@ -127,8 +147,8 @@ def entity(id: str, name: str, description: str = "", aliases=()) -> WorkspaceOb
     return WorkspaceObject(id, "entity", name, description, tuple(aliases))
 
 
-def belief(id: str, statement: str, strength: float) -> WorkspaceObject:
-    return WorkspaceObject(id, "belief", statement, statement, strength=strength)
+def belief(id: str, statement: str, strength: float, updated_at: float | None = None) -> WorkspaceObject:
+    return WorkspaceObject(id, "belief", statement, statement, strength=strength, updated_at=updated_at)
 
 
 def knowledge(id: str, name: str, rule: str) -> WorkspaceObject:
@@ -173,6 +193,12 @@ class SalienceWeights:
     """Hops of the knowledge-graph query that proposes candidates (seed: 2-hop)."""
     max_objects: int = 20
     """How many objects the Objects column holds (seed: top 20)."""
+    pattern_hops: int | None = None
+    """Pin the patterns within this many hops of an active task's entities, as the seed's
+    ``get_relevant_patterns(active_tasks)`` (``relevant_patterns``); None ranks them by salience."""
+    recent_update_seconds: float = 7 * 86_400.0
+    """A belief changed at most this long ago is a candidate wherever it is in the graph
+    (seed 002: "recently updated beliefs (changed in last 7 days)")."""
 
     def __post_init__(self) -> None:
         for name in ("recent_mention", "active_task_link", "note_link", "relationship", "belief_strength"):
@@ -181,6 +207,8 @@ class SalienceWeights:
         require_int("link_hops", self.link_hops, minimum=0)
         require_int("neighbourhood_depth", self.neighbourhood_depth, minimum=0)
         require_int("max_objects", self.max_objects, minimum=1)
+        require_non_negative("recent_update_seconds", self.recent_update_seconds)
+        require_optional_int("pattern_hops", self.pattern_hops, minimum=0, maximum=1_000)
 
 
 SALIENCE_COMPONENTS = ("recent_mention", "active_task_link", "note_link", "relationship", "belief_strength")
@@ -210,6 +238,8 @@ class SalienceInputs:
     """(N, N) all-pairs graph distance, used to reach out from recent mentions."""
     temporal_current: np.ndarray
     """(N, T) temporal objects whose period is on: always shown."""
+    seconds_since_update: np.ndarray
+    """(N, T) seconds since a belief last changed (inf: never, not yet, or not a belief)."""
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -230,6 +260,17 @@ class SalienceMatrix:
     """(N, T) the objects the Objects column shows."""
     rank: np.ndarray
     """(N, T) position in that turn's ordering (0 = most salient; shown objects first)."""
+    pinned: np.ndarray
+    """(N, T) shown beside the ranking: the current period, and the active tasks' patterns
+    when ``pattern_hops`` is set."""
+
+
+def relevant_patterns(inputs: SalienceInputs, hops: int = 1) -> np.ndarray:
+    """(N, T) seed 002's ``get_relevant_patterns(active_tasks)``: the pattern objects an active
+    task names (0 hops) or that sit within ``hops`` of an entity it names."""
+    require_int("hops", hops, minimum=0, maximum=1_000)
+    is_pattern = np.array([k == "pattern" for k in inputs.kinds], dtype=bool)[:, None]
+    return is_pattern & (inputs.task_hops <= hops)
 
 
 def _hops_to_recent(inputs: SalienceInputs, recency_turns: int) -> np.ndarray:
@@ -275,7 +316,10 @@ def salience_matrix(inputs: SalienceInputs, weights: SalienceWeights = SalienceW
     depth = weights.neighbourhood_depth
     seed_hops = np.minimum(np.minimum(inputs.task_hops, inputs.note_hops), _hops_to_recent(inputs, weights.recency_turns))
     pinned = inputs.temporal_current
-    candidate = (seed_hops <= depth) | pinned
+    if weights.pattern_hops is not None:
+        pinned = pinned | relevant_patterns(inputs, weights.pattern_hops)
+    recently_updated = inputs.seconds_since_update <= weights.recent_update_seconds
+    candidate = (seed_hops <= depth) | pinned | recently_updated
     # Order: pinned first, then candidates with positive salience by salience,
     # then the rest; the stable sort keeps object order among equals.
     eligible = candidate & (total > 0)
@@ -284,7 +328,7 @@ def salience_matrix(inputs: SalienceInputs, weights: SalienceWeights = SalienceW
     rank = np.empty_like(order)
     np.put_along_axis(rank, order, np.arange(n)[:, None].repeat(t, axis=1), axis=0)
     selected = (pinned | eligible) & (rank < weights.max_objects)
-    return SalienceMatrix(inputs.ids, components, total, candidate, selected, rank)
+    return SalienceMatrix(inputs.ids, components, total, candidate, selected, rank, pinned)
 
 
 def object_arrays(objects) -> tuple[tuple[str, ...], tuple[str, ...], np.ndarray, np.ndarray]:

@@ -68,11 +68,13 @@ class ObjectScore:
     total: float
     components: dict[str, float]
     pinned: bool
-    """A temporal object whose period is on: always shown, whatever its score."""
+    """Shown whatever its score: a temporal object whose period is on, or a pattern of the
+    active tasks (``SalienceWeights.pattern_hops``)."""
 
     def line(self) -> str:
         parts = " + ".join(f"{COMPONENT_SHORT[c]} {v:.2f}" for c, v in self.components.items() if v > 0)
-        why = "pinned: current period" if self.pinned else (parts or "no component")
+        reason = "current period" if self.kind == "temporal" else "pattern of an active task"
+        why = f"pinned: {reason}" if self.pinned else (parts or "no component")
         return f"{self.rank + 1:>2}. {self.name} [{self.kind}] {self.total:.2f} = {why}"
 
 
@@ -93,7 +95,7 @@ def top_objects(matrix: SalienceMatrix, inputs: SalienceInputs, turn: int, *,
             inputs.ids[i], names[i], inputs.kinds[i], int(matrix.rank[i, t]),
             round(float(matrix.total[i, t]), 4),
             {c: round(float(matrix.components[c][i, t]), 4) for c in SALIENCE_COMPONENTS},
-            bool(inputs.temporal_current[i, t]),
+            bool(matrix.pinned[i, t]),
         )
         for i in shown
     ]

@@ -21,6 +21,15 @@ seed 002 does:
   "deferred" (a low-urgency note) when its priority is below ``defer_below``
   (0.3; the seed says "defer if priority is low" without a number).
 
+Temporal context scales urgency: seed 002 calls a task's priority its "urgency
+score" and gives month-end an "urgency multiplier: 1.5x", so in such a period
+every rule above reads ``urgent_priority(priority, multiplier)`` = min(1,
+priority x multiplier) for the arriving task and the active ones alike (a 0.4
+task clears 0.5 at month-end: 0.6). It is switched on by
+``SlotSettings.temporal_urgency=True``; off (the default for now) compares the stored
+priorities, which keeps the month-long scenario's published figures (lessons 05-08,
+BENCHMARKS.md) as they were measured. The stored priority never changes: the period ends.
+
 Completion frees the slot; blocking keeps it and records why. Status changes
 follow ``ALLOWED_TRANSITIONS``; anything else (completing a completed task)
 raises ValueError naming the task and both states.
@@ -35,14 +44,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from memorykit._validate import (
-    require_bool,
-    require_choice,
-    require_int,
-    require_real,
-    require_str,
-    require_unit_interval,
-)
+from memorykit._validate import require_bool, require_choice, require_int, require_positive, require_real
+from memorykit._validate import require_str, require_unit_interval
 from memorykit.trace import Trace
 from memorykit.workspace.events import TaskTransition
 
@@ -77,6 +80,9 @@ class SlotSettings:
     """Urgency of the note made for a task pushed out of its slot (the seed does not say)."""
     promote_on_free: bool = True
     """When a slot frees, give it to the waiting task-note with the highest effective priority."""
+    temporal_urgency: bool = False
+    """Scale priorities by the temporal context's urgency multiplier when admitting (seed 002's
+    month-end 1.5x); False compares the stored priorities as they are."""
     completed_limit: int = 10_000
     """Completed tasks ``TaskSlots.completed`` keeps, the newest (bounded for long runs;
     ``is_completed`` still knows every completed id)."""
@@ -90,7 +96,29 @@ class SlotSettings:
         require_choice("noted_urgency", self.noted_urgency, ("urgent", "normal", "low"))
         require_choice("demoted_urgency", self.demoted_urgency, ("urgent", "normal", "low"))
         require_bool("promote_on_free", self.promote_on_free)
+        require_bool("temporal_urgency", self.temporal_urgency)
         require_int("completed_limit", self.completed_limit, minimum=1, maximum=sys.maxsize)
+
+
+def urgent_priority(priority: float, urgency_multiplier: float) -> float:
+    """A priority in a period of heightened urgency: min(1, priority x multiplier).
+
+    Capped at 1 because a priority is a share of full urgency; a multiplier below 1 (a quiet
+    period) lowers it.
+    """
+    priority = require_unit_interval("priority", priority)
+    return min(1.0, priority * require_positive("urgency_multiplier", urgency_multiplier))
+
+
+def completion_rate(completed: int, arrived: int) -> float:
+    """Seed 002's task-completion rate: the share of the tasks that arrived which were finished
+    (it reports 67% for an undifferentiated buffer, 82% for the three columns). A task counts
+    once however often it left and re-entered a slot."""
+    arrived = require_int("arrived", arrived, minimum=1)
+    completed = require_int("completed", completed, minimum=0)
+    if completed > arrived:
+        raise ValueError(f"completed must be <= arrived ({arrived}), got {completed}")
+    return completed / arrived
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +221,11 @@ class TaskSlots:
         """The active task ids, in activation order."""
         return tuple(self._active)
 
+    @property
+    def completed_ids(self) -> frozenset[str]:
+        """Every task completed here, however many ``completed`` still keeps."""
+        return frozenset(self._completed_ids)
+
     def is_completed(self, task_id: str) -> bool:
         """Whether ``task_id`` was completed here (a replay asks this every turn: a set lookup)."""
         return task_id in self._completed_ids
@@ -214,8 +247,12 @@ class TaskSlots:
         return min(self._active.values(), key=lambda t: (t.priority, -self._activated_seq[t.id]))
 
     # --------------------------------------------------------------- admission
-    def admit(self, task: Task, now: float) -> AdmissionDecision:
-        """Activate ``task`` if the rules allow, possibly demoting the lowest active task."""
+    def admit(self, task: Task, now: float, urgency_multiplier: float = 1.0) -> AdmissionDecision:
+        """Activate ``task`` if the rules allow, possibly demoting the lowest active task.
+
+        ``urgency_multiplier`` is the temporal context's (``WorkingMemory.urgency_multiplier``);
+        with ``settings.temporal_urgency`` every priority compared is ``urgent_priority`` of it.
+        """
         if not isinstance(task, Task):
             raise TypeError(f"task must be a Task, got {task!r}")
         now = require_real("now", now)
@@ -224,24 +261,27 @@ class TaskSlots:
         if task.status == "complete":
             raise ValueError(f"task {task.id!r} is complete and cannot be admitted")
         s = self.settings
-        p = task.priority
+        m = require_positive("urgency_multiplier", urgency_multiplier) if s.temporal_urgency else 1.0
+        p = urgent_priority(task.priority, m)
+        scaled = "" if m == 1.0 else f" ({task.priority:.2f} x urgency {m:g})"
         if p <= s.activation_threshold:
             outcome = "deferred" if p < s.defer_below else "noted"
             return AdmissionDecision(
                 outcome, task, None,
-                f"priority {p:.2f} <= activation_threshold {s.activation_threshold:.2f}"
+                f"priority {p:.2f}{scaled} <= activation_threshold {s.activation_threshold:.2f}"
                 + (f" and < defer_below {s.defer_below:.2f}" if outcome == "deferred" else ""),
             )
         if self.free > 0:
             self._activate(task, now, f"slot free ({len(self._active)}/{s.max_slots} used)")
             return AdmissionDecision(
                 "activated", task, None,
-                f"a slot was free ({len(self._active) - 1}/{s.max_slots} used) and priority {p:.2f} > "
+                f"a slot was free ({len(self._active) - 1}/{s.max_slots} used) and priority {p:.2f}{scaled} > "
                 f"{s.activation_threshold:.2f}",
             )
         lowest = self.lowest()
         assert lowest is not None
-        bound = s.preemption_ratio * lowest.priority
+        low = urgent_priority(lowest.priority, m)
+        bound = s.preemption_ratio * low
         if p > bound and not math.isclose(p, bound, rel_tol=1e-9):
             del self._active[lowest.id]
             del self._activated_seq[lowest.id]
@@ -249,13 +289,13 @@ class TaskSlots:
             self._activate(task, now, f"preempted {lowest.id}")
             return AdmissionDecision(
                 "preempted", task, lowest,
-                f"all {s.max_slots} slots full; priority {p:.2f} > {s.preemption_ratio:g} x lowest "
-                f"{lowest.priority:.2f} ({lowest.id}) = {bound:.2f}",
+                f"all {s.max_slots} slots full; priority {p:.2f}{scaled} > {s.preemption_ratio:g} x lowest "
+                f"{low:.2f} ({lowest.id}) = {bound:.2f}",
             )
         return AdmissionDecision(
             "noted", task, None,
-            f"all {s.max_slots} slots full and priority {p:.2f} is not > {s.preemption_ratio:g} x lowest "
-            f"{lowest.priority:.2f} ({lowest.id}) = {bound:.2f}",
+            f"all {s.max_slots} slots full and priority {p:.2f}{scaled} is not > {s.preemption_ratio:g} x lowest "
+            f"{low:.2f} ({lowest.id}) = {bound:.2f}",
         )
 
     def _activate(self, task: Task, now: float, detail: str) -> None:

@@ -23,7 +23,7 @@ import numpy as np
 from memorykit._validate import require_real
 from memorykit.workspace.events import NoteExpiry, TaskAdmission, TaskDemotion, TaskPromotion, TaskTransition
 from memorykit.workspace.memory import WorkingMemory
-from memorykit.workspace.tasks import SlotSettings
+from memorykit.workspace.tasks import SlotSettings, completion_rate
 
 EVENT_KINDS = ("admitted", "preempted", "demoted", "noted", "deferred", "promoted", "resumed", "completed")
 """Every kind of ``SlotEvent``, in the order a legend lists them."""
@@ -79,6 +79,10 @@ class SlotTimeline:
     def counts(self) -> dict[str, int]:
         c = Counter(e.kind for e in self.events)
         return {k: c.get(k, 0) for k in EVENT_KINDS}
+
+    def completion_rate(self) -> float:
+        """Seed 002's task-completion rate over the run: tasks completed / tasks arrived."""
+        return completion_rate(self.counts()["completed"], len(self.arrivals))
 
     def preemptions(self) -> list[SlotEvent]:
         return [e for e in self.events if e.kind == "preempted"]
