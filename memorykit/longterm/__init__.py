@@ -56,6 +56,7 @@ from memorykit.longterm.service import (
     LongTermSettings,
     LongTermWriteFailed,
     MemoryService,
+    MemorySettings,
     Session,
 )
 from memorykit.longterm.vectorstore import (
@@ -83,6 +84,7 @@ __all__ = [
     "LongTermSettings",
     "LongTermWriteFailed",
     "MemoryService",
+    "MemorySettings",
     "NumpyVectorStore",
     "QdrantVectorStore",
     "Recall",
