@@ -65,7 +65,7 @@ for _name in (
     "memorykit.workspace.events.NoteSurfacing", "memorykit.workspace.events.TaskAdmission",
     "memorykit.workspace.events.TaskDemotion", "memorykit.workspace.events.TaskPromotion",
     "memorykit.workspace.events.TaskTransition", "memorykit.entities.records.EntityEviction",
-    "memorykit.buffers.summary_buffer.TokenSample",
+    "memorykit.buffers.summary_buffer.TokenSample", "memorykit.buffers.summary_buffer.SummarizingNotice",
     # results and reports
     "memorykit.entities.records.EntityState", "memorykit.entities.health.HealthMetric",
     "memorykit.entities.store.Lookup", "memorykit.entities.resolution.Reference",

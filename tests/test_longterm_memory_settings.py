@@ -85,3 +85,22 @@ def test_bad_settings_name_the_value():
         MemorySettings(system_memory=3)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="memory must be MemorySettings"):
         MemoryService(memory={"include_history": False})  # type: ignore[arg-type]
+
+
+def test_each_session_user_is_told_when_their_working_memory_summarizes():
+    from memorykit.buffers import SUMMARIZING_NOTICE
+
+    shown = []
+    f = MessageFactory()
+    svc = MemoryService(lambda: SummaryBuffer(200),
+                        on_summarizing=lambda sid, notice: shown.append((sid, notice.text)))
+    for i in range(12):
+        svc.add("talkative", f.user(f"Another detail number {i} about the broken parcel."))
+    svc.add("quiet", f.user("Hello"))
+    assert shown and set(shown) == {("talkative", SUMMARIZING_NOTICE)}
+    with pytest.raises(TypeError, match="on_summarizing must be callable"):
+        MemoryService(on_summarizing="print")  # type: ignore[arg-type]
+    twice = MemoryService(lambda: SummaryBuffer(200, on_summarizing=print),
+                          on_summarizing=lambda sid, notice: None)
+    with pytest.raises(ValueError, match="give it to one of the two"):
+        twice.session("s")

@@ -22,6 +22,10 @@ Two settings of the seed's ``memory`` block shape every request (``MemorySetting
 instructions, recalled entries and the current turn) and ``system_memory`` (a
 system prompt placed first in every session's requests).
 
+When a session's working memory is a ``SummaryBuffer``, ``on_summarizing(session_id,
+notice)`` is called before it summarizes, so the caller can show that session's user
+seed 004's "Summarizing conversation history..." line while the summarizer runs.
+
 What is stored is set by ``storage_scope``: ``"all"`` (every message, tool
 results and system messages included), ``"conversational"`` (user and
 assistant messages only) or ``"summaries_only"`` (only the summaries working
@@ -72,6 +76,7 @@ isolation); the architectures it sits beside are in ``notebooks/10_architectures
 from __future__ import annotations
 
 import threading
+from functools import partial
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -79,7 +84,7 @@ from typing import Any
 from memorykit._validate import (require_between, require_bool, require_choice, require_int,
                                  require_str)
 from memorykit.buffers.base import MessageBuffer
-from memorykit.buffers.summary_buffer import SummaryBuffer
+from memorykit.buffers.summary_buffer import SummarizingNotice, SummaryBuffer
 from memorykit.clock import Clock, time_basis
 from memorykit.context import Context, ContextItem, check_request
 from memorykit.embeddings import Embedder, LexicalHashingEmbedder
@@ -219,6 +224,7 @@ class MemoryService:
         clock: Clock | None = None,
         trace: Trace | None = None,
         memory: MemorySettings | None = None,
+        on_summarizing: Callable[[str, SummarizingNotice], None] | None = None,
     ) -> None:
         self.working_memory = working_memory if working_memory is not None else _default_working
         if not callable(self.working_memory):
@@ -227,6 +233,11 @@ class MemoryService:
         self.settings = settings if settings is not None else LongTermSettings()
         if not isinstance(self.settings, LongTermSettings):
             raise TypeError(f"settings must be LongTermSettings, got {settings!r}")
+        if on_summarizing is not None and not callable(on_summarizing):
+            raise TypeError(f"on_summarizing must be callable, got {on_summarizing!r}")
+        self.on_summarizing = on_summarizing
+        """Called with (session id, ``SummarizingNotice``) before a session's summary buffer
+        summarizes: seed 004's status line for that session's user."""
         self.memory = memory if memory is not None else MemorySettings()
         if not isinstance(self.memory, MemorySettings):
             raise TypeError(f"memory must be MemorySettings, got {memory!r}")
@@ -268,6 +279,12 @@ class MemoryService:
                     if not isinstance(working, MessageBuffer):
                         raise TypeError(f"working_memory() must return a MessageBuffer, "
                                         f"got {working!r}")
+                    if self.on_summarizing is not None and isinstance(working, SummaryBuffer):
+                        if working.on_summarizing is not None:
+                            raise ValueError(
+                                "working memory already has on_summarizing and the service was "
+                                "given one too: give it to one of the two")
+                        working.on_summarizing = partial(self.on_summarizing, session_id)
                     semantic = SemanticMemory(self._semantic_settings, embedder=self.embedder,
                                               store=self.store, key_prefix=f"{session_id}/")
                     s = self.sessions[session_id] = Session(session_id, working, semantic)
