@@ -65,7 +65,7 @@ for _name in (
     "memorykit.workspace.events.NoteSurfacing", "memorykit.workspace.events.TaskAdmission",
     "memorykit.workspace.events.TaskDemotion", "memorykit.workspace.events.TaskPromotion",
     "memorykit.workspace.events.TaskTransition", "memorykit.entities.records.EntityEviction",
-    "memorykit.buffers.summary_buffer.TokenSample",
+    "memorykit.buffers.summary_buffer.TokenSample", "memorykit.buffers.summary_buffer.SummarizingNotice",
     # results and reports
     "memorykit.entities.records.EntityState", "memorykit.entities.health.HealthMetric",
     "memorykit.entities.store.Lookup", "memorykit.entities.resolution.Reference",
@@ -311,6 +311,17 @@ def _local_opener(url: str, timeout: float) -> Any:
     return io.BytesIO(b"[]")
 
 
+def _memory_search_call() -> dict[str, Any]:
+    from memorykit.longterm import MemoryService
+    from memorykit.messages import ToolCall
+
+    svc = MemoryService()
+    f = _message_factory()
+    svc.add("s", f.user("My locker code is 4721."))
+    return {"service": svc, "session_id": "s", "factory": f,
+            "call": ToolCall("c1", "search", '{"query": "locker code", "type": "memory"}')}
+
+
 def _client() -> Any:
     from memorykit.llm.client import make_client
 
@@ -408,6 +419,7 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
     "memorykit.lessons.checks.workspace.check_preemption_ratio": {"preemption_ratio": 1.3},
     "memorykit.lessons.checks.workspace.check_salience_weights": {
         "weights": {"belief_strength": 0.5}},
+    "memorykit.longterm.search_tool.answer_memory_search": lambda: _memory_search_call(),
 }
 """Valid arguments for callables whose required parameters no annotation can fill, or
 whose defaults are slow (the probes call with these). Keys: qualified names."""
@@ -449,6 +461,8 @@ for _name in _CAPS:
     ACCEPTED[(_name, "huge int")] = (
         "a limit or count with no natural maximum: one beyond any stream never binds, and "
         "the work it costs is bounded by the stream, not by the value")
+ACCEPTED[("memorykit.longterm.search_tool.answer_memory_search.limit", "huge int")] = (
+    ACCEPTED[("recall_limit", "huge int")])  # the same cap, given per call
 _SPANS = (
     "timeout", "ttl_minutes", "ttl", "tau_hours", "tau_seconds", "half_life_minutes",
     "created_at", "started_at", "active_from", "active_until", "start_time",

@@ -26,6 +26,7 @@ from memorykit.longterm import (
     EpisodicArchitecture,
     EpisodicSettings,
     MemoryService,
+    MemorySettings,
     ReflectionArchitecture,
     SemanticArchitecture,
 )
@@ -62,4 +63,8 @@ POLICIES: dict[str, PolicyMaker] = {
     "D": lambda: ReflectionArchitecture(SemanticArchitecture(6), booking_critic()),
     "attention": lambda: AttentionArchitecture(),
     "service": lambda: MemoryService(lambda: BufferWindow(6)),
+    "service-system-memory": lambda: MemoryService(
+        lambda: BufferWindow(6), memory=MemorySettings(system_memory="You are a travel agent.")),
+    "service-no-history": lambda: MemoryService(
+        lambda: BufferWindow(6), memory=MemorySettings(include_history=False)),
 }

@@ -34,7 +34,8 @@ def test_contexts_fit_the_budget_or_say_why_and_cite_only_the_history(name, budg
         assert ctx.tokens == sum(i.tokens for i in ctx.items) + 3
         if ctx.over_budget:
             assert ctx.notes and "exceed the budget" in ctx.notes[-1]
-            assert {i.kind for i in ctx.items} <= {"message", "query"}  # only protected items left
+            # only protected items left (instructions, a service's system_memory, the query)
+            assert {i.kind for i in ctx.items} <= {"message", "system_memory", "query"}
         assert ctx.covered_ids() <= ids
         assert ctx.items[-1].kind == "query" and ctx.items[-1].content == fact.question
         # No tool result without its call.

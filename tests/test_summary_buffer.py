@@ -421,3 +421,54 @@ def test_a_failing_summarizer_never_raises_after_admitting_and_keeps_the_hard_bu
     assert reasons == {"summary-fallback-fifo"}
     assert "the summarizer failed" in buf.trace.evictions()[0].reason
     assert buf.stats()["summarizer_failures"] == buf.summarizer_failures
+
+
+# ---------------------------------------------------------------- seed 004's summarizing notice
+def _notice_run(buffer, n=20):
+    f = MessageFactory()
+    return [buffer.add(f.user(f"Detail {i} about the parcel, the courier and the broken lid."))
+            for i in range(n)]
+
+
+def test_the_user_is_told_once_per_add_before_the_summarizer_runs():
+    from memorykit.buffers import SUMMARIZING_NOTICE
+
+    order: list[str] = []
+
+    class Recorder(ExtractiveSummarizer):
+        def summarize(self, messages, max_tokens):
+            order.append("summarize")
+            return super().summarize(messages, max_tokens)
+
+    notices = []
+
+    def show(notice):
+        order.append("notice")
+        notices.append(notice)
+
+    buf = SummaryBuffer(200, summarizer=Recorder(), on_summarizing=show)
+    events = _notice_run(buf)
+    rounds = [e for evs in events for e in evs if isinstance(e, Summarization)]
+    adds_that_summarized = sum(any(isinstance(e, Summarization) for e in evs) for evs in events)
+    assert rounds and len(notices) == adds_that_summarized  # one notice per add, not per round
+    assert order[:2] == ["notice", "summarize"]  # told first: the summarizer may take seconds
+    first = notices[0]
+    assert first.text == SUMMARIZING_NOTICE == "\N{THOUGHT BALLOON} Summarizing conversation history..."
+    assert first.message_ids == rounds[0].message_ids  # what the first round then took
+    assert first.tokens > first.threshold_tokens == buf.threshold_tokens == 160
+
+
+def test_no_notice_without_summarizing_and_a_failing_display_costs_nothing():
+    calm = []
+    _notice_run(SummaryBuffer(2000, on_summarizing=calm.append), n=3)
+    assert calm == []  # under the threshold: nothing to say
+
+    def broken(notice):
+        raise RuntimeError("the UI is gone")
+
+    buf = SummaryBuffer(200, on_summarizing=broken)
+    plain = SummaryBuffer(200)
+    assert [len(e) for e in _notice_run(buf)] == [len(e) for e in _notice_run(plain)]
+    assert buf.notice_failures > 0 and [m.content for m in buf] == [m.content for m in plain]
+    with pytest.raises(TypeError, match="on_summarizing must be callable, got 'print'"):
+        SummaryBuffer(200, on_summarizing="print")  # type: ignore[arg-type]

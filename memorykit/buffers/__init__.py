@@ -23,9 +23,11 @@ from memorykit.buffers.policies import (
     recency_weight,
     true_half_life_minutes,
 )
-from memorykit.buffers.summary_buffer import SummaryBuffer, TokenSample
+from memorykit.buffers.summary_buffer import (SUMMARIZING_NOTICE, SummarizingNotice,
+                                              SummaryBuffer, TokenSample)
 
 __all__ = [
+    "SUMMARIZING_NOTICE",
     "AttentionSelection",
     "AttentionWindow",
     "BufferWindow",
@@ -39,6 +41,7 @@ __all__ = [
     "MessageBuffer",
     "RecencyWeightedBuffer",
     "SelectiveCompressor",
+    "SummarizingNotice",
     "SummaryBuffer",
     "TokenBuffer",
     "TokenSample",

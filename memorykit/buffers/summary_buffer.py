@@ -24,6 +24,12 @@ big), the buffer first summarizes the protected recent messages too (rule
 first like ``FIFOBuffer`` (rule ``summary-fallback-fifo``), and records
 ``OverBudget`` when only pinned or just-added messages remain.
 
+Seed 004 tells the user before it summarizes (with an LLM summarizer the add
+blocks for seconds): ``on_summarizing`` is called with a ``SummarizingNotice``
+(its ``text`` the seed's status line) once per add that summarizes, before the
+summarizer runs. The notice is for display: a callback that raises is counted
+(``notice_failures``), never allowed to stop the add after the message was admitted.
+
 Taught in ``notebooks/03_summary_buffer.ipynb``.
 """
 
@@ -31,7 +37,8 @@ from __future__ import annotations
 
 import sys
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from memorykit._validate import require_fraction, require_int, require_real
@@ -54,6 +61,26 @@ class TokenSample(NamedTuple):
     after: int
     """Tokens once the buffer settled."""
     message_id: str
+
+
+SUMMARIZING_NOTICE = "\N{THOUGHT BALLOON} Summarizing conversation history..."
+"""The status line seed 004 shows the user, on its own line, while working memory summarizes."""
+
+
+@dataclass(frozen=True, slots=True)
+class SummarizingNotice:
+    """Working memory is about to summarize: what a caller shows the user, and why now."""
+
+    text: str
+    """The line to show (``SUMMARIZING_NOTICE``)."""
+    message_ids: tuple[str, ...]
+    """The messages the first round will summarize, oldest first."""
+    tokens: int
+    """Billed tokens in the window, over the threshold."""
+    threshold_tokens: float
+    """``threshold x budget``, the line crossed."""
+    turn: int
+    """The turn of the message whose add triggered it."""
 
 
 def splice(
@@ -159,6 +186,7 @@ class SummaryBuffer(MessageBuffer):
         factory: MessageFactory | None = None,
         chat_format: ChatFormat = ChatFormat(),
         token_history_limit: int = 10_000,
+        on_summarizing: Callable[[SummarizingNotice], None] | None = None,
         **kw: Any,
     ) -> None:
         budget = require_int("budget", budget, minimum=1)
@@ -196,6 +224,13 @@ class SummaryBuffer(MessageBuffer):
         """Rounds in which the summarizer failed and eviction took over (see ``add``)."""
         self.last_summarizer_error: BaseException | None = None
         """The summarizer's most recent failure, for a caller that wants the details."""
+        if on_summarizing is not None and not callable(on_summarizing):
+            raise TypeError(f"on_summarizing must be callable, got {on_summarizing!r}")
+        self.on_summarizing = on_summarizing
+        """Called with a ``SummarizingNotice`` before the summarizer runs (None: nobody told)."""
+        self.notice_failures = 0
+        """Notices whose callback raised (the add went on: a notice is display only)."""
+        self._noticed = False
         self._failure: str | None = None
         self._summary_overhead = chat_format.message_overhead(
             role_tokens(factory.counter, "system")
@@ -262,6 +297,7 @@ class SummaryBuffer(MessageBuffer):
         ``summarizer_failures`` counts it.
         """
         self._failure = None
+        self._noticed = False
         self._admit(message)
         before = self._tokens
         events: list[Summarization | Eviction] = []
@@ -322,6 +358,10 @@ class SummaryBuffer(MessageBuffer):
                              and taken[0].content_tokens <= self.summary_max_tokens):
                 break  # nothing left to summarize but a summary that already fits the cap
             removed = sum(m.billed_tokens for m in taken)
+            if not self._noticed:
+                self._noticed = True
+                self._notify(SummarizingNotice(SUMMARIZING_NOTICE, tuple(m.id for m in taken),
+                                               self._tokens, self.threshold_tokens, trigger.turn))
             try:
                 text = self.summarizer.summarize(taken, self.summary_max_tokens)
                 if not isinstance(text, str):
@@ -381,6 +421,14 @@ class SummaryBuffer(MessageBuffer):
             self.trace.append(event)
             events.append(event)
         return events
+
+    def _notify(self, notice: SummarizingNotice) -> None:
+        if self.on_summarizing is None:
+            return
+        try:
+            self.on_summarizing(notice)
+        except Exception:  # noqa: BLE001 - a display that fails must not cost the add
+            self.notice_failures += 1
 
     def _resolve(self, taken: list[Message]) -> tuple[IdRuns, tuple[str, ...]]:
         """Originals of the summary replacing ``taken``, and those this round adds.

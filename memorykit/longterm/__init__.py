@@ -7,6 +7,7 @@
 * ``architectures``: A-D (and the attention window) as ``ContextPolicy``s.
 * ``vectorstore``: exact numpy cosine search; the same protocol on Qdrant.
 * ``service``: working memory per session + a long-term store (seed 004).
+* ``search_tool``: the service's recall offered to the agent as a ``search`` tool (seed 004).
 * ``sentence_embedder``: all-MiniLM-L6-v2 offline, when its optional package is installed.
 
 Seed 003's benchmark over A-D is ``memorykit.evaluation.recall_benchmark`` (its scenarios:
@@ -44,11 +45,18 @@ from memorykit.longterm.sentence_embedder import (
     SentenceTransformerEmbedder,
     sentence_transformers_available,
 )
+from memorykit.longterm.search_tool import (
+    MEMORY_SEARCH_TOOL,
+    SEARCH_TYPES,
+    answer_memory_search,
+    memory_search_tool,
+)
 from memorykit.longterm.service import (
     STORAGE_SCOPES,
     LongTermSettings,
     LongTermWriteFailed,
     MemoryService,
+    MemorySettings,
     Session,
 )
 from memorykit.longterm.vectorstore import (
@@ -60,7 +68,9 @@ from memorykit.longterm.vectorstore import (
 )
 
 __all__ = [
+    "MEMORY_SEARCH_TOOL",
     "RULE_PREFIX",
+    "SEARCH_TYPES",
     "STORAGE_SCOPES",
     "Architecture",
     "AttentionArchitecture",
@@ -74,6 +84,7 @@ __all__ = [
     "LongTermSettings",
     "LongTermWriteFailed",
     "MemoryService",
+    "MemorySettings",
     "NumpyVectorStore",
     "QdrantVectorStore",
     "Recall",
@@ -91,10 +102,12 @@ __all__ = [
     "Stored",
     "Trimmed",
     "VectorStore",
+    "answer_memory_search",
     "episode_scores",
     "extract_keywords",
     "keyword_overlap",
     "make_architectures",
+    "memory_search_tool",
     "qdrant_available",
     "query_terms",
     "sentence_transformers_available",

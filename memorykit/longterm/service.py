@@ -17,6 +17,15 @@ Each session has a **working memory** (any ``MessageBuffer``; by default a
    is ``[system instructions] + [recalled] + [rest of working memory] + [current
    input]`` (the system prompt stays first, as the chat API expects).
 
+Two settings of the seed's ``memory`` block shape every request (``MemorySettings``):
+``include_history`` (default true: working memory is sent; false: only the
+instructions, recalled entries and the current turn) and ``system_memory`` (a
+system prompt placed first in every session's requests).
+
+When a session's working memory is a ``SummaryBuffer``, ``on_summarizing(session_id,
+notice)`` is called before it summarizes, so the caller can show that session's user
+seed 004's "Summarizing conversation history..." line while the summarizer runs.
+
 What is stored is set by ``storage_scope``: ``"all"`` (every message, tool
 results and system messages included), ``"conversational"`` (user and
 assistant messages only) or ``"summaries_only"`` (only the summaries working
@@ -67,13 +76,15 @@ isolation); the architectures it sits beside are in ``notebooks/10_architectures
 from __future__ import annotations
 
 import threading
+from functools import partial
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from memorykit._validate import require_between, require_choice, require_int, require_str
+from memorykit._validate import (require_between, require_bool, require_choice, require_int,
+                                 require_str)
 from memorykit.buffers.base import MessageBuffer
-from memorykit.buffers.summary_buffer import SummaryBuffer
+from memorykit.buffers.summary_buffer import SummarizingNotice, SummaryBuffer
 from memorykit.clock import Clock, time_basis
 from memorykit.context import Context, ContextItem, check_request
 from memorykit.embeddings import Embedder, LexicalHashingEmbedder
@@ -118,6 +129,25 @@ class LongTermSettings:
             require_between("min_score", self.min_score, -1.0, 1.0)  # a cosine
         require_choice("unit", self.unit, UNITS)
         require_str("collection", self.collection, non_empty=True)
+
+
+@dataclass(frozen=True)
+class MemorySettings:
+    """Seed 004's memory-level settings that shape each request (beside ``long_term``)."""
+
+    include_history: bool = True
+    """Send working memory's conversation history. False: the request holds the instructions,
+    what auto-recall brings back and the current turn only (the current input when one is
+    given, else the newest user message and the calls and results after it); messages are
+    still stored in working and long-term memory either way."""
+    system_memory: str | None = None
+    """The system prompt the memory places first in every request of every session (None:
+    none). It is not a message of any session: never summarized, evicted or stored."""
+
+    def __post_init__(self) -> None:
+        require_bool("include_history", self.include_history)
+        if self.system_memory is not None:
+            require_str("system_memory", self.system_memory, non_empty=True)
 
 
 class LongTermWriteFailed(RuntimeError):
@@ -193,6 +223,8 @@ class MemoryService:
         chat_format: ChatFormat = ChatFormat(),
         clock: Clock | None = None,
         trace: Trace | None = None,
+        memory: MemorySettings | None = None,
+        on_summarizing: Callable[[str, SummarizingNotice], None] | None = None,
     ) -> None:
         self.working_memory = working_memory if working_memory is not None else _default_working
         if not callable(self.working_memory):
@@ -201,6 +233,14 @@ class MemoryService:
         self.settings = settings if settings is not None else LongTermSettings()
         if not isinstance(self.settings, LongTermSettings):
             raise TypeError(f"settings must be LongTermSettings, got {settings!r}")
+        if on_summarizing is not None and not callable(on_summarizing):
+            raise TypeError(f"on_summarizing must be callable, got {on_summarizing!r}")
+        self.on_summarizing = on_summarizing
+        """Called with (session id, ``SummarizingNotice``) before a session's summary buffer
+        summarizes: seed 004's status line for that session's user."""
+        self.memory = memory if memory is not None else MemorySettings()
+        if not isinstance(self.memory, MemorySettings):
+            raise TypeError(f"memory must be MemorySettings, got {memory!r}")
         self.embedder: Embedder = embedder if embedder is not None else LexicalHashingEmbedder()
         self.store: VectorStore = (
             store if store is not None else NumpyVectorStore(self.embedder.dimension)
@@ -239,6 +279,12 @@ class MemoryService:
                     if not isinstance(working, MessageBuffer):
                         raise TypeError(f"working_memory() must return a MessageBuffer, "
                                         f"got {working!r}")
+                    if self.on_summarizing is not None and isinstance(working, SummaryBuffer):
+                        if working.on_summarizing is not None:
+                            raise ValueError(
+                                "working memory already has on_summarizing and the service was "
+                                "given one too: give it to one of the two")
+                        working.on_summarizing = partial(self.on_summarizing, session_id)
                     semantic = SemanticMemory(self._semantic_settings, embedder=self.embedder,
                                               store=self.store, key_prefix=f"{session_id}/")
                     s = self.sessions[session_id] = Session(session_id, working, semantic)
@@ -393,14 +439,20 @@ class MemoryService:
         require_str("query", query)
         s = self.session(session_id)
         with s.lock:
-            exclude = {m.id for m in s.working if not m.is_summary}
-            return s.semantic.recall(
-                query,
-                limit=self.settings.recall_limit if limit is None else limit,
-                threshold=self.settings.min_score,
-                where={"session_id": s.id},
-                exclude=exclude,
-            )
+            return self._search(s, query, limit, {m.id for m in s.working if not m.is_summary})
+
+    def _search(
+        self, s: Session, query: str, limit: int | None, exclude: set[str]
+    ) -> list[Recollection]:
+        """The session's entries for ``query``, leaving out ``exclude`` (what the model sees
+        verbatim anyway)."""
+        return s.semantic.recall(
+            query,
+            limit=self.settings.recall_limit if limit is None else limit,
+            threshold=self.settings.min_score,
+            where={"session_id": s.id},
+            exclude=exclude,
+        )
 
     def get_context(
         self, session_id: str, current_input: str | None = None, *, budget: int | None = None
@@ -424,10 +476,13 @@ class MemoryService:
         recalled: list[Part] = []
         notes: tuple[str, ...] = ()
         hits: list[Recollection] = []
+        sent = self._sent(list(s.working), current_input)
         if self.settings.auto_recall and query:
             self.last_recall_query = query
             try:
-                hits = self.recall(s.id, query)
+                # what the request sends verbatim is not recalled a second time
+                hits = self._search(s, query, None,
+                                    {m.id for _, m, _ in sent if not m.is_summary})
                 s.last_recall_error = None
             except Exception as exc:  # long-term memory is down: answer from working memory
                 s.last_recall_error = error_label(exc)
@@ -444,18 +499,46 @@ class MemoryService:
                     _RECALLED_RANK + r.score,
                 ))
         instructions: list[Part] = []
+        if self.memory.system_memory is not None:
+            instructions.append(Part(self.pricer.item("system", self.memory.system_memory, (),
+                                                      "system_memory"), None))
         working: list[Part] = []
-        for rank, m in enumerate(s.working):
+        for rank, m, leading in sent:
             item = ContextItem.from_message(m, sources=s.working.originals(m.id))
             part = Part(item, None if m.pinned else float(rank))
             # The system prompt opens the request; recalled memories follow it.
-            (instructions if is_instruction(m) and not working else working).append(part)
+            (instructions if leading else working).append(part)
         current = [Part(i, None) for i in self.pricer.query(current_input or "")]
         parts = instructions + recalled + working + current
         if budget is None:  # no trimming: working memory already keeps to its own limits
             budget = sum(p.item.tokens for p in parts) + self.pricer.chat_format.reply_primer
         context = fit(parts, budget, self.name, self.pricer.chat_format, None)
         return replace(context, notes=context.notes + notes) if notes else context
+
+    def _sent(
+        self, messages: list[Message], current_input: str | None
+    ) -> list[tuple[int, Message, bool]]:
+        """The working-memory messages the request sends: (rank, message, leading instruction).
+
+        Leading instructions always go. Without history only the current turn goes with
+        them: nothing when the caller gives the current input, else the newest user message
+        and what followed it (an agent's calls and their results, which the model must see
+        to go on)."""
+        start = 0
+        if not self.memory.include_history:
+            start = len(messages)
+            if current_input is None:
+                start = next((i for i in range(len(messages) - 1, -1, -1)
+                              if messages[i].role == "user" and not messages[i].is_summary),
+                             start)
+        out: list[tuple[int, Message, bool]] = []
+        opened = False  # a conversational message came: later system messages are history
+        for rank, m in enumerate(messages):
+            leading = is_instruction(m) and not opened
+            opened = not leading
+            if leading or rank >= start:
+                out.append((rank, m, leading))
+        return out
 
     # ------------------------------------------------------ ContextPolicy
     _POLICY_SESSION = "__context_policy__"
@@ -499,4 +582,4 @@ class MemoryService:
 
 
 __all__ = ["STORAGE_SCOPES", "LongTermSettings", "LongTermWriteFailed", "MemoryService",
-           "Session"]
+           "MemorySettings", "Session"]
