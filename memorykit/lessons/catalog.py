@@ -90,7 +90,8 @@ CATALOG: tuple[Lesson, ...] = (
            "Episodic scoring over keyword overlap and age (alpha, beta, tau, threshold), "
            "semantic recall and its threshold, auto-recall in the memory service.",
            ("memorykit.longterm.episodic", "memorykit.evaluation.episode_probes",
-            "memorykit.longterm.semantic", "memorykit.longterm.service"), ("003", "004")),
+            "memorykit.longterm.semantic", "memorykit.longterm.service",
+            "memorykit.longterm.search_tool"), ("003", "004")),
     Lesson(10, "10_architectures.ipynb", "Memory architectures compared",
            "Context window, episodic, semantic and reflective memory on seed 003's "
            "inject/distract/probe benchmark: recall vs distractors, tokens per call, learned rules.",
