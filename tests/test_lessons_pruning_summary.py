@@ -432,3 +432,23 @@ def test_attention_and_context_checkers():
     assert not check_context_boost(0.85)
     assert "smallest" in check_context_boost(0.9).reason
     assert "not valid" in check_context_boost(1.5).reason
+
+
+def test_kept_for_agrees_with_boost_survival_and_the_explorer_draws_it(conv):
+    from memorykit.lessons import focus_app as fa
+
+    for boost in (0.7, 0.9):
+        kept = fa.kept_for(conv, boost)
+        row = fa.boost_survival(conv, (boost,), (kept, kept + 5))[0]
+        assert row[f"after {kept}"] == "kept" and row[f"after {kept + 5}"] == "evicted"
+    ex = fa.FocusExplorer(conv, window_tokens=250, neighbours=0, boost_to=0.7)
+    found, _ = fa.attention_hits(conv, 250, 0)
+    assert list(ex.trace("facts found").y) == [found, fa.recency_hits(conv, 250)]
+    assert list(ex.trace("kept after return").y) == [fa.kept_for(conv, 0.7)]
+    ex.update(boost_to=0.9)
+    assert list(ex.trace("kept after return").y) == [fa.kept_for(conv, 0.9)]
+    assert ex.summary()["left-off message lasts"] == f"{fa.kept_for(conv, 0.9)} messages after the return"
+    with pytest.raises(ValueError, match="boost_to"):
+        fa.kept_for(conv, 1.5)
+    with pytest.raises(ValueError, match="step must be <= 80, got 81"):
+        fa.kept_for(conv, 0.9, step=81)

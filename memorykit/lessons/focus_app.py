@@ -9,7 +9,11 @@ Pure computation over the default conversation (tested; the notebook only prints
 * ``context_story(conv)``: seed 001's ``ContextManager`` driven through switch, stack, return
   and merge with the conversation's messages, one row per step.
 * ``boost_survival(conv, boosts, after)``: whether the message a context was left at is still
-  in it ``after`` messages past the return, per ``boost_to``.
+  in it ``after`` messages past the return, per ``boost_to``; ``kept_for(conv, boost_to)``: how
+  many messages past the return it lasts.
+* ``FocusExplorer``: sliders for the attention window's tokens and neighbours and for the
+  boost a context's last message gets on leaving; bars of the facts each window finds and of how
+  long the left-off message lasts.
 
 Taught in ``notebooks/03_summary_buffer.ipynb``.
 """
@@ -19,10 +23,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memorykit._validate import require_int
+from memorykit._validate import require_fraction, require_int
 from memorykit.buffers.attention import AttentionWindow
 from memorykit.buffers.context_manager import ContextManager
 from memorykit.buffers.policies import FIFOBuffer
+from memorykit.embeddings import MemoEmbedder
+from memorykit.lessons._app import LessonExplorer, Setting, _go
 from memorykit.messages import Message
 from memorykit.scenarios.conversation import SimulatedConversation
 
@@ -37,13 +43,18 @@ MAIN_MESSAGES, SIDE_MESSAGES = 60, 40
 """The story: 60 messages in "main", then an interruption of 40 in "side", then back."""
 
 
+_EMBEDDER = MemoEmbedder(maxsize=8192)
+"""Remembers each message's vector: a slider move re-selects, it does not re-embed."""
+
+
 def attention_hits(conv: SimulatedConversation, window_tokens: int, neighbours: int
                    ) -> tuple[int, float]:
     """(planted facts whose message the attention window selects for the fact's question,
     mean billed tokens selected) over the whole conversation."""
     buffer = FIFOBuffer(max_tokens=None)
     buffer.extend(conv.messages)
-    window = AttentionWindow(buffer, window_tokens=window_tokens, neighbours=neighbours)
+    window = AttentionWindow(buffer, _EMBEDDER, window_tokens=window_tokens,
+                             neighbours=neighbours)
     found, tokens = 0, 0
     for fact in conv.facts:
         selection = window.select_with_scores(fact.question)
@@ -140,5 +151,72 @@ def boost_survival(conv: SimulatedConversation, boosts: Sequence[float],
     return rows
 
 
-__all__ = ["ATTENTION_SETTINGS", "attention_hits", "attention_recall", "boost_survival",
-           "context_story", "recency_hits"]
+def kept_for(conv: SimulatedConversation, boost_to: float, *, step: int = 5,
+             limit: int | None = None) -> int:
+    """The most messages past the return (a multiple of ``step`` up to ``limit``: default 80,
+    or fewer if the conversation ends sooner) after which the message "main" was left at is
+    still in "main"."""
+    require_fraction("boost_to", boost_to)
+    room = max(0, len(conv.messages) - MAIN_MESSAGES - SIDE_MESSAGES)  # messages after the return
+    limit = min(80, room) if limit is None else require_int("limit", limit, minimum=0,
+                                                            maximum=room)
+    step = require_int("step", step, minimum=1, maximum=max(1, limit))
+    kept = 0
+    for n in range(0, limit + 1, step):
+        cm, watched, _ = _story(conv, boost_to=boost_to, merge_factor=0.7, after=n, merge=False)
+        if watched.id not in cm["main"]:
+            break
+        kept = n
+    return kept
+
+
+class FocusExplorer(LessonExplorer):
+    """The attention window against the newest messages, and how long a boost lasts."""
+
+    title = "Showing less than the window: attention, and named contexts"
+    settings = (Setting("window_tokens", "attention window (tokens)", 500, 250, 2000, 250),
+                Setting("neighbours", "neighbours of each hit", 0, 0, 2, 1),
+                Setting("boost_to", "boost on leaving a context", 0.9, 0.5, 1.0, 0.05))
+
+    def __init__(self, conversation: SimulatedConversation, **settings: Any) -> None:
+        self.conversation = conversation
+        super().__init__(**settings)
+
+    def _make_figure(self) -> Any:
+        from plotly.subplots import make_subplots
+
+        go = _go()
+        fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.18, subplot_titles=(
+            "planted facts found (of their questions)", "left-off message lasts (messages)"))
+        fig.add_trace(go.Bar(name="facts found", x=["attention window", "newest messages"],
+                             y=[0, 0], marker_color=["#1f77b4", "#7f7f7f"], texttemplate="%{y}",
+                             textposition="outside", cliponaxis=False), row=1, col=1)
+        fig.add_trace(go.Bar(name="kept after return", x=["after the return"], y=[0],
+                             marker_color="#2ca02c", texttemplate="%{y}", textposition="outside",
+                             cliponaxis=False), row=1, col=2)
+        fig.update_yaxes(range=[0, len(self.conversation.facts) * 1.15], row=1, col=1)
+        fig.update_yaxes(range=[0, 92], row=1, col=2)
+        fig.update_layout(height=380, showlegend=False, title=self.title,
+                          margin=dict(l=50, r=20, t=80, b=40))
+        return fig
+
+    def _compute(self, **p: Any) -> dict[str, Any]:
+        found, tokens = attention_hits(self.conversation, p["window_tokens"], p["neighbours"])
+        return {"found": found, "tokens": tokens,
+                "recency": recency_hits(self.conversation, p["window_tokens"]),
+                "kept": kept_for(self.conversation, p["boost_to"])}
+
+    def _draw(self, r: dict[str, Any]) -> None:
+        self.trace("facts found").y = [r["found"], r["recency"]]
+        self.trace("kept after return").y = [r["kept"]]
+
+    def summary(self) -> dict[str, Any]:
+        r, n = self.result, len(self.conversation.facts)
+        return {**{k: self.params[k] for k in ("window_tokens", "neighbours", "boost_to")},
+                "attention window finds": f"{r['found']}/{n} facts, {r['tokens']:.0f} tokens",
+                "newest messages find": f"{r['recency']}/{n} facts",
+                "left-off message lasts": f"{r['kept']} messages after the return"}
+
+
+__all__ = ["ATTENTION_SETTINGS", "FocusExplorer", "attention_hits", "attention_recall",
+           "boost_survival", "context_story", "kept_for", "recency_hits"]
