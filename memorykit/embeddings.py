@@ -30,6 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from memorykit._text import STOPWORDS, words
+from memorykit._locks import without_locks
 from memorykit._validate import require_bool, require_int, require_non_negative
 
 
@@ -142,9 +143,7 @@ class MemoEmbedder:
         self._lock = threading.Lock()
 
     def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        del state["_lock"]  # a lock cannot be pickled; the copy gets its own
-        return state
+        return without_locks(self.__dict__)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)

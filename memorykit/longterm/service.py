@@ -81,6 +81,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from memorykit._locks import without_locks
 from memorykit._validate import (require_between, require_bool, require_choice, require_int,
                                  require_str)
 from memorykit.buffers.base import MessageBuffer
@@ -189,18 +190,11 @@ class Session:
     added_ids: set[str] = field(default_factory=set, repr=False)
 
     def __getstate__(self) -> dict[str, Any]:
-        return _without_locks(self.__dict__)
+        return without_locks(self.__dict__)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state, lock=threading.RLock())
 
-
-def _without_locks(state: dict[str, Any]) -> dict[str, Any]:
-    """An object's ``__dict__`` to save: locks cannot be saved, and a restored copy gets new ones."""
-    return {k: v for k, v in state.items() if not isinstance(v, _LOCK_TYPES)}
-
-
-_LOCK_TYPES = (type(threading.Lock()), type(threading.RLock()))
 
 
 def _default_working() -> MessageBuffer:
@@ -568,7 +562,7 @@ class MemoryService:
         return self.get_context(self._POLICY_SESSION, query, budget=budget)
 
     def __getstate__(self) -> dict[str, Any]:
-        return _without_locks(self.__dict__)
+        return without_locks(self.__dict__)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state, _lock=threading.RLock(), _policy_lock=threading.RLock())

@@ -46,6 +46,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from memorykit._locks import without_locks
 from memorykit._validate import require_int, require_real, require_str
 
 
@@ -278,8 +279,7 @@ class NumpyVectorStore(_LockedStore):
             return [MappingProxyType(self._payloads[r]) for r in np.flatnonzero(self._mask(where))]
 
     def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        del state["_lock"]  # a lock cannot be pickled; the copy gets its own
+        state = without_locks(self.__dict__)
         n = len(self._ids)  # the rows in use, not the spare capacity
         state["_matrix"], state["_alive"] = self._matrix[:n].copy(), self._alive[:n].copy()
         return state
