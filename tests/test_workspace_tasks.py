@@ -194,6 +194,18 @@ def test_month_end_scales_admission_and_preemption():
     assert wm.add_task(Task("A", "reconcile the ledger", 0.4)).outcome == "noted"
 
 
+def test_month_end_urgency_is_on_by_default():
+    from memorykit.workspace import temporal
+
+    assert SlotSettings().temporal_urgency is True
+    g = KnowledgeGraph([temporal("me", "Month-end close", 1.5, active_from=100.0, active_until=200.0)])
+    wm = WorkingMemory(g, clock=StepClock(150.0))  # default SlotSettings, inside month-end
+    # seed 002 by hand: 0.4 x 1.5 = 0.6, which clears the 0.5 activation threshold
+    d = wm.add_task(Task("A", "reconcile the ledger", 0.4))
+    assert d.outcome == "activated" and "priority 0.60 (0.40 x urgency 1.5) > 0.50" in d.reason
+    assert wm.tasks.get("A").priority == 0.4  # the stored priority is unchanged: the period ends
+
+
 def test_completion_rate_at_the_documents_figures():
     from memorykit.workspace import completion_rate
 

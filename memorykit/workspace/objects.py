@@ -48,9 +48,9 @@ Where seed 002's code and text differ, this module follows the text:
   beside the ranking too. ``relevant_patterns`` is that rule: a pattern an
   active task names, or up to ``hops`` graph hops from an entity it names
   (1: "Globex sends credit notes after disputes" for a task about Globex).
-  With ``SalienceWeights.pattern_hops`` set they are pinned like the current
-  period; None (the default for now, which keeps lessons 07-08's published
-  figures) ranks patterns by salience like any object.
+  By default (``SalienceWeights.pattern_hops=1``, the seed's example) they are
+  pinned like the current period; ``pattern_hops=None`` is the named option
+  that ranks patterns by salience like any object, compared in lesson 07.
 
 Taught in ``notebooks/07_objects_salience.ipynb``.
 """
@@ -193,9 +193,10 @@ class SalienceWeights:
     """Hops of the knowledge-graph query that proposes candidates (seed: 2-hop)."""
     max_objects: int = 20
     """How many objects the Objects column holds (seed: top 20)."""
-    pattern_hops: int | None = None
+    pattern_hops: int | None = 1
     """Pin the patterns within this many hops of an active task's entities, as the seed's
-    ``get_relevant_patterns(active_tasks)`` (``relevant_patterns``); None ranks them by salience."""
+    ``get_relevant_patterns(active_tasks)`` (``relevant_patterns``; 1: a pattern linked to an
+    entity the task names, the seed's example); None ranks them by salience like any object."""
     recent_update_seconds: float = 7 * 86_400.0
     """A belief changed at most this long ago is a candidate wherever it is in the graph
     (seed 002: "recently updated beliefs (changed in last 7 days)")."""

@@ -25,10 +25,10 @@ Temporal context scales urgency: seed 002 calls a task's priority its "urgency
 score" and gives month-end an "urgency multiplier: 1.5x", so in such a period
 every rule above reads ``urgent_priority(priority, multiplier)`` = min(1,
 priority x multiplier) for the arriving task and the active ones alike (a 0.4
-task clears 0.5 at month-end: 0.6). It is switched on by
-``SlotSettings.temporal_urgency=True``; off (the default for now) compares the stored
-priorities, which keeps the month-long scenario's published figures (lessons 05-08,
-BENCHMARKS.md) as they were measured. The stored priority never changes: the period ends.
+task clears 0.5 at month-end: 0.6). This is the default
+(``SlotSettings.temporal_urgency=True``); ``temporal_urgency=False`` is the named option
+that compares the stored priorities whatever the period, taught beside it in lesson 05 as
+a comparison. The stored priority never changes: the period ends.
 
 Completion frees the slot; blocking keeps it and records why. Status changes
 follow ``ALLOWED_TRANSITIONS``; anything else (completing a completed task)
@@ -80,9 +80,9 @@ class SlotSettings:
     """Urgency of the note made for a task pushed out of its slot (the seed does not say)."""
     promote_on_free: bool = True
     """When a slot frees, give it to the waiting task-note with the highest effective priority."""
-    temporal_urgency: bool = False
+    temporal_urgency: bool = True
     """Scale priorities by the temporal context's urgency multiplier when admitting (seed 002's
-    month-end 1.5x); False compares the stored priorities as they are."""
+    month-end 1.5x, so on by default); False compares the stored priorities as they are."""
     completed_limit: int = 10_000
     """Completed tasks ``TaskSlots.completed`` keeps, the newest (bounded for long runs;
     ``is_completed`` still knows every completed id)."""

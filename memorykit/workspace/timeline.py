@@ -16,14 +16,14 @@ import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from memorykit._validate import require_real
 from memorykit.workspace.events import NoteExpiry, TaskAdmission, TaskDemotion, TaskPromotion, TaskTransition
 from memorykit.workspace.memory import WorkingMemory
-from memorykit.workspace.tasks import SlotSettings, completion_rate
+from memorykit.workspace.tasks import SlotSettings, completion_rate, urgent_priority
 
 EVENT_KINDS = ("admitted", "preempted", "demoted", "noted", "deferred", "promoted", "resumed", "completed")
 """Every kind of ``SlotEvent``, in the order a legend lists them."""
@@ -48,6 +48,9 @@ class SlotEvent:
     """0-based slot position the event happened in; None for tasks that got no slot."""
     text: str
     """Hover text: what happened and the numbers that decided it."""
+    urgency: float = 1.0
+    """The urgency multiplier admission applied at the event (1 when ``temporal_urgency`` is
+    off or no period was on), so margins are computed on the priorities that were compared."""
 
 
 @dataclass(frozen=True)
@@ -140,7 +143,10 @@ class SlotLog:
             priority.setdefault(e.task_id, e.priority)  # the first admission is the arrival
         index = {tid: i for i, tid in enumerate(priority)}
         slots = _SlotPositions(settings.max_slots, self.active, index)
-        events, arrivals, note_task = _events(trace, settings, self.times, slots, priority)
+        def urgency(at: float) -> float:
+            return memory.urgency_multiplier(at) if settings.temporal_urgency else 1.0
+
+        events, arrivals, note_task = _events(trace, settings, self.times, slots, priority, urgency)
         expired = sum(1 for e in trace if isinstance(e, NoteExpiry) and e.note_id in note_task)
         return SlotTimeline(settings, np.array(self.times), slots.occupant, tuple(priority),
                             np.array(list(priority.values()), dtype=float), tuple(events), arrivals, expired)
@@ -179,8 +185,12 @@ class _SlotPositions:
 
 
 def _events(trace: list[Any], settings: SlotSettings, times: list[float], slots: _SlotPositions,
-            priority: dict[str, float]) -> tuple[list[SlotEvent], dict[str, str], dict[str, str]]:
-    """Slot events from a memory's trace, the arrival outcomes, and note id -> the task it holds."""
+            priority: dict[str, float], urgency: Callable[[float], float],
+            ) -> tuple[list[SlotEvent], dict[str, str], dict[str, str]]:
+    """Slot events from a memory's trace, the arrival outcomes, and note id -> the task it holds.
+
+    ``urgency(at)`` is the multiplier admission applied at time ``at``: a preemption's
+    arithmetic shows the priorities it compared, scaled when a period was on."""
     last = len(times) - 1
 
     def turn_of(at: float) -> int:
@@ -203,18 +213,21 @@ def _events(trace: list[Any], settings: SlotSettings, times: list[float], slots:
                                         f"{e.task_id} ({e.priority:.2f}) admitted: {e.reason}"))
             elif e.outcome in ("noted", "deferred"):
                 events.append(SlotEvent(t, e.outcome, e.task_id, e.priority, None, None,
-                                        f"{e.task_id} {e.outcome}: {e.reason}"))
+                                        f"{e.task_id} {e.outcome}: {e.reason}", urgency(e.at)))
             # 'preempted' arrivals are drawn from their TaskDemotion (recorded just before).
         elif isinstance(e, TaskDemotion):
             note_task[e.note_id] = e.task_id
             t = turn_of(e.at)
-            by, low = e.by_task_id, e.priority
+            by, low, m = e.by_task_id, e.priority, urgency(e.at)
             slot = slots.slot_of(by, t)
-            arith = f"{priority[by]:.2f} > {ratio:g} x {low:.2f} = {ratio * low:.3f}"
+            p_m, low_m = urgent_priority(priority[by], m), urgent_priority(low, m)
+            arith = f"{p_m:.2f} > {ratio:g} x {low_m:.2f} = {ratio * low_m:.3f}"
+            if m != 1.0:
+                arith += f" (priorities x urgency {m:g}, capped at 1)"
             events.append(SlotEvent(t, "preempted", by, priority[by], e.task_id, slot,
-                                    f"{by} ({priority[by]:.2f}) preempted {e.task_id} ({low:.2f}): {arith}"))
+                                    f"{by} ({priority[by]:.2f}) preempted {e.task_id} ({low:.2f}): {arith}", m))
             events.append(SlotEvent(t, "demoted", e.task_id, low, by, slot,
-                                    f"{e.task_id} ({low:.2f}) demoted to note {e.note_id} by {by}: {arith}"))
+                                    f"{e.task_id} ({low:.2f}) demoted to note {e.note_id} by {by}: {arith}", m))
         elif isinstance(e, TaskPromotion):
             t = turn_of(e.at)
             kind = "resumed" if e.reason.startswith("resumed") else "promoted"
@@ -235,8 +248,9 @@ _LOWEST = re.compile(r"lowest [0-9.]+ \((\w+)\)")
 def near_misses(timeline: SlotTimeline, within: float = 0.05) -> list[tuple[SlotEvent, float]]:
     """Preemptions and full-slot refusals decided by less than ``within`` of priority.
 
-    Returns (event, margin) pairs: margin = priority - ratio x lowest (positive: it
-    preempted; zero or negative: it was noted).
+    Returns (event, margin) pairs: margin = priority - ratio x lowest, both as admission
+    compared them (``urgent_priority`` at the event's urgency; positive: it preempted; zero
+    or negative: it was noted).
     """
     within = require_real("within", within)
     out = []
@@ -249,7 +263,9 @@ def near_misses(timeline: SlotTimeline, within: float = 0.05) -> list[tuple[Slot
             low = m.group(1) if m else None
         if low is None or low not in index:
             continue
-        margin = e.priority - ratio * float(timeline.priorities[index[low]])
+        # on the priorities admission compared: scaled by the period's urgency when it applied
+        margin = (urgent_priority(e.priority, e.urgency)
+                  - ratio * urgent_priority(float(timeline.priorities[index[low]]), e.urgency))
         if abs(margin) < within:
             out.append((e, round(margin, 4)))
     return out
