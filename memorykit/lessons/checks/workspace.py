@@ -184,16 +184,18 @@ def check_min_shared_entities(min_shared_entities: Any, *, show: bool = False) -
 
 
 # -------------------------------------------------------------- lesson 07
-SALIENCE_EXERCISE = {"turn": 551, "target": "b_acme_gl", "keep": "maya", "top": 5}
+SALIENCE_EXERCISE = {"turn": 551, "target": "b_acme_gl", "keep": "maya", "top": 6}
 """Lesson 07: at turn 551 ("Acme Supplies sent INV-1118; can you check it?") the belief
-"Acme Supplies invoices use GL 5100" and the user Maya Chen must both be in the top 5. Neither is
-named by a task or note at that turn, so under direct links each stands on its own weight."""
+"Acme Supplies invoices use GL 5100" and the user Maya Chen must both be in the top 6. Neither is
+named by a task or note at that turn, so under direct links each stands on its own weight. Two of
+the six places are pinned whatever the weights (the month-end close and the active task's
+pattern, seed 002's ``get_relevant_patterns``), so four are won by ranking."""
 
 
 def check_salience_weights(weights: Any, *, show: bool = True) -> Verdict:
     """Lesson 07: salience weights (a dict of the five weights, optionally recency_turns and
     max_objects) under which, at turn 551 of the default workflow, the belief "Acme Supplies
-    invoices use GL 5100" and the user Maya Chen are both among the first 5 objects shown."""
+    invoices use GL 5100" and the user Maya Chen are both among the first 6 objects shown."""
     from memorykit.lessons.salience_app import salience_lesson_data
     from memorykit.workspace import SalienceWeights
     from memorykit.workspace.salience import format_top_objects, object_rank
@@ -226,18 +228,19 @@ def check_salience_weights(weights: Any, *, show: bool = True) -> Verdict:
     details = (
         f"turn {ex['turn']}: the belief ranks {place.get(target, f'#{target}')}, Maya Chen "
         f"{place.get(keep, f'#{keep}')} (need both <= {ex['top']})",
-        "top 6 under these weights:\n    " + format_top_objects(view.top[:6]).replace("\n", "\n    "),
+        f"top {ex['top'] + 1} under these weights:\n    "
+        + format_top_objects(view.top[:ex["top"] + 1]).replace("\n", "\n    "),
     )
     problems = []
     if target is None or target > ex["top"]:
-        problems.append("the GL 5100 belief is not in the top 5: no task or note names it at this turn (the "
+        problems.append(f"the GL 5100 belief is not in the top {ex['top']}: no task or note names it at this turn (the "
                         "notes name Acme Supplies, the vendor, not the belief), so under "
                         "seed 002's direct links it earns only 0.88 x the belief weight, while the vendors "
                         "and people the tasks and notes name start with active_task_link + note_link")
     if keep is None or keep > ex["top"]:
-        problems.append("Maya Chen fell out of the top 5: no task or note names her here either, so her score "
-                        "is relationship x 0.95 alone, and every belief (and person) you lift competes with "
-                        "her for the same 5 places")
+        problems.append(f"Maya Chen fell out of the top {ex['top']}: no task or note names her here either, so "
+                        "her score is relationship x 0.95 alone, and every belief (and person) you lift "
+                        f"competes with her for the same {ex['top']} places")
     if problems:
         return report(Verdict(name, False, f"{label}: " + "; ".join(problems), details), show)
     return report(Verdict(name, True, f"{label}: the GL 5100 belief is #{target} and Maya Chen #{keep} at "
