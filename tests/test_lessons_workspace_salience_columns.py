@@ -239,7 +239,7 @@ def test_columns_explorer_moves_the_blue_line_only_for_limits():
     assert ex.summary()["reduction_vs_same_state_pct"] == 40.9
     assert not np.array_equal(np.array(ex.trace("three columns").y), y0)
     assert "ACTIVE TASKS" in ex.prompt.value
-    assert ex.sliders["top_notes"].max == 16 and ex.sliders["turn"].max == 600
+    assert ex.sliders["top_notes"].max == 14 and ex.sliders["turn"].max == 600
 
 
 def test_column_log_follows_one_memory(small):
