@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     slots = tasks_app.SlotExplorer()
-    cold = slider_moves(slots, args.moves, seed=1, before=tasks_app.slot_timeline.cache_clear)
+    cold = slider_moves(slots, args.moves, seed=1, before=tasks_app._slot_timeline.cache_clear)
     # warm: replay the same move sequence once to fill the memo, then time it
     slider_moves(slots, args.moves, seed=2)
     warm = slider_moves(slots, args.moves, seed=2)
