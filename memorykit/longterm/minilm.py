@@ -92,32 +92,38 @@ def minilm_available() -> Availability:
     return Availability(True, "")
 
 
+_GELU_ROWS = 64  # rows of the (tokens, 1536) activation per GELU block: ~400 kB, stays in cache
+
+
 def _gelu_(x: np.ndarray) -> np.ndarray:
     """BERT's exact GELU, x * Phi(x), computed in place in ``x`` (a fresh activation).
 
     Not the tanh approximation (it moves vectors ~1e-3). numpy has no erf and scipy is no
     dependency, so erf is Abramowitz & Stegun 7.1.26 (absolute error <= 1.5e-7, float32's
-    resolution here); the reference check (cosine >= 0.9999) covers it. In-place steps keep the
-    (tokens, 1536) temporaries to three: this runs on the model's widest activation.
+    resolution here); the reference check (cosine >= 0.9999) covers it. Its ~20 elementwise
+    passes run block by block, so each block stays in cache (about twice as fast as whole-array
+    passes over this, the model's widest activation).
     """
-    z = x * np.float32(1.0 / math.sqrt(2.0))
-    a = np.abs(z)
-    t = a * np.float32(0.3275911)
-    t += 1
-    np.reciprocal(t, out=t)
-    poly = t * np.float32(1.061405429)
-    for c in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
-        poly += np.float32(c)
-        poly *= t
-    np.multiply(a, a, out=a)
-    np.negative(a, out=a)
-    np.exp(a, out=a)
-    poly *= a  # 1 - erf(|z|)
-    np.subtract(1, poly, out=poly)
-    np.copysign(poly, z, out=poly)  # erf(z)
-    poly += 1
-    poly *= np.float32(0.5)
-    x *= poly
+    for start in range(0, x.shape[0], _GELU_ROWS):
+        block = x[start:start + _GELU_ROWS]
+        z = block * np.float32(1.0 / math.sqrt(2.0))
+        a = np.abs(z)
+        t = a * np.float32(0.3275911)
+        t += 1
+        np.reciprocal(t, out=t)
+        poly = t * np.float32(1.061405429)
+        for c in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
+            poly += np.float32(c)
+            poly *= t
+        np.multiply(a, a, out=a)
+        np.negative(a, out=a)
+        np.exp(a, out=a)
+        poly *= a  # 1 - erf(|z|)
+        np.subtract(1, poly, out=poly)
+        np.copysign(poly, z, out=poly)  # erf(z)
+        poly += 1
+        poly *= np.float32(0.5)
+        block *= poly
     return x
 
 
