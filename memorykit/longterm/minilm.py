@@ -17,7 +17,7 @@ Embedding is slow next to the lexical embedder (~20-30 texts/s on 2 cores, see B
 wrap it in ``MemoEmbedder`` with a disk cache (``minilm_embedder()`` does) when the same texts
 come back.
 
-Taught in ``notebooks/09_memory_service.ipynb`` and ``notebooks/10_architectures.ipynb``.
+Taught in ``notebooks/09_long_term_memory.ipynb``.
 """
 
 from __future__ import annotations
