@@ -478,6 +478,7 @@ _COSINE = "a cosine threshold: -1 is in its range [-1, 1]"
 for _qual in ("memorykit.longterm.semantic.SemanticSettings.threshold",
               "memorykit.longterm.service.LongTermSettings.min_score",
               "memorykit.lessons.recall_app.semantic_recall.threshold",
+              "memorykit.lessons.recall_app.embedder_comparison.threshold",
               "memorykit.lessons.architectures_app.curve.semantic_threshold",
               "memorykit.lessons.architectures_app.curves.semantic_threshold"):
     ACCEPTED[(_qual, "negative")] = _COSINE
