@@ -2,4 +2,5 @@
 
 from memorykit.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":  # importing the package's modules (docs, API sweeps) runs nothing
+    raise SystemExit(main())

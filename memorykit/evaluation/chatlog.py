@@ -37,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from memorykit._validate import require_bool, require_str
 from memorykit.evaluation.dataset import EvalConversation, EvalDataset, EvalQuestion
 from memorykit.messages import Message, MessageFactory, ToolCall, validate_wire
 
@@ -341,6 +342,11 @@ def load_chat_logs(path: str | os.PathLike[str],
 def parse_chat_logs(conversations: str, questions: str | None = None, *, jsonl: bool = True,
                     name: str = "chat logs") -> EvalDataset:
     """``load_chat_logs`` on text already in memory (``jsonl``: one record per line)."""
+    require_bool("jsonl", jsonl)
+    require_str("name", name, non_empty=True)
+    require_str("conversations", conversations)
+    if questions is not None:
+        require_str("questions", questions)
     chats = _Records(name, conversations, jsonl)
     q = None if questions is None else _Records(f"{name} (questions)", questions, jsonl)
     return _dataset(name, chats, q)
