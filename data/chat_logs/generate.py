@@ -194,7 +194,9 @@ def render() -> dict[str, str]:
     rng = random.Random(SEED)
     chats = [conversation(rng, n) for n in range(N_CONVERSATIONS)]
     line = lambda record: json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"  # noqa: E731
-    return {FILES[0]: "".join(line({"id": c.cid, "messages": c.messages}) for c in chats),
+    note = f"synthetic: invented by data/chat_logs/generate.py (seed {SEED}), not a real user's log"
+    return {FILES[0]: "".join(line({"id": c.cid, "messages": c.messages, "note": note})
+                              for c in chats),
             FILES[1]: "".join(line(q) for c in chats for q in c.questions)}
 
 
