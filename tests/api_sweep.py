@@ -72,6 +72,7 @@ for _name in (
     "memorykit.entities.resolution.Resolution", "memorykit.evaluation.harness.EvalResult",
     "memorykit.evaluation.harness.QuestionResult", "memorykit.evaluation.locomo.LocomoReport",
     "memorykit.evaluation.sweep.SweepResult", "memorykit.evaluation.dataset.Session",
+    "memorykit.evaluation.tune.TuneResult",
     "memorykit.evaluation.buffer_replay.BufferReplay",
     "memorykit.evaluation.recall_curves.Curve", "memorykit.evaluation.recall_curves.Probe",
     "memorykit.evaluation.service_loop.FailureCase", "memorykit.evaluation.service_loop.LoopProbe",
@@ -373,6 +374,8 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
     "memorykit.evaluation.sweep.run_sweep": lambda: {
         "make_policy": _last_messages, "configurations": [{"n": 4}],
         "dataset": _locomo(), "budgets": 200, "progress": False},
+    "memorykit.evaluation.tune.tune": lambda: {
+        "dataset": _locomo(), "budgets": [200], "policies": ["last-20-messages"]},
     "memorykit.evaluation.locomo.download_locomo": lambda: {
         "dest": _scratch() / "locomo10.json", "expected_sha256": None, "opener": _local_opener},
     "memorykit.evaluation.locomo.load_locomo": lambda: {"path": _LOCOMO_FIXTURE, "verify": False},

@@ -1,10 +1,12 @@
 """Evaluation: how much of the evidence does a memory's context hold, at what cost?
 
 Datasets (simulated conversations with planted facts, LoCoMo from a local
-copy), the evidence-recall harness over any ``ContextPolicy``, baselines
-(last N messages, last B tokens, BM25, full context), parameter sweeps
+copy, your own OpenAI-format chat logs with questions), the evidence-recall
+harness over any ``ContextPolicy``, baselines (last N messages, last B
+tokens, BM25, full context), parameter sweeps
 (grid/random, progress bar, any ``concurrent.futures.Executor``) and the
-Pareto front of recall against tokens.
+Pareto front of recall against tokens; ``tune`` sweeps every policy at once
+(``python -m memorykit tune`` on the command line).
 Taught in ``notebooks/12_parameter_tuning.ipynb``.
 """
 
@@ -16,6 +18,7 @@ from memorykit.evaluation.baselines import (
     analyze,
     baseline_policies,
 )
+from memorykit.evaluation.chatlog import ChatLogError, load_chat_logs, parse_chat_logs
 from memorykit.evaluation.dataset import (
     EvalConversation,
     EvalDataset,
@@ -58,11 +61,13 @@ from memorykit.evaluation.sweep import (
 )
 from memorykit.evaluation.table import Table
 from memorykit.evaluation.toolkit import AttentionPolicy, toolkit_policies
+from memorykit.evaluation.tune import TuneResult, tune
 
 __all__ = [
     "AttentionPolicy",
     "BM25Retrieval",
     "CATEGORIES",
+    "ChatLogError",
     "EvalConversation",
     "EvalDataset",
     "EvalQuestion",
@@ -82,6 +87,7 @@ __all__ = [
     "RandInt",
     "Session",
     "SweepResult",
+    "TuneResult",
     "Table",
     "Uniform",
     "analyze",
@@ -94,12 +100,15 @@ __all__ = [
     "from_simulated",
     "grid",
     "is_query_independent",
+    "load_chat_logs",
     "load_locomo",
     "normalize_evidence",
     "pareto_front",
+    "parse_chat_logs",
     "parse_locomo",
     "parse_session_datetime",
     "random_search",
     "run_sweep",
     "toolkit_policies",
+    "tune",
 ]

@@ -12,6 +12,8 @@ Pure computation (tested, benchmarked):
   parameter 2, budget) (``SweepResult.grid_arrays``), so a widget only re-slices them.
 * The tunable policies and their grids: ``memorykit.evaluation.toolkit.TUNABLE``.
 
+Your own logs: ``explore_file(conversations, questions)`` (``memorykit.evaluation.chatlog``).
+
 Explorer: ``TuningExplorer`` (policy dropdown; sliders for its two parameters
 and the budget): the recall surface as a heatmap, the Pareto front of recall
 against tokens across every policy and budget, and recall per question
@@ -28,7 +30,7 @@ import numpy as np
 
 from memorykit._validate import require_int
 from memorykit.evaluation import (EvalDataset, cheapest_reaching, evaluate, grid, pareto_front,
-                                  run_sweep, toolkit_policies)
+                                  load_chat_logs, run_sweep, toolkit_policies)
 from memorykit.evaluation.toolkit import FIXED_POLICIES, TUNABLE, Tunable, fixed_policy
 from memorykit.lessons._app import LessonExplorer, _go, _widgets
 from memorykit.lessons.checks.tuning import EXERCISE_BUDGET
@@ -316,6 +318,14 @@ class TuningExplorer(LessonExplorer):
         if sw.separate:
             out["note"] = f"{', '.join(sw.separate)} questions are left out of recall (shown as a bar)"
         return out
+
+
+def explore_file(conversations: Any, questions: Any, *, progress: bool = False) -> TuningExplorer:
+    """The explorer on your own OpenAI-format logs and questions (``.jsonl``/``.json`` paths);
+    ``python -m memorykit tune`` runs the same sweeps without a notebook."""
+    data = load_chat_logs(conversations, questions)
+    described = f"{data.name}: {len(data)} conversations, {data.n_questions:,} questions"
+    return TuningExplorer(precompute(data, described, progress=progress))
 
 
 def front_rows(sweeps: TuningSweeps) -> list[dict[str, Any]]:
