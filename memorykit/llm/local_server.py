@@ -114,6 +114,8 @@ def local_model_available() -> Availability:
 
 def _port_is_free(port: int) -> bool:
     with socket.socket() as probe:
+        # as uvicorn binds: a port whose last connections linger in TIME_WAIT is free for it
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((HOST, port))
         except OSError:
