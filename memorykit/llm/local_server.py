@@ -298,7 +298,9 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"port on {HOST} (default {DEFAULT_PORT})")
     parser.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
     args = parser.parse_args(argv)
-    # SIGTERM (a service manager, `kill`) stops the server as Ctrl-C does
+    # Ctrl-C, and SIGTERM (a service manager, `kill`), stop the server; SIGINT is set explicitly
+    # because a shell starts background jobs with it ignored, and Python keeps it so
+    signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
     server = LocalModelServer(args.port, n_threads=args.threads)
     try:
