@@ -1,6 +1,6 @@
 """memorykit.llm.local_server without the model: the server's life cycle, run against a stand-in
 ``llama_cpp.server`` (a stdlib HTTP server put on the child's PYTHONPATH) so it is checked on
-every machine. The real llama.cpp server is exercised in tests/llm_real/."""
+every machine. The real llama.cpp server is exercised in tests/llm/test_llm_real_server.py."""
 
 from __future__ import annotations
 
