@@ -15,7 +15,8 @@ ones when ``OPENAI_API_KEY`` or ``OPENAI_BASE_URL`` is set, the offline ones oth
 
 ``memorykit.llm.local_server.LocalModelServer`` runs a real (small) model on this machine:
 SmolLM2-135M-Instruct served by llama.cpp over the same API on 127.0.0.1 (``./run model``);
-without ``OPENAI_MODEL``, ``choose_backend`` asks such a server which model it serves.
+without ``OPENAI_MODEL``, ``choose_backend`` asks such a server which model it serves. It is
+not imported here, so ``python -m memorykit.llm.local_server`` runs it cleanly.
 
 ``memorykit.llm.testing.FakeOpenAIServer`` is a loopback OpenAI-compatible
 server (127.0.0.1 only) that the tests, and notebooks without an API key, use
@@ -61,7 +62,6 @@ from memorykit.llm.critic import (
     parse_rules,
 )
 from memorykit.llm.embedder import EmbeddingFailed, OpenAIEmbedder
-from memorykit.llm.local_server import LocalModelServer, local_model_available
 from memorykit.llm.summarizer import (
     DEFAULT_SUMMARY_PROMPT,
     OpenAISummarizer,
@@ -81,7 +81,6 @@ __all__ = [
     "LLMCallFailed",
     "LLMError",
     "LLMNotConfigured",
-    "LocalModelServer",
     "OpenAIChatModel",
     "OpenAICritic",
     "OpenAIEmbedder",
@@ -95,7 +94,6 @@ __all__ = [
     "choose_backend",
     "configured",
     "describe_backend",
-    "local_model_available",
     "make_client",
     "memory_reader",
     "offline_backend",

@@ -293,7 +293,9 @@ def _interrupt(signum: int, frame: object) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """``./run model``: serve the local model until Ctrl-C (or SIGTERM), then stop it."""
-    parser = argparse.ArgumentParser(prog="./run model", description=main.__doc__)
+    parser = argparse.ArgumentParser(
+        prog="./run model", description=f"Serve SmolLM2-135M-Instruct over the OpenAI API on "
+        f"{HOST} until Ctrl-C, then stop it.")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT,
                         help=f"port on {HOST} (default {DEFAULT_PORT})")
     parser.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
