@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from memorykit._validate import require_int
+from memorykit._validate import require_int, require_positive
 from memorykit.clock import StepClock
 from memorykit.llm.chat import ChatModel, ScriptedChatModel, ScriptRule
 from memorykit.llm.critic import DEFAULT_CORRECTION_PATTERNS, ScriptedCritic
@@ -68,6 +68,24 @@ FACT_BANK: tuple[tuple[str, str, str], ...] = (
 )
 
 
+SEED_003_FACT_BANK: tuple[tuple[str, str, str], ...] = (
+    ("The code is {key}.", "What is the code?", "falcon"),
+    ("The keys are in locker {key}.", "Where are keys?", "platform"),
+    ("My order number is {key}.", "What is my order number?", "order"),
+    ("My PIN is {key}.", "What is my PIN?", "d4"),
+    ("My callback number is {key}.", "What is my callback number?", "phone"),
+    ("The serial number is {key}.", "What is the serial number?", "serial"),
+    ("The case number is {key}.", "What is the case number?", "case"),
+    ("The refund amount is {key}.", "What is the refund amount?", "cents"),
+    ("The ticket is {key}.", "What is the ticket?", "ticket"),
+    ("The confirmation number is {key}.", "What is the confirmation number?", "conf"),
+)
+"""Facts and probes phrased the way seed 003 phrases them: the fact says "The code is
+Blue_Falcon_99" and the probe asks "What is the code?" (or, verbatim, "Where are keys?"),
+naming the thing by the fact's own noun, not paraphrasing it (``FACT_BANK`` paraphrases
+some)."""
+
+
 @dataclass(frozen=True)
 class ProbeConversation:
     """Facts at the start, distractors, and the facts to probe."""
@@ -97,15 +115,30 @@ def probe_conversation(
     n_facts: int = 4,
     seed: int = 0,
     counter: TokenCounter | None = None,
+    bank: Sequence[tuple[str, str, str]] = FACT_BANK,
+    seconds_per_message: float | None = None,
 ) -> ProbeConversation:
-    """Inject ``n_facts`` facts (one user message each), then ``distractor_turns`` noise turns."""
+    """Inject ``n_facts`` facts (one user message each), then ``distractor_turns`` noise turns.
+
+    ``bank`` holds (sentence with ``{key}``, question, key recipe) triples:
+    ``FACT_BANK`` (default) or ``SEED_003_FACT_BANK`` (the seed's phrasing).
+    ``seconds_per_message`` re-times the conversation at script speed, every
+    message that many seconds after the previous one (seed 003's script ran its
+    turns back to back); None keeps the simulated pace, whose distractors span
+    hours (which the episodic score's time decay feels).
+    """
     require_int("distractor_turns", distractor_turns, minimum=0, maximum=MAX_TURNS)
     require_int("n_facts", n_facts, minimum=1, maximum=MAX_TURNS)
     require_int("seed", seed, minimum=0)
-    if n_facts > len(FACT_BANK):
-        raise ValueError(f"n_facts must be <= {len(FACT_BANK)}, got {n_facts}")
+    if seconds_per_message is not None:
+        require_positive("seconds_per_message", seconds_per_message)
+    if isinstance(bank, str) or not isinstance(bank, Sequence) or not bank:
+        raise ValueError(f"bank must be a non-empty sequence of (sentence, question, recipe), "
+                         f"got {bank!r}")
+    if n_facts > len(bank):
+        raise ValueError(f"n_facts must be <= {len(bank)} (the bank's size), got {n_facts}")
     rng = random.Random(seed)
-    bank = list(FACT_BANK)
+    bank = list(bank)
     rng.shuffle(bank)
     clock = StepClock(0.0)
     factory = MessageFactory(counter, clock=clock)
@@ -127,6 +160,8 @@ def probe_conversation(
         messages += [user, ack]
         facts.append(PlantedFact(fact_id, sentence, key, user.turn, user.id, "support", question))
     messages += _distractors(distractor_turns, seed, factory, clock.now() + 60, factory.turn)
+    if seconds_per_message is not None:
+        messages = [replace(m, created_at=k * seconds_per_message) for k, m in enumerate(messages)]
     for m in messages:
         for f in facts:
             if f.key in m.content and m.id != f.message_id:  # pragma: no cover - guarded by design
@@ -241,6 +276,7 @@ __all__ = [
     "BOOKING_SYSTEM_PROMPT",
     "COMPLAINT_PATTERNS",
     "FACT_BANK",
+    "SEED_003_FACT_BANK",
     "SYSTEM_PROMPT",
     "AdaptabilityScenario",
     "ProbeConversation",
