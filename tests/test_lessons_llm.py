@@ -58,7 +58,8 @@ def test_env_selects_openai_backend_without_exposing_the_key():
     backend = L.choose_backend({"OPENAI_API_KEY": SECRET, "OPENAI_MODEL": "m"})
     assert backend.kind == "openai" and "api.openai.com" in backend.description
     assert SECRET not in backend.description and SECRET not in repr(backend.components())
-    local = L.choose_backend({"OPENAI_BASE_URL": "http://user:pw@127.0.0.1:9/v1?k=" + SECRET})
+    local = L.choose_backend({"OPENAI_BASE_URL": "http://user:pw@127.0.0.1:9/v1?k=" + SECRET,
+                              "OPENAI_MODEL": "m"})
     assert local.kind == "openai"
     assert SECRET not in local.description and "pw" not in local.description
 
