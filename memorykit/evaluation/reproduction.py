@@ -64,6 +64,7 @@ from memorykit.longterm.episodic import EpisodicSettings
 from memorykit.longterm.reflection import ReflectionSettings
 from memorykit.longterm.semantic import SemanticSettings
 from memorykit.messages import Message
+from memorykit.scenarios.prose import check_words
 from memorykit.scenarios.probes import (
     SEED_003_FACT_BANK,
     ProbeConversation,
@@ -84,7 +85,7 @@ the very summaries B's model wrote (memoized), so it costs no extra summarizer c
 class ReproductionSettings:
     """The protocol's sizes and thresholds (seed 003's values where it states them)."""
 
-    conversations: int = 3
+    conversations: int = 2
     """Independent conversations (seeds 0, 1, ...); probes = conversations x n_facts."""
     n_facts: int = 10
     """Facts injected at turn 0 of each conversation (at most the bank's 10)."""
@@ -92,22 +93,26 @@ class ReproductionSettings:
     """Noise turns between the facts and the probes (seed 003: 50)."""
     seconds_per_message: float = 5.0
     """Script speed: the gap between consecutive messages, in seconds."""
+    distractor_words: tuple[int, int] = (5, 40)
+    """Bounds on a distractor reply's words (user turns are shorter): seed 003's noise
+    turns are short scripted exchanges, and a 135M model on 2 cores reads ~30-300 prompt
+    tokens a second, so every message of context costs seconds."""
     window: int = 20
     """Short-term window in messages, for all four (B's stm_limit too)."""
     threshold: float = 0.65
     """C and D recall a sentence when its cosine to the question is above this (seed 003)."""
     budget: int = 2000
     """Context budget in billed tokens (memorykit's count) per question."""
-    reader_max_tokens: int = 48
+    reader_max_tokens: int = 32
     """Cap on the reader's answer: a key fits in a sentence."""
-    summary_max_tokens: int = 160
+    summary_max_tokens: int = 120
     """Cap on one episode summary (a summary cut off at the cap fails and says so)."""
     reflect_every: int = 20
     """D's critic runs each time this many messages have arrived."""
     critic_window: int = 20
     """The critic reads the last this-many messages (a whole 50-turn history would not
     fit a small model's context)."""
-    critic_max_tokens: int = 200
+    critic_max_tokens: int = 120
     """Cap on one critique (JSON rules)."""
 
     def __post_init__(self) -> None:
@@ -115,6 +120,7 @@ class ReproductionSettings:
         require_int("n_facts", self.n_facts, minimum=1, maximum=len(SEED_003_FACT_BANK))
         require_int("distractors", self.distractors, minimum=0)
         require_positive("seconds_per_message", self.seconds_per_message)
+        check_words(self.distractor_words, "distractor_words")
         require_int("window", self.window, minimum=1)
         require_between("threshold", self.threshold, -1.0, 1.0)
         for name in ("budget", "reader_max_tokens", "summary_max_tokens", "reflect_every",
@@ -417,7 +423,8 @@ def run_reproduction(
         summarizer.conversation = critic.conversation = conversation
         conv = probe_conversation(s.distractors, n_facts=s.n_facts, seed=conversation,
                                   counter=counter, bank=SEED_003_FACT_BANK,
-                                  seconds_per_message=s.seconds_per_message)
+                                  seconds_per_message=s.seconds_per_message,
+                                  distractor_words=s.distractor_words)
         archs: dict[str, Architecture] = make_architectures(
             window=s.window, summarizer=memo, embedder=embedder, critic=critic,
             counter=counter,

@@ -42,6 +42,7 @@ from memorykit.longterm.reflection import RULE_PREFIX
 from memorykit.messages import Message, MessageFactory
 from memorykit.scenarios.conversation import MAX_TURNS, simulate_conversation
 from memorykit.scenarios.facts import PlantedFact, make_key
+from memorykit.scenarios.prose import check_words
 from memorykit.tokens import TokenCounter
 
 SYSTEM_PROMPT = (
@@ -97,14 +98,15 @@ class ProbeConversation:
 
 
 def _distractors(
-    n_turns: int, seed: int, factory: MessageFactory, start_time: float, turn_offset: int
+    n_turns: int, seed: int, factory: MessageFactory, start_time: float, turn_offset: int,
+    words: tuple[int, int] = (5, 400),
 ) -> list[Message]:
     """``n_turns`` seeded turns without facts, renumbered into ``factory``'s id sequence."""
     if n_turns == 0:
         return []
     conv = simulate_conversation(
         n_turns, seed=seed, system_prompt=False, fact_every=0, start_time=start_time,
-        counter=factory.counter,
+        counter=factory.counter, words=words,
     )
     return [replace(m, id=factory.new_id(), turn=m.turn + turn_offset) for m in conv.messages]
 
@@ -117,6 +119,7 @@ def probe_conversation(
     counter: TokenCounter | None = None,
     bank: Sequence[tuple[str, str, str]] = FACT_BANK,
     seconds_per_message: float | None = None,
+    distractor_words: tuple[int, int] = (5, 400),
 ) -> ProbeConversation:
     """Inject ``n_facts`` facts (one user message each), then ``distractor_turns`` noise turns.
 
@@ -125,13 +128,16 @@ def probe_conversation(
     ``seconds_per_message`` re-times the conversation at script speed, every
     message that many seconds after the previous one (seed 003's script ran its
     turns back to back); None keeps the simulated pace, whose distractors span
-    hours (which the episodic score's time decay feels).
+    hours (which the episodic score's time decay feels). ``distractor_words`` bounds
+    the assistant's distractor prose (``simulate_conversation``'s ``words``): short turns
+    keep a small local model's prompts short.
     """
     require_int("distractor_turns", distractor_turns, minimum=0, maximum=MAX_TURNS)
     require_int("n_facts", n_facts, minimum=1, maximum=MAX_TURNS)
     require_int("seed", seed, minimum=0)
     if seconds_per_message is not None:
         require_positive("seconds_per_message", seconds_per_message)
+    check_words(distractor_words, "distractor_words")
     if isinstance(bank, str) or not isinstance(bank, Sequence) or not bank:
         raise ValueError(f"bank must be a non-empty sequence of (sentence, question, recipe), "
                          f"got {bank!r}")
@@ -159,7 +165,8 @@ def probe_conversation(
                                 metadata={"kind": "chitchat", "topic": "support"})
         messages += [user, ack]
         facts.append(PlantedFact(fact_id, sentence, key, user.turn, user.id, "support", question))
-    messages += _distractors(distractor_turns, seed, factory, clock.now() + 60, factory.turn)
+    messages += _distractors(distractor_turns, seed, factory, clock.now() + 60, factory.turn,
+                             distractor_words)
     if seconds_per_message is not None:
         messages = [replace(m, created_at=k * seconds_per_message) for k, m in enumerate(messages)]
     for m in messages:
