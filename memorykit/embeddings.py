@@ -13,7 +13,9 @@ The hash is stable across processes (Python's ``hash()`` is salted per process
 and would make results change from run to run).
 
 ``MemoEmbedder`` wraps any embedder and remembers the vector of each text it embedded
-(bounded, least recently used first out), for replays that embed the same texts again.
+(bounded, least recently used first out), for replays that embed the same texts again; with
+``cache_dir`` it also keeps them on disk, keyed by the embedder's name and the text's hash, so a
+slow model (MiniLM in numpy: minutes for thousands of turns) embeds a text once across runs.
 
 Taught in ``notebooks/03_summary_buffer.ipynb`` (the attention window).
 """
@@ -22,9 +24,15 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
+import re
+import struct
+import tempfile
 import threading
+import warnings
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -115,6 +123,90 @@ class LexicalHashingEmbedder:
         return f"LexicalHashingEmbedder(dimension={self.dimension}, bigrams={self.bigrams})"
 
 
+ENV_CACHE_DIR = "MEMORYKIT_EMBEDDING_CACHE"
+"""Environment variable: a directory for the embedding cache, or "off" to keep none."""
+
+
+def default_cache_dir() -> Path | None:
+    """Where embeddings are cached on disk by default, or None when the user opted out.
+
+    ``$MEMORYKIT_EMBEDDING_CACHE`` when set ("off", "0" or "" turn the cache off), else
+    ``${XDG_CACHE_HOME:-~/.cache}/memorykit/embeddings``.
+    """
+    chosen = os.environ.get(ENV_CACHE_DIR)
+    if chosen is not None:
+        return None if chosen.strip().lower() in ("", "0", "off", "no", "false") else Path(chosen)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "memorykit" / "embeddings"
+
+
+class _DiskVectors:
+    """One file per (embedder name, text): a vector that is either whole and right, or absent.
+
+    A file holds a magic line, the SHA-256 of name and text, the dimension, the float32 row and
+    a BLAKE2b digest of all that. A reader recomputes everything, so a partial, corrupt or
+    colliding file reads as missing (and is embedded again), never as a wrong vector. Writes go
+    to a temporary file in the same directory, then ``os.replace``: two processes writing the
+    same text both leave a whole file, and readers never see half of one.
+    """
+
+    _MAGIC = b"memorykit-vector-1\n"
+    _DIGEST = 16
+
+    def __init__(self, root: Path, name: str, dimension: int) -> None:
+        self.name = name
+        self.dimension = dimension
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:60]
+        tag = hashlib.sha256(name.encode()).hexdigest()[:12]
+        self.root = Path(root) / f"{slug}-{tag}-{dimension}"
+        self._size = len(self._MAGIC) + 32 + 4 + 4 * dimension + self._DIGEST
+        self._warned = False
+
+    def _key(self, text: str) -> bytes:
+        return hashlib.sha256(self.name.encode() + b"\0" + text.encode("utf-8", "surrogatepass")
+                              ).digest()
+
+    def _path(self, key: bytes) -> Path:
+        hexkey = key.hex()
+        return self.root / hexkey[:2] / f"{hexkey}.vec"
+
+    def get(self, text: str) -> np.ndarray | None:
+        key = self._key(text)
+        try:
+            data = self._path(key).read_bytes()
+        except OSError:
+            return None
+        body, digest = data[:-self._DIGEST], data[-self._DIGEST:]
+        head = len(self._MAGIC)
+        if (len(data) != self._size or not data.startswith(self._MAGIC)
+                or body[head:head + 32] != key
+                or struct.unpack("<I", body[head + 32:head + 36])[0] != self.dimension
+                or hashlib.blake2b(body, digest_size=self._DIGEST).digest() != digest):
+            return None
+        return np.frombuffer(body, dtype="<f4", offset=head + 36).astype(np.float32)
+
+    def put(self, text: str, vector: np.ndarray) -> None:
+        key = self._key(text)
+        body = (self._MAGIC + key + struct.pack("<I", self.dimension)
+                + np.ascontiguousarray(vector, dtype="<f4").tobytes())
+        path = self._path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(body + hashlib.blake2b(body, digest_size=self._DIGEST).digest())
+                os.replace(tmp, path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except OSError as exc:  # a read-only or full disk costs speed, not correctness
+            if not self._warned:
+                self._warned = True
+                warnings.warn(f"embedding cache not written under {self.root}: {exc}",
+                              RuntimeWarning, stacklevel=3)
+
+
 class MemoEmbedder:
     """An ``Embedder`` that remembers the vector of each of the last ``maxsize`` texts.
 
@@ -128,9 +220,14 @@ class MemoEmbedder:
     first. Every call returns a new array, so a caller writing into it changes nothing here.
     Safe from several threads (the memo's order is updated under a lock; the wrapped
     embedder is called outside it, so it must be thread-safe itself).
+
+    ``cache_dir`` adds a disk layer under the memory one (see ``default_cache_dir``): vectors are
+    keyed by the embedder's ``name`` and the text, so the name must change whenever the
+    vectors would (a model, its version or settings). Safe with several processes sharing it.
     """
 
-    def __init__(self, embedder: Embedder | None = None, *, maxsize: int = 16_384) -> None:
+    def __init__(self, embedder: Embedder | None = None, *, maxsize: int = 16_384,
+                 cache_dir: str | os.PathLike[str] | None = None) -> None:
         if embedder is not None and not callable(getattr(embedder, "embed", None)):
             raise TypeError(f"embedder must have an embed(texts) method, got {embedder!r}")
         self.embedder: Embedder = embedder if embedder is not None else LexicalHashingEmbedder()
@@ -139,6 +236,10 @@ class MemoEmbedder:
         """Vectors remembered at most (least recently used leave first)."""
         self.name = self.embedder.name
         self.dimension = self.embedder.dimension
+        self.cache_dir = None if cache_dir is None else Path(cache_dir)
+        """Directory of the on-disk layer, or None for memory only."""
+        self._disk = (None if self.cache_dir is None
+                      else _DiskVectors(self.cache_dir, self.name, self.dimension))
         self._rows: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -166,22 +267,36 @@ class MemoEmbedder:
                     found[text] = row
                 elif text not in found and text not in missing:
                     missing.append(text)
+        if missing and self._disk is not None:
+            on_disk = {t: v for t in missing if (v := self._disk.get(t)) is not None}
+            if on_disk:
+                self._remember(on_disk)
+                found.update(on_disk)
+                missing = [t for t in missing if t not in on_disk]
         if missing:
             vectors = np.asarray(self.embedder.embed(missing))
             if vectors.shape != (len(missing), self.dimension):
                 raise ValueError(f"embedder returned shape {vectors.shape} for {len(missing)} "
                                  f"texts, expected ({len(missing)}, {self.dimension})")
-            with self._lock:
-                for text, vector in zip(missing, vectors):
-                    found[text] = rows[text] = vector
-                while len(rows) > self.maxsize:
-                    rows.popitem(last=False)
+            fresh = dict(zip(missing, vectors))
+            self._remember(fresh)
+            found.update(fresh)
+            if self._disk is not None:
+                for text, vector in fresh.items():
+                    self._disk.put(text, vector)
         if not len(texts):
             return np.zeros((0, self.dimension), dtype=np.float32)
         return np.stack([found[t] for t in texts])
 
+    def _remember(self, vectors: dict[str, np.ndarray]) -> None:
+        with self._lock:
+            self._rows.update(vectors)
+            while len(self._rows) > self.maxsize:
+                self._rows.popitem(last=False)
+
     def __repr__(self) -> str:
-        return f"MemoEmbedder({self.embedder!r}, maxsize={self.maxsize})"
+        disk = "" if self.cache_dir is None else f", cache_dir={str(self.cache_dir)!r}"
+        return f"MemoEmbedder({self.embedder!r}, maxsize={self.maxsize}{disk})"
 
 
 def cosine_similarity(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
@@ -199,4 +314,5 @@ def cosine_similarity(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
     return out
 
 
-__all__ = ["Embedder", "LexicalHashingEmbedder", "MemoEmbedder", "cosine_similarity"]
+__all__ = ["ENV_CACHE_DIR", "Embedder", "LexicalHashingEmbedder", "MemoEmbedder",
+           "cosine_similarity", "default_cache_dir"]

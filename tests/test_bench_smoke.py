@@ -121,3 +121,17 @@ def test_lesson_sliders_times_the_explorers_a_notebook_leaves():
     assert set(k.split(" (")[0] for k in got["explorers"]) == {"BudgetExplorer", "EstimateExplorer"}
     for timing in got["explorers"].values():
         assert timing["all"]["n"] == 3 and timing["all"]["p95_ms"] >= timing["all"]["p50_ms"] > 0
+
+
+def test_minilm_bench_reports_numpy_and_says_what_it_skipped(tmp_path):
+    from bench.minilm import format_markdown, run
+    from memorykit.longterm import minilm_available
+
+    if not minilm_available():
+        pytest.skip(minilm_available().reason)
+    report = run(3, str(tmp_path / "no-such-python"))
+    assert report["texts"] == 3 and report["numpy"]["texts_per_s"] > 0
+    assert "no reference interpreter" in report["sentence_transformers"]["skipped"]
+    table = format_markdown(report)
+    assert "numpy" in table and "sentence-transformers skipped: no reference" in table
+    assert "ratio_numpy_over_st" not in report

@@ -8,7 +8,14 @@ import sys
 import numpy as np
 import pytest
 
-from memorykit.embeddings import Embedder, LexicalHashingEmbedder, MemoEmbedder, cosine_similarity
+from memorykit.embeddings import (
+    ENV_CACHE_DIR,
+    Embedder,
+    LexicalHashingEmbedder,
+    MemoEmbedder,
+    cosine_similarity,
+    default_cache_dir,
+)
 
 
 def test_shape_dtype_and_unit_rows():
@@ -109,3 +116,86 @@ def test_memo_embedder_embeds_each_text_once_and_returns_fresh_arrays():
 def test_memo_embedder_validation_names_the_value(make, error, message):
     with pytest.raises(error, match=message):
         make()
+
+
+# --------------------------------------------------------------- MemoEmbedder's disk layer
+
+_TEXTS = ["Paris trip", "Rome hotel", "callback 555-0142", "Zürich 東京 🙂"]
+
+
+def _cache_files(root):
+    return sorted(p for p in root.rglob("*.vec"))
+
+
+def test_disk_cache_serves_a_new_process_without_embedding(tmp_path):
+    want = LexicalHashingEmbedder(32).embed(_TEXTS)
+    first = _Counting()
+    assert np.array_equal(MemoEmbedder(first, cache_dir=tmp_path).embed(_TEXTS), want)
+    assert len(_cache_files(tmp_path)) == len(_TEXTS)
+    again = _Counting()  # a fresh memo (another run) reads the disk, embeds nothing
+    assert np.array_equal(MemoEmbedder(again, cache_dir=tmp_path).embed(_TEXTS), want)
+    assert again.asked == []
+    other = LexicalHashingEmbedder(32, bigrams=False)  # another name: its own vectors
+    assert np.array_equal(MemoEmbedder(other, cache_dir=tmp_path).embed(_TEXTS), other.embed(_TEXTS))
+    assert len(_cache_files(tmp_path)) == 2 * len(_TEXTS)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip_vector_byte", "empty", "other_text"])
+def test_a_damaged_cache_file_is_embedded_again_never_returned(tmp_path, damage):
+    MemoEmbedder(_Counting(), cache_dir=tmp_path).embed(_TEXTS)
+    files = {p.name: p for p in _cache_files(tmp_path)}
+    target = sorted(files.values())[0]
+    data = target.read_bytes()
+    if damage == "truncate":  # a write cut short
+        target.write_bytes(data[: len(data) // 2])
+    elif damage == "flip_vector_byte":  # a bit flipped inside the float32 row
+        pos = len(data) - 40
+        target.write_bytes(data[:pos] + bytes([data[pos] ^ 0x10]) + data[pos + 1:])
+    elif damage == "empty":
+        target.write_bytes(b"")
+    else:  # a whole, valid file of another text moved to this text's name
+        donor = next(p for p in files.values() if p != target)
+        target.write_bytes(donor.read_bytes())
+    inner = _Counting()
+    got = MemoEmbedder(inner, cache_dir=tmp_path).embed(_TEXTS)
+    assert np.array_equal(got, LexicalHashingEmbedder(32).embed(_TEXTS))
+    assert len(inner.asked) == 1 and len(inner.asked[0]) == 1  # only the damaged one again
+    assert target.read_bytes() == data  # and rewritten whole
+
+
+_WRITER = """
+import sys
+from memorykit.embeddings import LexicalHashingEmbedder, MemoEmbedder
+texts = [f"text {i} of a shared cache" for i in range(300)]
+MemoEmbedder(LexicalHashingEmbedder(32), cache_dir=sys.argv[1]).embed(texts)
+"""
+
+
+def test_two_processes_writing_one_cache_leave_only_whole_files(tmp_path):
+    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, str(tmp_path)]) for _ in range(2)]
+    assert [p.wait(120) for p in procs] == [0, 0]
+    texts = [f"text {i} of a shared cache" for i in range(300)]
+    assert len(_cache_files(tmp_path)) == 300 and not list(tmp_path.rglob(".tmp-*"))
+    inner = _Counting()
+    got = MemoEmbedder(inner, cache_dir=tmp_path).embed(texts)
+    assert inner.asked == [] and np.array_equal(got, LexicalHashingEmbedder(32).embed(texts))
+
+
+def test_an_unwritable_cache_warns_once_and_still_answers(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    memo = MemoEmbedder(_Counting(), cache_dir=blocker)
+    with pytest.warns(RuntimeWarning, match="embedding cache not written") as caught:
+        got = memo.embed(_TEXTS)
+    assert len(caught) == 1 and np.array_equal(got, LexicalHashingEmbedder(32).embed(_TEXTS))
+
+
+def test_default_cache_dir_follows_xdg_and_can_be_turned_off(monkeypatch, tmp_path):
+    monkeypatch.delenv(ENV_CACHE_DIR, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert default_cache_dir() == tmp_path / "memorykit" / "embeddings"
+    monkeypatch.setenv(ENV_CACHE_DIR, str(tmp_path / "mine"))
+    assert default_cache_dir() == tmp_path / "mine"
+    for off in ("off", "0", ""):
+        monkeypatch.setenv(ENV_CACHE_DIR, off)
+        assert default_cache_dir() is None

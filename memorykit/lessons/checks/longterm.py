@@ -71,8 +71,8 @@ def semantic_threshold_answer() -> dict[str, Any]:
 
 def check_semantic_threshold(answer: Any, *, show: bool = False) -> Verdict:
     """Lesson 09: {'threshold': t, 'wrong_recalls': n}: the highest cosine threshold (two
-    decimals) at which every fact-bank question still recalls its own fact with the lexical
-    embedder, and how many wrong facts are recalled with it."""
+    decimals) at which every fact-bank question still recalls its own fact with the lesson's
+    embedder (all-MiniLM-L6-v2), and how many wrong facts are recalled with it."""
     from memorykit.lessons.recall_app import semantic_matrix, semantic_recall
 
     name = "09 semantic threshold"
@@ -98,9 +98,10 @@ def check_semantic_threshold(answer: Any, *, show: bool = False) -> Verdict:
     if wrong != r["wrong"]:
         return report(Verdict(name, False, f"the threshold is right, but it recalls "
                                f"{r['wrong']} wrong facts, not {wrong}", details), show)
+    wrong_note = (f"it still lets {r['wrong']} wrong facts in" if r["wrong"]
+                  else "it lets no wrong fact in: this embedder separates right from wrong")
     return report(Verdict(name, True, f"{t} is the highest threshold that keeps all {n} facts; "
-                           f"it still lets {r['wrong']} wrong facts in (a lexical embedder "
-                           "cannot separate them)", details), show)
+                           f"{wrong_note}", details), show)
 
 
 # -------------------------------------------------------------- lesson 10
