@@ -32,9 +32,9 @@ def make_embedder(spec: str) -> Any:
     if spec == "lexical":
         return None
     if spec == "minilm":
-        from memorykit.longterm.minilm import MiniLMEmbedder
+        from memorykit.longterm.minilm import minilm_embedder
 
-        return MiniLMEmbedder()
+        return minilm_embedder()  # each text embedded once per machine (disk cache)
     raise SystemExit(f"--embedder must be lexical or minilm, got {spec!r}")
 
 

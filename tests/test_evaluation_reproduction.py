@@ -207,3 +207,37 @@ def test_a_small_reproduction_against_the_real_local_model():
     assert rows["D"]["tokens"] > rows["C"]["tokens"]  # the critic's calls are billed to D
     for p in r.probes:
         assert p["correct"] == answer_contains_key(p["answer"], p["key"])
+
+
+# ------------------------------------------------------------- lesson 10's section
+def test_lesson_section_reads_a_saved_result_beside_a_live_standin_run(tmp_path, monkeypatch):
+    import json
+
+    from memorykit.lessons import reproduction_app as app
+
+    saved = run_reproduction(SMALL, chat=LossyModel())
+    path = tmp_path / "reproduce_003.json"
+    path.write_text(json.dumps({"command": "python -m bench.reproduce_003 --test", "when": "-",
+                                "machine": "test", "seconds": 1.0, **saved.to_json()}))
+    monkeypatch.setattr(app, "RESULTS", path)
+    app._record.cache_clear()
+    app.standins.cache_clear()
+    try:
+        rows = app.side_by_side()
+        assert [r["arch"] for r in rows][-1] == "control (fact in context)"
+        assert len(rows) == len(LETTERS) + 1
+        # the stand-ins ran the saved settings: the same number of probes
+        assert all(r["stand-ins"].split(" = ")[0].endswith(f"/{saved.rows[0]['probes']}")
+                   for r in rows)
+        assert app.provenance()["command"] == "python -m bench.reproduce_003 --test"
+        lost = app.dropped_keys(limit=100)
+        assert lost and all(row["key"] not in row["summary"] for row in lost)
+        misses = app.reader_misses(limit=100)
+        assert all(row["key"].lower() not in row["answer"].lower() for row in misses)
+        monkeypatch.setattr(app, "RESULTS", tmp_path / "missing.json")
+        app._record.cache_clear()
+        with pytest.raises(FileNotFoundError, match="bench.reproduce_003"):
+            app.reproduced()
+    finally:
+        app._record.cache_clear()
+        app.standins.cache_clear()

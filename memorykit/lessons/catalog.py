@@ -98,7 +98,7 @@ CATALOG: tuple[Lesson, ...] = (
            "inject/distract/probe benchmark: recall vs distractors, tokens per call, learned rules.",
            ("memorykit.longterm.architectures", "memorykit.scenarios.probes",
             "memorykit.evaluation.recall_benchmark", "memorykit.evaluation.recall_curves",
-            "memorykit.longterm.reflection"), ("003",)),
+            "memorykit.longterm.reflection", "memorykit.evaluation.reproduction"), ("003",)),
     Lesson(11, "11_llm_in_the_loop.ipynb", "LLM in the loop",
            "The same memories driving a real model over an OpenAI-compatible API when one is "
            "configured, and the offline components otherwise, saying which.",
