@@ -142,7 +142,7 @@ def probe_conversation(
         raise ValueError(f"bank must be a non-empty sequence of (sentence, question, recipe), "
                          f"got {bank!r}")
     if n_facts > len(bank):
-        raise ValueError(f"n_facts must be <= {len(bank)} (the bank's size), got {n_facts}")
+        raise ValueError(f"n_facts must be <= {len(bank)}, got {n_facts}")
     rng = random.Random(seed)
     bank = list(bank)
     rng.shuffle(bank)
