@@ -65,8 +65,12 @@ def test_script_speed_spans_minutes_not_hours():
     assert [m.content for m in slow.messages] == [m.content for m in conv.messages]
     with pytest.raises(ValueError, match="seconds_per_message"):
         probe_conversation(5, seconds_per_message=-1.0)
-    with pytest.raises(ValueError, match="bank"):
+    with pytest.raises(ValueError, match="n_facts must be <= 2, got 3"):
         probe_conversation(5, n_facts=3, bank=SEED_003_FACT_BANK[:2])
+    with pytest.raises(ValueError, match="bank must be a non-empty sequence"):
+        probe_conversation(5, bank=())
+    with pytest.raises(ValueError, match="distractor_words low must be <= high"):
+        probe_conversation(5, distractor_words=(9, 3))
 
 
 def test_answer_contains_key_is_exact_but_ignores_case_and_spacing():

@@ -116,16 +116,19 @@ class ReproductionSettings:
     """Cap on one critique (JSON rules)."""
 
     def __post_init__(self) -> None:
-        require_int("conversations", self.conversations, minimum=1)
+        # every conversation, turn and token is paid in model calls: the maxima keep a typo
+        # from asking for a run of days
+        require_int("conversations", self.conversations, minimum=1, maximum=100)
         require_int("n_facts", self.n_facts, minimum=1, maximum=len(SEED_003_FACT_BANK))
-        require_int("distractors", self.distractors, minimum=0)
+        require_int("distractors", self.distractors, minimum=0, maximum=10_000)
         require_positive("seconds_per_message", self.seconds_per_message)
         check_words(self.distractor_words, "distractor_words")
-        require_int("window", self.window, minimum=1)
+        require_int("window", self.window, minimum=1, maximum=10_000)
         require_between("threshold", self.threshold, -1.0, 1.0)
-        for name in ("budget", "reader_max_tokens", "summary_max_tokens", "reflect_every",
-                     "critic_window", "critic_max_tokens"):
+        for name in ("budget", "summary_max_tokens", "reflect_every", "critic_window"):
             require_int(name, getattr(self, name), minimum=1)
+        for name in ("reader_max_tokens", "critic_max_tokens"):
+            require_int(name, getattr(self, name), minimum=1, maximum=4096)
 
 
 def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -136,7 +139,9 @@ def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, flo
     """
     require_int("n", n, minimum=1)
     require_int("successes", successes, minimum=0, maximum=n)
-    require_positive("z", z)
+    require_between("z", z, 0.0, 10.0)  # 10 standard errors: beyond any confidence in use
+    if z == 0:
+        raise ValueError(f"z must be > 0, got {z!r}")
     p = successes / n
     denominator = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denominator

@@ -17,6 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from memorykit._validate import require_int
 from memorykit.evaluation.reproduction import (
     ReproductionResult,
     ReproductionSettings,
@@ -87,12 +88,14 @@ def side_by_side() -> list[dict[str, Any]]:
 
 def dropped_keys(limit: int = 6) -> list[dict[str, Any]]:
     """B's episodes in the real run whose summary lost the fact's key (at most ``limit``)."""
+    require_int("limit", limit, minimum=1)
     lost = [e for e in reproduced().episodes if e["episode"] and not e["summary_kept_key"]]
     return [{"key": e["key"], "fact": e["fact"], "summary": e["summary"]} for e in lost[:limit]]
 
 
 def reader_misses(limit: int = 6) -> list[dict[str, Any]]:
     """Real-run probes answered wrong although the key was in the context (at most ``limit``)."""
+    require_int("limit", limit, minimum=1)
     return [{"arch": p["architecture"], "question": p["question"], "key": p["key"],
              "answer": p["answer"]}
             for p in reproduced().probes if p["key_in_context"] and not p["correct"]][:limit]
