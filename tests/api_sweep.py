@@ -484,7 +484,8 @@ for _qual in ("memorykit.longterm.semantic.SemanticSettings.threshold",
               "memorykit.lessons.recall_app.semantic_recall.threshold",
               "memorykit.lessons.recall_app.embedder_comparison.threshold",
               "memorykit.lessons.architectures_app.curve.semantic_threshold",
-              "memorykit.lessons.architectures_app.curves.semantic_threshold"):
+              "memorykit.lessons.architectures_app.curves.semantic_threshold",
+              "memorykit.evaluation.reproduction.ReproductionSettings.threshold"):
     ACCEPTED[(_qual, "negative")] = _COSINE
 ACCEPTED[("memorykit.evaluation.baselines.BM25Retrieval.min_score", "huge int")] = (
     "a BM25 score has no upper bound: a huge minimum keeps nothing, which is well defined")
@@ -496,6 +497,10 @@ for _clock in ("StepClock", "TurnClock"):
             "a clock may start at any finite time, before 0 or far ahead")
 ACCEPTED[("seconds_per_turn", "huge int")] = (
     "a turn may stand for any positive duration: a day a turn is well defined")
+ACCEPTED[("seconds_per_message", "huge int")] = ACCEPTED[("seconds_per_turn", "huge int")]
+for _fn in ("dropped_keys", "reader_misses"):
+    ACCEPTED[(f"memorykit.lessons.reproduction_app.{_fn}.limit", "huge int")] = (
+        "a cap on rows shown: one beyond the result's rows shows them all")
 for _kind, _line in (("Uniform", "real line"), ("RandInt", "integers")):
     for _name, _label in (("low", "negative"), ("high", "huge int")):
         ACCEPTED[(f"memorykit.evaluation.sweep.{_kind}.{_name}", _label)] = (
