@@ -84,6 +84,7 @@ for _name in (
     "memorykit.evaluation.episode_probes.ProbeEpisode",
     "memorykit.llm.calibration.Calibration", "memorykit.llm.calibration.CalibrationRow",
     "memorykit.workspace.memory.TurnReport", "memorykit.buffers.attention.AttentionSelection",
+    "memorykit.llm.local_server.Availability",
     # what the seeded generators produce (they are probed: their inputs are the knobs)
     "memorykit.scenarios.cms.CMSScenario", "memorykit.scenarios.cms.LabelledReference",
     "memorykit.scenarios.cms.Mention", "memorykit.scenarios.cms.ScenarioTurn",
@@ -468,7 +469,7 @@ _SPANS = (
     "created_at", "started_at", "active_from", "active_until", "start_time",
     "surface_cooldown_hours", "delay", "latency_target_ms", "latency_alert_ms", "retry_after_ms",
     "access_latency_ms", "memory_latency_ms", "turn_gap_seconds", "end_time", "now",
-    "updated_at", "recent_update_seconds",
+    "updated_at", "recent_update_seconds", "startup_timeout",
 )
 for _name in _SPANS:
     ACCEPTED[(_name, "huge int")] = (

@@ -114,6 +114,8 @@ def local_model_available() -> Availability:
 
 def _port_is_free(port: int) -> bool:
     with socket.socket() as probe:
+        # as uvicorn binds: a port whose last connections linger in TIME_WAIT is free for it
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((HOST, port))
         except OSError:
@@ -291,12 +293,16 @@ def _interrupt(signum: int, frame: object) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """``./run model``: serve the local model until Ctrl-C (or SIGTERM), then stop it."""
-    parser = argparse.ArgumentParser(prog="./run model", description=main.__doc__)
+    parser = argparse.ArgumentParser(
+        prog="./run model", description=f"Serve SmolLM2-135M-Instruct over the OpenAI API on "
+        f"{HOST} until Ctrl-C, then stop it.")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT,
                         help=f"port on {HOST} (default {DEFAULT_PORT})")
     parser.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
     args = parser.parse_args(argv)
-    # SIGTERM (a service manager, `kill`) stops the server as Ctrl-C does
+    # Ctrl-C, and SIGTERM (a service manager, `kill`), stop the server; SIGINT is set explicitly
+    # because a shell starts background jobs with it ignored, and Python keeps it so
+    signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
     server = LocalModelServer(args.port, n_threads=args.threads)
     try:
