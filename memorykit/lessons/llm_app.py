@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
-from memorykit._validate import require_fraction, require_int
+from memorykit._validate import require_bool, require_fraction, require_int
 from memorykit.embeddings import Embedder, MemoEmbedder
 from memorykit.evaluation import service_loop
 from memorykit.evaluation.service_loop import (
@@ -184,7 +184,6 @@ def loopback_demo(*, budget: int = DEFAULTS["budget"], threshold: float = DEFAUL
                   seed: int = DEFAULTS["seed"]) -> LoopbackReport:
     """Everything above through the real ``openai`` client and memorykit's loopback server."""
     import numpy as np
-
     from memorykit.llm import OpenAIEmbedder
     from memorykit.llm.testing import Behaviour, FakeOpenAIServer
 
@@ -217,9 +216,8 @@ _BARS = (("recalled", "recalled_tokens"), ("working memory", "working_tokens"),
 
 @lru_cache(maxsize=1)
 def _explorer_components() -> tuple[Backend, MemoEmbedder, MemoCounter]:
-    """The explorer's offline backend, embedder and counter, built once: a slider move
-    replays the whole conversation, and the memos (summaries, vectors, token counts) make
-    that cheap."""
+    """The explorer's offline backend, embedder and counter, built once: a slider move replays
+    the conversation, the memos (summaries, vectors, token counts) make that cheap."""
     base, counter = offline_backend(), MemoCounter()
     summarizer = MemoSummarizer(ExtractiveSummarizer(counter))
     return (Backend(base.kind, base.description, base.chat, summarizer, base.critic, base.actor),
@@ -317,17 +315,21 @@ class LocalModelReport:
         """Facts whose first summary the model wrote: how many it kept and lost."""
         return service_loop.survival_by_writer(self.loop, self.summarizer.writer_of)
 
+    def calibration_lines(self) -> list[Any]:
+        """The calibration's rows and fit, or the one line saying why there is none."""
+        c = self.calibration
+        return [self.calibration_error] if c is None else [*c.table(), c.fit_line()]
+
 
 def local_model_demo(env: Mapping[str, str] | None = None, *, record: bool = False,
                      transcript: Path = TRANSCRIPT, note: str = "", **client: Any
                      ) -> LocalModelReport:
     """The loop, D's critic and the calibration on a real small model: live when
     OPENAI_BASE_URL is set, else replayed from ``transcript``; never raises for the model."""
-    chat, mode = replay_or_live(transcript, env, record=record, **client)
+    chat, mode = replay_or_live(transcript, env, record=require_bool("record", record), **client)
     summarizer = FallbackSummarizer(OpenAISummarizer(chat, min_overlap=MIN_OVERLAP))
     backend = Backend("openai", mode, chat, summarizer, OpenAICritic(chat), chat)
-    loop = run_loop(backend)
-    reflect = reflect_demo(backend)
+    loop, reflect = run_loop(backend), reflect_demo(backend)
     calibration, error = None, None
     try:
         calibration = calibration_demo(chat)

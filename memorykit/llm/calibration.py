@@ -77,6 +77,11 @@ class Calibration:
         return (memorykit_tokens + self.per_request + self.per_message * messages
                 + self.per_tool_call * tool_calls)
 
+    def fit_line(self) -> str:
+        """The fitted offsets in one printable line."""
+        return (f"fitted offset: {self.per_request:+.1f} per request, {self.per_message:+.1f} per "
+                f"message, {self.per_tool_call:+.1f} per tool call; exact: {self.exact}")
+
     def table(self) -> list[dict[str, Any]]:
         """One row per request, ready to print."""
         return [{"messages": r.messages, "tool calls": r.tool_calls,

@@ -61,6 +61,18 @@ class Exchange:
     error: str | None = None
     """The failure's message (already redacted by ``LLMError``)."""
 
+    def __post_init__(self) -> None:
+        # a hand-edited file is read through here: refuse what a recording cannot contain
+        for name in ("prompt_tokens", "completion_tokens"):
+            require_optional_int(name, getattr(self, name), minimum=0, maximum=10**7)
+        for name in ("last_message", "reply", "finish_reason", "error_kind", "error"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"{name} must be a str or None, got {value!r}")
+        if (self.reply is None) == (self.error_kind is None):
+            raise ValueError(f"an exchange holds a reply or a failure kind, got reply "
+                             f"{self.reply!r} and error_kind {self.error_kind!r}")
+
 
 class Transcript:
     """Recorded exchanges by request key, with the model they came from; JSON on disk."""
@@ -189,6 +201,9 @@ def replay_or_live(path: str | Path, env: Mapping[str, str] | None = None, *,
         if record:
             chat = RecordingChatModel(chat, Transcript(getattr(chat, "model", chat.name)))
         return chat, f"live: {live.description}"
+    if record:
+        raise ValueError(f"record=True needs a live model: set {ENV_BASE_URL} to a running "
+                         f"server ({why or 'none is set'})")
     transcript = Transcript.load(path)
     return ReplayChatModel(transcript), why + (
         f"replaying {len(transcript)} recorded exchanges with {transcript.model} "

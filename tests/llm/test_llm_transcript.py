@@ -163,3 +163,9 @@ def test_a_dead_endpoint_fails_each_probe_not_the_lesson():
                                 max_retries=0)
     assert isinstance(chat, ReplayChatModel)
     assert mode.startswith("the endpoint did not answer") and "replaying" in mode
+
+
+def test_recording_needs_a_live_model(tmp_path):
+    with pytest.raises(ValueError, match="record=True needs a live model"):
+        replay_or_live(tmp_path / "never-written.json", {}, record=True)
+    assert not (tmp_path / "never-written.json").exists()
