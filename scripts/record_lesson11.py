@@ -28,7 +28,8 @@ def story(report: llm_app.LocalModelReport) -> tuple[object, ...]:
     table = report.calibration.table() if report.calibration else None
     return (report.loop.summary() | {"backend": None}, report.loop.rows(),
             [p.reply for p in report.loop.probes], report.summarizer.outcomes(),
-            report.survival(), report.reflect.summary(), table)
+            report.survival(), {k: v for k, v in report.reflect.summary().items() if k != "failed"},
+            table)
 
 
 def record(env: dict[str, str]) -> llm_app.LocalModelReport:

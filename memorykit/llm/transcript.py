@@ -121,7 +121,15 @@ class _Reporting:
 
 
 class RecordingChatModel(_Reporting):
-    """``model``'s replies, each written into ``transcript`` (failures too) before returning."""
+    """``model``'s replies, each written into ``transcript`` (failures too) before returning.
+
+    A request ``transcript`` already holds is answered from it without calling ``model``: a
+    recording interrupted part-way is resumed instead of redone (a call cut by the server
+    going away, a "connection" failure, is dropped first so that it is asked again; a
+    timeout is the model's own outcome and stays).
+    """
+
+    RETRIED = ("connection",)
 
     def __init__(self, model: Any, transcript: Transcript) -> None:
         super().__init__()
@@ -129,10 +137,19 @@ class RecordingChatModel(_Reporting):
             raise TypeError(f"model must have a complete(messages) method, got {model!r}")
         self.model, self.transcript = model, transcript
         self.name = getattr(model, "name", type(model).__name__)
+        for key in [k for k, e in transcript.exchanges.items() if e.error_kind in self.RETRIED]:
+            del transcript.exchanges[key]
+        self._recorded = ReplayChatModel(transcript)
 
     def complete(self, messages: ChatMessages, *, max_tokens: int | None = None) -> str:
         key = request_key(messages, require_optional_int("max_tokens", max_tokens, minimum=1))
         self.calls += 1
+        if key in self.transcript.exchanges:
+            try:
+                return self._recorded.complete(messages, max_tokens=max_tokens)
+            finally:
+                self.last_usage = self._recorded.last_usage
+                self.last_finish_reason = self._recorded.last_finish_reason
         try:
             reply = self.model.complete(messages, max_tokens=max_tokens)
         except LLMCallFailed as exc:
@@ -198,8 +215,10 @@ def replay_or_live(path: str | Path, env: Mapping[str, str] | None = None, *,
         live, why = None, f"the endpoint did not answer ({exc}); "
     if live is not None and live.kind == "openai":
         chat = live.chat
-        if record:
-            chat = RecordingChatModel(chat, Transcript(getattr(chat, "model", chat.name)))
+        if record:  # resumes the recording at ``path`` when there is one
+            name = getattr(chat, "model", chat.name)
+            old = Transcript.load(path) if Path(path).is_file() else None
+            chat = RecordingChatModel(chat, old if old and old.model == name else Transcript(name))
         return chat, f"live: {live.description}"
     if record:
         raise ValueError(f"record=True needs a live model: set {ENV_BASE_URL} to a running "
