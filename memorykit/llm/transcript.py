@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from memorykit._validate import require_optional_int, require_str
+from memorykit._validate import require_bool, require_optional_int, require_str
 from memorykit.llm.chat import ChatMessages, Usage, check_chat_messages
 from memorykit.llm.client import ENV_BASE_URL, LLMCallFailed, LLMError
 
@@ -39,6 +39,7 @@ class TranscriptMiss(LLMError):
 def request_key(messages: ChatMessages, max_tokens: int | None) -> str:
     """The key of a request: a hash of its messages and token cap (the model name is left out,
     so a recording made under one alias replays under another)."""
+    max_tokens = require_optional_int("max_tokens", max_tokens, minimum=1)
     canonical = json.dumps({"messages": check_chat_messages(messages), "max_tokens": max_tokens},
                            sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:20]
@@ -208,6 +209,7 @@ def replay_or_live(path: str | Path, env: Mapping[str, str] | None = None, *,
     from memorykit.llm.backend import choose_backend
 
     env = os.environ if env is None else env
+    record = require_bool("record", record)
     why = ""
     try:
         live = choose_backend(env, **client)
