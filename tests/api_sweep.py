@@ -345,6 +345,11 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
         "model": "m", "client": _client(), "dimension": 8},
     "memorykit.llm.critic.OpenAICritic": lambda: {"chat_model": _scripted()},
     "memorykit.llm.summarizer.OpenAISummarizer": lambda: {"chat_model": _scripted()},
+    "memorykit.llm.transcript.request_key": {
+        "messages": [{"role": "user", "content": "hi"}], "max_tokens": None},
+    "memorykit.llm.transcript.replay_or_live": lambda: {
+        "path": Path(__file__).resolve().parent.parent / "data" / "transcripts"
+        / "lesson11_smollm2.json", "env": {}},
     "memorykit.llm.client.resolve_client": lambda: {
         "client": _client(), "timeout": 1.0, "max_retries": 0, "needs": "chat"},
     "memorykit.evaluation.sweep.random_search": lambda: {"param_space": {"a": [1, 2]}, "n": 2},
