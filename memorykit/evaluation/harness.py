@@ -351,25 +351,30 @@ class _Scorer:
                               seconds)
 
 
-def _flat_signals(data: EvalDataset, signals: Sequence[str]) -> list[str]:
-    """Of the message fields ``signals``, those holding one value throughout ``data``."""
+def _flat_signals(data: EvalDataset, signals: Sequence[str]) -> list[tuple[str, str]]:
+    """Of the message fields ``signals``, those holding one value throughout ``data``, each
+    with the fact that says so."""
     flat = []
     for signal in dict.fromkeys(signals):
         values = {getattr(m, signal, None) for conv in data for m in conv.messages}
         if len(values) == 1:
-            flat.append(f"every message's {signal} is {values.pop()!r}")
+            flat.append((signal, f"every message's {signal} is {values.pop()!r}"))
     return flat
 
 
 def _coincidence_note(group: Sequence[str], policies: Mapping[str, Any], data: EvalDataset,
                       budget: int) -> str:
-    signals = [s for label in group for s in getattr(policies[label], "signals", ())]
-    flat = _flat_signals(data, signals)
-    reason = (f"the data lacks the signal that would separate them ({'; '.join(flat)}), so "
-              "rules that weigh it fall back to arrival order" if flat else
-              f"nothing in this data separates them at {budget} tokens")
-    return (f"{', '.join(group)} give identical results on all {data.n_questions} questions: "
-            f"{reason}")
+    note = (f"{', '.join(group)} give identical results on all {data.n_questions} questions at "
+            f"{budget} tokens")
+    weighing: dict[str, list[str]] = {}
+    for label in group:
+        for signal in getattr(policies[label], "signals", ()):
+            weighing.setdefault(signal, []).append(label)
+    flat = _flat_signals(data, list(weighing))
+    for signal, fact in flat:
+        note += (f"; the data carries no {signal} signal ({fact}), so {', '.join(weighing[signal])} "
+                 "fall back to arrival order")
+    return note
 
 
 def coinciding_policies(results: Mapping[str, EvalResult]) -> list[tuple[str, ...]]:
