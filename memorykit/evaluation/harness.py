@@ -329,6 +329,8 @@ class _Scorer:
         self.min_overlap = settings.min_overlap
         self.messages: dict[str, Message] = {m.id: m for m in conv.messages}
         self.terms: dict[str, frozenset[str]] = {}
+        self.normalized: dict[str, str] = {}
+        """Each item text's normalised form, by content (``scoring.searchable_text``)."""
         self.searchable: tuple[Context, str] | None = None
         """The last context scored and its normalised text: a shared context is read once."""
 
@@ -344,7 +346,7 @@ class _Scorer:
             answered = 0.0
             if q.answer is not None:
                 if self.searchable is None or self.searchable[0] is not ctx:
-                    self.searchable = (ctx, searchable_text(ctx))
+                    self.searchable = (ctx, searchable_text(ctx, self.normalized))
                 answered = float(answer_in(self.searchable[1], q.answer))
         return QuestionResult(self.conv.id, q.id, q.category, position, n, covered, covered / n,
                               1.0 if covered == n else 0.0,

@@ -60,9 +60,19 @@ def normalize_answer(text: str) -> str:
     return " ".join(w for w in words if w not in _ARTICLES)
 
 
-def searchable_text(context: Context) -> str:
-    """``context``'s text, normalised and padded, for ``answer_in`` (made once per context)."""
-    return f" {normalize_answer(' '.join(item.content for item in context.items))} "
+def searchable_text(context: Context, normalized: dict[str, str] | None = None) -> str:
+    """``context``'s text, normalised and padded, for ``answer_in``. Normalising is word by
+    word, so items are normalised one at a time; ``normalized`` caches them by content (one
+    conversation's contexts share most items)."""
+    memo = normalized if normalized is not None else {}
+    parts = []
+    for item in context.items:
+        text = memo.get(item.content)
+        if text is None:
+            text = memo[item.content] = normalize_answer(item.content)
+        if text:
+            parts.append(text)
+    return f" {' '.join(parts)} "
 
 
 def answer_in(searchable: str, answer: str) -> bool:
