@@ -325,14 +325,15 @@ class TuningExplorer(LessonExplorer):
 
 
 def front_rows(sweeps: TuningSweeps) -> list[dict[str, Any]]:
-    """The Pareto front as printable rows (rounded)."""
-    return [{"configuration": p["label"], "budget": p["budget"], "tokens": int(round(p["tokens"])),
-             "recall": round(p["recall"], 3)} for p in sweeps.front]
+    """The Pareto front as printable rows (rounded; the tokens column names its unit)."""
+    return [{"configuration": p["label"], "budget": p["budget"],
+             f"{sweeps.units}_tokens": int(round(p["tokens"])), "recall": round(p["recall"], 3),
+             "answer_recall": round(p["answer_recall"], 3)} for p in sweeps.front]
 
 
 def policy_table(sweeps: TuningSweeps, budget: int = EXERCISE_BUDGET) -> list[dict[str, Any]]:
     """Every fixed-setting policy and each tunable one at its defaults, at ``budget`` (rounded;
-    tokens in ``sweeps.units``). A policy over its budget on a question scores 0 there."""
+    the tokens column names its unit). A policy over its budget on a question scores 0 there."""
     if budget not in sweeps.budgets:
         raise ValueError(f"budget must be one of {sweeps.budgets}, got {budget!r}")
     k = sweeps.budgets.index(budget)
@@ -343,7 +344,7 @@ def policy_table(sweeps: TuningSweeps, budget: int = EXERCISE_BUDGET) -> list[di
         points.append({"label": _label(name, dict(zip(s.knobs.names, s.knobs.defaults))),
                        "tokens": s.tokens[i, j, k], "recall": s.recall[i, j, k],
                        "answer_recall": s.answer_recall[i, j, k], "over_budget": s.over_budget[i, j, k]})
-    rows = [{"policy": p["label"], "tokens": int(round(p["tokens"])),
+    rows = [{"policy": p["label"], f"{sweeps.units}_tokens": int(round(p["tokens"])),
              "over_budget": round(float(p["over_budget"]), 3), "recall": round(float(p["recall"]), 3),
              "answer_recall": round(float(p["answer_recall"]), 3)} for p in points]
-    return sorted(rows, key=lambda r: (-r["recall"], r["tokens"]))
+    return sorted(rows, key=lambda r: (-r["recall"], r[f"{sweeps.units}_tokens"]))
