@@ -93,8 +93,11 @@ def _tune(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     print(f"data: {described}")
     print(f"policies: {', '.join(result.policies)}; budgets: "
           f"{', '.join(map(str, result.budgets))}; evaluations: {len(result.table):,}")
-    print("recall: share of each question's evidence messages the context holds; tokens: mean "
-          "context tokens (Context.tokens); over_budget: share of contexts over the budget")
+    print("recall: share of each question's evidence messages the context holds (0 for a context "
+          "over its budget); answer_recall: share whose answer the context contains; tokens: mean "
+          "context tokens; over_budget: share of contexts over the budget")
+    for note in result.notes():
+        print(f"note: {note}")
     print("\n## Best configuration of each policy at each budget (picked on these questions)\n")
     print(result.best().to_markdown())
     print("\n## Pareto front: no other configuration has more recall for fewer tokens\n")

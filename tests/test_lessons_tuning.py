@@ -15,7 +15,8 @@ from memorykit.lessons.checks import check_beats_bm25
 from memorykit.lessons.checks.tuning import evaluate_configuration
 from memorykit.lessons.data import LOCOMO_ENV, load_tuning_data
 from memorykit.lessons.data import LOCOMO_FIXTURE as FIXTURE
-from memorykit.lessons.tuning_app import TuningExplorer, front_rows, policy_table, precompute
+from memorykit.lessons.tuning_app import (TuningExplorer, comparison_notes, front_rows, policy_table,
+                                          precompute)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -58,10 +59,24 @@ def test_sweeps_are_arrays_over_the_grid(small):
     direct = evaluate(k.make(k1=0.9, b=0.5), data, 1000).summary()
     assert s.recall[i, j, 1] == direct["recall"] and s.tokens[i, j, 1] == direct["tokens"]
     assert sw.front and all(p in sw.points for p in sw.front)
-    assert front_rows(sw)[0]["tokens"] <= front_rows(sw)[-1]["tokens"]
+    assert front_rows(sw)[0]["billed_tokens"] <= front_rows(sw)[-1]["billed_tokens"]
     assert {r["policy"] for r in policy_table(sw, 1000)} >= {"last-tokens", "full-context", "bm25(k1=1.5, b=0.75)"}
     with pytest.raises(ValueError, match="budget must be one of .* got 750"):
         policy_table(sw, 750)
+
+
+def test_over_budget_points_score_nothing_and_stay_off_the_front(small):
+    data, sw = small
+    full = [p for p in sw.points if p["policy"] == "full-context"]
+    assert full and all(p["over_budget"] == 1.0 and p["recall"] == 0.0 for p in full)
+    assert all(p["over_budget"] == 0.0 for p in sw.front)
+    rows = {r["policy"]: r for r in policy_table(sw, 1000)}
+    assert rows["full-context"]["recall"] == 0.0 and rows["full-context"]["over_budget"] == 1.0
+    # the summary buffer is compared like any policy, with answer containment beside recall
+    assert "summary" in rows and all(0.0 <= r["answer_recall"] <= 1.0 for r in rows.values())
+    notes = comparison_notes(data, 1000)
+    assert sw.units == "billed" and notes[0].startswith("tokens and budgets are billed tokens")
+    assert any(n.startswith("fifo, importance, hybrid, recency") for n in notes)
 
 
 def test_explorer_reslices_and_switches_policy(small):

@@ -3,7 +3,9 @@
 Datasets (simulated conversations with planted facts, LoCoMo from a local
 copy, your own OpenAI-format chat logs with questions), the evidence-recall
 harness over any ``ContextPolicy``, baselines (last N messages, last B
-tokens, BM25, full context), parameter sweeps
+tokens, BM25, full context), the scoring rules (``scoring``: over-budget
+contexts and lost text earn nothing, answer containment, billed or content
+tokens), parameter sweeps
 (grid/random, progress bar, any ``concurrent.futures.Executor``) and the
 Pareto front of recall against tokens; ``tune`` sweeps every policy at once
 (``python -m memorykit tune`` on the command line).
@@ -33,6 +35,7 @@ from memorykit.evaluation.harness import (
     PreparablePolicy,
     PreparedConversation,
     QuestionResult,
+    coinciding_policies,
     compare_policies,
     evaluate,
     is_query_independent,
@@ -94,6 +97,7 @@ __all__ = [
     "as_dataset",
     "baseline_policies",
     "cheapest_reaching",
+    "coinciding_policies",
     "compare_policies",
     "download_locomo",
     "evaluate",

@@ -21,6 +21,7 @@ from typing import Any
 from memorykit._validate import require_int, require_texts
 from memorykit.evaluation.dataset import EvalDataset, as_dataset
 from memorykit.evaluation.pareto import pareto_front
+from memorykit.evaluation.scoring import units_note
 from memorykit.evaluation.sweep import grid, run_sweep
 from memorykit.evaluation.table import Table
 from memorykit.evaluation.toolkit import FIXED_POLICIES, TUNABLE, fixed_policy
@@ -31,7 +32,8 @@ DEFAULT_BUDGETS: tuple[int, ...] = (250, 500, 1000, 2000)
 """Budgets a tuning run scores at unless told otherwise (lesson 12's)."""
 
 _SUMMARY_COLUMNS = ("policy", "configuration", "budget", "questions", "recall", "strict_recall",
-                    "tokens", "max_tokens", "over_budget")
+                    "answer_recall", "tokens", "max_tokens", "over_budget")
+_SCORES = ("recall", "strict_recall", "answer_recall", "tokens", "max_tokens", "over_budget")
 
 
 def tunable_policy_names() -> list[str]:
@@ -79,11 +81,26 @@ class TuneResult:
                 held["same_point"] += 1
         return Table(points.values())
 
+    def notes(self) -> list[str]:
+        """What to read the tables with: the tokens' unit, and which policies (at their best
+        configuration) scored identically at every budget: they are one result, not several."""
+        notes = [units_note(u) for u in dict.fromkeys(r["units"] for r in self.table)]
+        scores: dict[str, list[tuple[Any, ...]]] = {}
+        for row in sorted(self.best(), key=lambda r: r["budget"]):
+            scores.setdefault(row["policy"], []).append(tuple(row[c] for c in _SCORES))
+        groups: dict[tuple[Any, ...], list[str]] = {}
+        for policy, per_budget in scores.items():
+            groups.setdefault(tuple(per_budget), []).append(policy)
+        notes += [f"{', '.join(g)} scored identically at every budget (recall, answer recall and "
+                  "tokens): on this data they do not differ" for g in groups.values() if len(g) > 1]
+        return notes
+
     def to_json(self) -> dict[str, Any]:
-        """Everything as plain JSON types: budgets, policies, every row, the best, the front."""
+        """Everything as plain JSON types: budgets, policies, every row, the best, the front,
+        the notes."""
         return {"budgets": list(self.budgets), "policies": list(self.policies),
                 "rows": self.table.to_records(), "best": self.best().to_records(),
-                "pareto_front": self.pareto_front().to_records()}
+                "pareto_front": self.pareto_front().to_records(), "notes": self.notes()}
 
     def __repr__(self) -> str:
         return (f"TuneResult({len(self.table)} rows, policies={list(self.policies)}, "
