@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memorykit._validate import require_real, require_str
+from memorykit._validate import require_optional_int, require_real, require_str
 from memorykit.buffers.summary_buffer import SummaryBuffer
 from memorykit.embeddings import Embedder
 from memorykit.llm.backend import Backend, memory_reader_reply
@@ -129,9 +129,11 @@ def make_service(summarizer: Summarizer, *, budget: int, threshold: float, recal
 
 
 def probe(service: MemoryService, session: str, conv: ProbeConversation,
-          chat: ChatModel | None) -> tuple[LoopProbe, ...]:
+          chat: ChatModel | None, *, reply_tokens: int | None = None) -> tuple[LoopProbe, ...]:
     """Ask every planted fact's question with the session's context; ``chat`` answers
-    (None: nothing is asked, replies are empty)."""
+    (None: nothing is asked, replies are empty) in at most ``reply_tokens`` tokens (None: the
+    model's own limit, which for a small local model can be its whole context window)."""
+    require_optional_int("reply_tokens", reply_tokens, minimum=1)
     out = []
     for fact in conv.facts:
         ctx = service.get_context(session, fact.question)
@@ -142,7 +144,8 @@ def probe(service: MemoryService, session: str, conv: ProbeConversation,
         in_context = any(fact.key in i.content for i in ctx.items if i.kind != "query")
         reply, error = "", None
         try:
-            reply = chat.complete(ctx.to_openai()) if chat is not None else ""
+            reply = (chat.complete(ctx.to_openai(), max_tokens=reply_tokens)
+                     if chat is not None else "")
         except LLMError as exc:  # a dead endpoint fails this probe, not the run
             error = f"{type(exc).__name__} ({getattr(exc, 'kind', 'error')})"
             reply = f"(no reply: {exc})"
@@ -155,10 +158,11 @@ def probe(service: MemoryService, session: str, conv: ProbeConversation,
 
 def run_loop(backend: Backend, conv: ProbeConversation, *, budget: int, threshold: float,
              recall_limit: int, embedder: Embedder | None = None,
-             counter: TokenCounter | None = None, session: str = "probes") -> LoopResult:
+             counter: TokenCounter | None = None, session: str = "probes",
+             reply_tokens: int | None = None) -> LoopResult:
     """Add ``conv`` to a fresh memory service (``make_service`` with the backend's
     summarizer, ``embedder`` and ``counter``) and send every probe to the backend's chat
-    model."""
+    model (replies capped at ``reply_tokens``)."""
     if not isinstance(backend, Backend):
         raise TypeError(f"backend must be a Backend, got {backend!r}")
     require_str("session", session, non_empty=True)
@@ -166,7 +170,7 @@ def run_loop(backend: Backend, conv: ProbeConversation, *, budget: int, threshol
                            recall_limit=recall_limit, embedder=embedder, counter=counter)
     kept = first_summaries(service, session, conv)
     before = getattr(backend.chat, "calls", 0)
-    probes = probe(service, session, conv, backend.chat)
+    probes = probe(service, session, conv, backend.chat, reply_tokens=reply_tokens)
     working = service.session(session).working
     return LoopResult(
         backend.kind, backend.components(), probes, len(conv.messages),

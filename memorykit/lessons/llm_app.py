@@ -68,6 +68,8 @@ SETTINGS = (
 """The explorer's sliders, at the lesson's default scenario."""
 DEFAULTS = {**defaults(SETTINGS), "distractor_turns": 30, "seed": 0}
 """The lesson's default scenario (the explorer starts here)."""
+REPLY_TOKENS = 64
+"""Cap on a probe's answer and the actor's reply (uncapped, a 135M model rambles for minutes)."""
 
 
 def offline_backend() -> Backend:
@@ -114,7 +116,8 @@ def run_loop(backend: Backend | None = None, *, budget: int = DEFAULTS["budget"]
     _check_params(budget, threshold, recall_limit, distractor_turns, seed)
     return service_loop.run_loop(backend, _conversation(distractor_turns, seed), budget=budget,
                                  threshold=threshold, recall_limit=recall_limit,
-                                 embedder=embedder, counter=counter, session=SESSION)
+                                 embedder=embedder, counter=counter, session=SESSION,
+                                 reply_tokens=REPLY_TOKENS)
 
 
 @dataclass(frozen=True)
@@ -146,7 +149,7 @@ def reflect_demo(backend: Backend | None = None, *, distractor_turns: int = 6) -
         prompt = [scenario.messages[0].to_openai()]
         prompt += [{"role": "system", "content": memory.render(r)} for r in memory.active()]
         prompt.append({"role": "user", "content": scenario.second_request})
-        reply = backend.actor.complete(prompt)
+        reply = backend.actor.complete(prompt, max_tokens=REPLY_TOKENS)
     except LLMError as exc:
         error = f"{type(exc).__name__}: {exc}"[:300]
     return ReflectResult(tuple(r.text for r in rules), tuple(r.source_message_ids for r in rules),
@@ -341,9 +344,7 @@ def local_model_demo(env: Mapping[str, str] | None = None, *, record: bool = Fal
     return LocalModelReport(mode, loop, summarizer, reflect, calibration, error)
 
 
-__all__ = [
-    "DEFAULTS", "SETTINGS", "TRANSCRIPT", "FailureCase", "LocalModelReport", "LoopExplorer",
-    "LoopResult", "LoopbackReport", "calibration_demo", "local_model_demo",
-    "ReflectResult", "choose_backend", "loopback_demo", "loopback_responder", "offline_backend",
-    "reflect_demo", "run_loop",
-]
+__all__ = ["DEFAULTS", "REPLY_TOKENS", "SETTINGS", "TRANSCRIPT", "FailureCase", "LocalModelReport",
+           "LoopExplorer", "LoopResult", "LoopbackReport", "ReflectResult", "calibration_demo",
+           "choose_backend", "local_model_demo", "loopback_demo", "loopback_responder",
+           "offline_backend", "reflect_demo", "run_loop"]
