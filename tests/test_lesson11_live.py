@@ -13,6 +13,7 @@ must show that it ran. Its time is printed (``-s``), never asserted.
 from __future__ import annotations
 
 import os
+import socket
 import time
 from pathlib import Path
 
@@ -22,8 +23,13 @@ from memorykit.llm.local_server import LocalModelServer, local_model_available
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "notebooks" / "11_llm_in_the_loop.ipynb"
-PORT = 8112
-"""Not ``./run model``'s default port, so a student's running server does not collide."""
+
+
+def free_port() -> int:
+    """A port the system says is free: never ``./run model``'s, never another test run's."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def test_lesson11_executes_live_against_the_local_server(monkeypatch):
@@ -38,7 +44,7 @@ def test_lesson11_executes_live_against_the_local_server(monkeypatch):
     nb = nbformat.read(NOTEBOOK, as_version=4)
     monkeypatch.delenv("OPENAI_MODEL", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    with LocalModelServer(PORT) as server:
+    with LocalModelServer(free_port()) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)  # the kernel inherits it
         client = NotebookClient(nb, timeout=3600, kernel_name="python3", allow_errors=True,
                                 resources={"metadata": {"path": str(NOTEBOOK.parent)}})
