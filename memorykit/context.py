@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from memorykit._validate import require_int, require_str
+from memorykit._validate import require_int, require_str, require_texts
 from memorykit.buffers.base import MessageBuffer
 from memorykit.messages import Message, ToolCall
 from memorykit.tokens import ChatFormat
@@ -127,13 +127,19 @@ class BufferPolicy:
     never share state. The query is not used: a buffer keeps what its rule
     keeps, whatever is asked next. That is the point of comparing it with
     query-aware memories.
+
+    ``signals`` names the message fields the buffer's rule weighs besides arrival order
+    (``("importance",)``), so an evaluation can say why two buffers coincide on data
+    where such a field takes one value.
     """
 
-    def __init__(self, make_buffer: Callable[[int], MessageBuffer], name: str) -> None:
+    def __init__(self, make_buffer: Callable[[int], MessageBuffer], name: str,
+                 signals: tuple[str, ...] = ()) -> None:
         if not callable(make_buffer):
             raise TypeError(f"make_buffer must be callable, got {make_buffer!r}")
         self.make_buffer = make_buffer
         self.name = require_str("name", name, non_empty=True)
+        self.signals: tuple[str, ...] = tuple(require_texts("signals", signals))
 
     def build_context(self, history: Sequence[Message], query: str, budget: int) -> Context:
         check_request(query, budget)

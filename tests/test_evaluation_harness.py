@@ -38,24 +38,26 @@ def locomo():
 
 
 class Fixed:
-    """Sends the same messages for every question, plus a summary citing ``summarized``."""
+    """Sends the same messages for every question, plus a summary citing ``summarized``
+    whose text is ``summary_text``."""
 
-    def __init__(self, ids, summarized=()):
+    def __init__(self, ids, summarized=(), summary_text="summary"):
         self.name = "fixed"
         self.ids = set(ids)
         self.summarized = tuple(summarized)
+        self.summary_text = summary_text
         self.calls = 0
 
     def build_context(self, history, query, budget):
         self.calls += 1
         items = [ContextItem.from_message(m) for m in history if m.id in self.ids]
         if self.summarized:
-            items.append(ContextItem("system", "summary", 10, self.summarized, "summary"))
+            items.append(ContextItem("system", self.summary_text, 10, self.summarized, "summary"))
         return Context(tuple(items), budget, self.name)
 
 
 def test_hand_checked_recall_and_strict(locomo):
-    # Covers D1:2 and D2:1 directly, D10:1 through a summary's provenance.
+    # Covers D1:2 and D2:1 directly; a summary cites D10:1 but its text ("summary") does not say it.
     result = evaluate(Fixed({"D1:2", "D2:1"}, summarized=("D10:1",)), locomo, 500)
     rows = {r["question_id"]: r for r in result.to_records()}
     assert (rows["conv-a:q0"]["recall"], rows["conv-a:q0"]["strict"]) == (1.0, 1.0)
@@ -80,10 +82,17 @@ def test_hand_checked_recall_and_strict(locomo):
     assert cats["adversarial"]["separate"] and not cats["temporal"]["separate"]
 
 
-def test_summary_provenance_covers_evidence(locomo):
-    result = evaluate(Fixed(set(), summarized=("D1:2", "D2:3")), locomo, 500)
-    rows = {r["question_id"]: r for r in result.to_records()}
+def test_a_summary_is_credited_only_with_what_its_text_still_says(locomo):
+    cited = ("D1:2", "D2:3")
+    kept = Fixed(set(), cited, "Melanie started painting sunsets with watercolors. Caroline's "
+                               "golden retriever came from a breeder her painting teacher recommended.")
+    rows = {r["question_id"]: r for r in evaluate(kept, locomo, 500).to_records()}
     assert rows["conv-a:q1"]["recall"] == 1.0 and rows["conv-a:q1"]["strict"] == 1.0
+    # the same provenance, but the breeder fact (D2:3) was lost when condensing
+    lost = Fixed(set(), cited, "Melanie started painting sunsets with watercolors.")
+    rows = {r["question_id"]: r for r in evaluate(lost, locomo, 500).to_records()}
+    assert (rows["conv-a:q1"]["n_covered"], rows["conv-a:q1"]["strict"]) == (1, 0.0)
+    assert rows["conv-a:q0"]["recall"] == 1.0  # D1:2 is still said
 
 
 def test_tokens_are_the_contexts_and_over_budget_flagged(locomo):
@@ -92,7 +101,9 @@ def test_tokens_are_the_contexts_and_over_budget_flagged(locomo):
     first = full.questions[0]
     assert first.tokens == sum(m.billed_tokens for m in a.messages) + 3
     assert first.over_budget and full.summary()["over_budget"] == 1.0
-    assert full.summary()["recall"] == 1.0
+    # every context holds the evidence, but none fits 20 tokens: nothing is scored
+    assert first.n_covered == 0 and full.summary()["recall"] == 0.0
+    assert full.summary()["answer_recall"] == 0.0 and full.summary()["strict_recall"] == 0.0
 
 
 def test_last_tokens_packs_exactly_the_newest_that_fit(locomo):

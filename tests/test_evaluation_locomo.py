@@ -112,6 +112,25 @@ def test_normalize_evidence_rules():
     assert normalize_evidence(None, ids) == ([], 0, ["None"])
 
 
+@pytest.mark.parametrize("raw", [
+    "D9:1 D4:4 D4:6",  # spaces only, as written in the real file (3 questions were lost to it)
+    "D9:1  D4:4\tD4:6",  # runs of white space, a tab
+    "D9:1;D4:4,D4:6",  # no space at all after the separators
+    "D9:1 ; D4:4 , D4:6",
+    "D9:1, D:4:4; D4:06",  # separators and repairs together
+])
+def test_every_separator_the_schema_uses_splits_evidence(raw):
+    ids = {"D9:1", "D4:4", "D4:6"}
+    assert normalize_evidence(raw, ids) == (["D9:1", "D4:4", "D4:6"], 3, [])
+
+
+def test_space_separated_evidence_keeps_its_question():
+    raw = json.loads(FIXTURE.read_text())
+    raw[0]["qa"][1]["evidence"] = ["D1:2 D2:3"]
+    q1 = {q.id: q for q in parse_locomo(raw).conversations[0].questions}["conv-a:q1"]
+    assert q1.evidence_ids == ("D1:2", "D2:3")
+
+
 def test_verify_rejects_a_file_that_is_not_the_published_one():
     with pytest.raises(LocomoIntegrityError, match="not the published locomo10.json"):
         load_locomo(FIXTURE)

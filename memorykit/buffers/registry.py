@@ -69,6 +69,9 @@ class PolicySpec:
     """The keyword the token budget goes to; None for a policy without one (a window)."""
     color: str = "#7f7f7f"
     """Its colour in lesson figures."""
+    signals: tuple[str, ...] = ()
+    """Message fields its rule weighs besides arrival order ("importance"): where the data
+    holds one value of each, it falls back to arrival order, and comparisons say so."""
 
     def __post_init__(self) -> None:
         require_str("name", self.name, non_empty=True)
@@ -144,12 +147,12 @@ HALF_LIFE = PolicyParam("half_life_minutes", 5.0, 1.0, 120.0, 1.0, "half life (m
 
 register(PolicySpec("fifo", FIFOBuffer, "FIFO", ("fifo",), color="#1f77b4"))
 register(PolicySpec("importance", ImportanceBuffer, "importance", ("importance",),
-                    color="#ff7f0e"))
+                    color="#ff7f0e", signals=("importance",)))
 register(PolicySpec("hybrid", HybridBuffer, "hybrid",
                     ("hybrid-below-threshold", "hybrid-fifo-fallback"), (THRESHOLD,),
-                    color="#2ca02c"))
+                    color="#2ca02c", signals=("importance",)))
 register(PolicySpec("recency", RecencyWeightedBuffer, "recency-weighted", ("recency",),
-                    (DECAY_RATE, HALF_LIFE), color="#9467bd"))
+                    (DECAY_RATE, HALF_LIFE), color="#9467bd", signals=("importance",)))
 register(PolicySpec("window", BufferWindow, "last 20 messages", ("window",),
                     (PolicyParam("window_size", 20, 1, 200, 1, "window (messages)"),),
                     kind="window", budget_keyword=None))

@@ -5,11 +5,17 @@ would send (``build_context(history, question, budget)``, history being the
 messages that exist when the question is asked) and measures:
 
 * **recall**: the share of the question's evidence messages the context
-  covers, directly or through an item whose provenance (``sources``) cites
-  them (a summary, an episode, a rule...);
+  covers: cited by an item's provenance (``sources``) *and* still said by that
+  item's text (a summary that lost a fact is not credited with its turn);
 * **strict**: 1 when every evidence message is covered, else 0;
-* **tokens**: the context's billed tokens (``Context.tokens``);
+* **answer_recall**: 1 when the context's text contains the reference answer
+  (normalised), None for a question without one;
+* **tokens**: the context's tokens, billed (``Context.tokens``) or content
+  (``HarnessSettings.units``);
 * **seconds**: the time the policy took for it.
+
+A context over its budget scores 0 on all three and is flagged ``over_budget``.
+The rules, precisely: ``memorykit.evaluation.scoring``.
 
 ``EvalResult`` keeps one row per question; ``summary()`` averages them and
 ``by_category()`` breaks them down. Categories listed in
@@ -37,10 +43,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from memorykit._validate import require_bool, require_int
+from memorykit._validate import require_bool, require_choice, require_fraction, require_int
 from memorykit.context import BufferPolicy, Context, ContextPolicy
 from memorykit.evaluation.dataset import EvalConversation, EvalDataset, as_dataset
+from memorykit.evaluation.scoring import (UNITS, answer_contained, context_tokens,
+                                          covered_evidence, units_note)
 from memorykit.evaluation.table import Table
+from memorykit.messages import Message
 
 __all__ = [
     "EvalResult",
@@ -48,6 +57,7 @@ __all__ = [
     "PreparablePolicy",
     "PreparedConversation",
     "QuestionResult",
+    "coinciding_policies",
     "compare_policies",
     "evaluate",
     "is_query_independent",
@@ -83,8 +93,17 @@ class HarnessSettings:
     """Use a policy's ``prepare`` fast path when it has one (False: always plain build_context)."""
     reuse_query_independent: bool = True
     """Ask a query-independent policy once per question position instead of once per question."""
+    units: str = "billed"
+    """Tokens reported and checked against the budget: "billed" (content, chat framing and the
+    reply primer: what the API charges) or "content" (the items' text alone, as published
+    LoCoMo figures count). Policies pack their budget in billed tokens either way."""
+    min_overlap: float = 0.5
+    """Share of an evidence message's salient terms that an item citing it without quoting it
+    (a summary, an episode, a rule) must still contain to be credited with it, in (0, 1]."""
 
     def __post_init__(self) -> None:
+        require_choice("units", self.units, UNITS)
+        require_fraction("min_overlap", self.min_overlap)
         require_bool("use_prepare", self.use_prepare)
         require_bool("reuse_query_independent", self.reuse_query_independent)
         if isinstance(self.separate, str) or not all(isinstance(c, str) for c in self.separate):
@@ -107,10 +126,14 @@ class QuestionResult:
     """n_covered / n_evidence."""
     strict: float
     """1.0 when every evidence message is covered, else 0.0."""
+    answer_recall: float | None
+    """1.0 when the context's text contains the reference answer (normalised), else 0.0;
+    None when the question has no reference answer."""
     tokens: int
-    """Billed tokens of the context, reply primer included."""
+    """Tokens of the context in the harness's units (billed: reply primer included)."""
     budget: int
     over_budget: bool
+    """tokens > budget: then recall, strict and answer_recall are 0."""
     seconds: float
     """Time the policy took to build this context (shared builds split evenly)."""
 
@@ -132,7 +155,7 @@ class EvalResult:
 
     def __init__(self, policy: str, budget: int, questions: Sequence[QuestionResult],
                  prepare_seconds: float = 0.0, wall_seconds: float = 0.0,
-                 separate: tuple[str, ...] = ("adversarial",)) -> None:
+                 separate: tuple[str, ...] = ("adversarial",), units: str = "billed") -> None:
         self.policy = policy
         self.budget = budget
         self.questions = tuple(questions)
@@ -141,6 +164,8 @@ class EvalResult:
         self.wall_seconds = wall_seconds
         """Total time of the evaluation, preparation and bookkeeping included."""
         self.separate = tuple(separate)
+        self.units = require_choice("units", units, UNITS)
+        """Whether ``tokens`` and the budget are billed or content tokens."""
 
     def __len__(self) -> int:
         return len(self.questions)
@@ -150,13 +175,14 @@ class EvalResult:
         return [{"policy": self.policy, **asdict(q)} for q in self.questions]
 
     def table(self) -> Table:
-        return Table(self.to_records())
+        return Table(self.to_records(), notes=(units_note(self.units),))
 
     def _stats(self, rows: Sequence[QuestionResult]) -> dict[str, Any]:
         return {
             "questions": len(rows),
             "recall": _mean([q.recall for q in rows]),
             "strict_recall": _mean([q.strict for q in rows]),
+            "answer_recall": _mean([q.answer_recall for q in rows if q.answer_recall is not None]),
             "tokens": _mean([q.tokens for q in rows]),
             "seconds_per_question": _mean([q.seconds for q in rows]),
         }
@@ -165,11 +191,13 @@ class EvalResult:
         """Overall figures (separated categories excluded), then each separated category's recall.
 
         ``tokens`` is the mean context size over the overall questions;
-        ``over_budget`` the share of all questions whose context exceeded the budget;
+        ``over_budget`` the share of all questions whose context exceeded the budget (they
+        score 0); ``units`` says whether tokens are billed or content tokens;
         ``wall_seconds`` the whole evaluation, preparation included.
         """
         main = [q for q in self.questions if q.category not in self.separate]
-        row: dict[str, Any] = {"policy": self.policy, "budget": self.budget, **self._stats(main)}
+        row: dict[str, Any] = {"policy": self.policy, "budget": self.budget, "units": self.units,
+                               **self._stats(main)}
         row["max_tokens"] = max((q.tokens for q in self.questions), default=None)
         row["over_budget"] = _mean([float(q.over_budget) for q in self.questions])
         for category in self.separate:
@@ -191,10 +219,10 @@ class EvalResult:
         for q in self.questions:
             order.setdefault(q.category, []).append(q)
         return Table(
-            {"policy": self.policy, "budget": self.budget, "category": cat,
-             "separate": cat in self.separate, **self._stats(rows)}
-            for cat, rows in order.items()
-        )
+            ({"policy": self.policy, "budget": self.budget, "category": cat,
+              "separate": cat in self.separate, **self._stats(rows)}
+             for cat, rows in order.items()),
+            notes=(units_note(self.units),))
 
     def __repr__(self) -> str:
         s = self.summary()
@@ -246,6 +274,7 @@ def evaluate(
     clock = time.perf_counter
     try:
         for conv in data:
+            score = _Scorer(conv, budget, settings)
             if use_prepare:
                 t0 = clock()
                 state = policy.prepare(conv)  # type: ignore[attr-defined]
@@ -266,13 +295,13 @@ def evaluate(
                     ctx = _checked(build(position, conv.questions[members[0]].question), name)
                     each = (clock() - t0) / len(members)
                     for i in members:
-                        per_question[i] = _score(conv, conv.questions[i], position, ctx, budget, each)
+                        per_question[i] = score(conv.questions[i], position, ctx, each)
                 else:
                     for i in members:
                         q = conv.questions[i]
                         t0 = clock()
                         ctx = _checked(build(position, q.question), name)
-                        per_question[i] = _score(conv, q, position, ctx, budget, clock() - t0)
+                        per_question[i] = score(q, position, ctx, clock() - t0)
                 if bar is not None:
                     bar.update(len(members))
             results.extend(r for r in per_question if r is not None)
@@ -280,7 +309,7 @@ def evaluate(
         if bar is not None:
             bar.close()
     return EvalResult(name, budget, results, prepare_seconds, time.perf_counter() - started,
-                      settings.separate)
+                      settings.separate, settings.units)
 
 
 def _checked(ctx: Any, name: str) -> Context:
@@ -289,14 +318,73 @@ def _checked(ctx: Any, name: str) -> Context:
     return ctx
 
 
-def _score(conv: EvalConversation, q: Any, position: int, ctx: Context, budget: int,
-           seconds: float) -> QuestionResult:
-    covered_ids = ctx.covered_ids()
-    covered = sum(1 for e in q.evidence_ids if e in covered_ids)
-    n = len(q.evidence_ids)
-    tokens = ctx.tokens
-    return QuestionResult(conv.id, q.id, q.category, position, n, covered, covered / n,
-                          1.0 if covered == n else 0.0, tokens, budget, tokens > budget, seconds)
+class _Scorer:
+    """Scores one conversation's contexts (``memorykit.evaluation.scoring``'s rules), keeping
+    each message's salient terms across its questions."""
+
+    def __init__(self, conv: EvalConversation, budget: int, settings: HarnessSettings) -> None:
+        self.conv = conv
+        self.budget = budget
+        self.units = settings.units
+        self.min_overlap = settings.min_overlap
+        self.messages: dict[str, Message] = {m.id: m for m in conv.messages}
+        self.terms: dict[str, frozenset[str]] = {}
+        self.joined: tuple[Context, str] | None = None
+        """The last context scored and its text: a shared context is joined once."""
+
+    def __call__(self, q: Any, position: int, ctx: Context, seconds: float) -> QuestionResult:
+        tokens = context_tokens(ctx, self.units)
+        n = len(q.evidence_ids)
+        over = tokens > self.budget
+        if over:
+            covered, answered = 0, 0.0
+        else:
+            covered = len(covered_evidence(ctx, q.evidence_ids, self.messages, self.min_overlap,
+                                           self.terms))
+            if self.joined is None or self.joined[0] is not ctx:
+                self.joined = (ctx, "\n".join(i.content for i in ctx.items))
+            text = self.joined[1]
+            answered = float(answer_contained(text, q.answer)) if q.answer is not None else 0.0
+        return QuestionResult(self.conv.id, q.id, q.category, position, n, covered, covered / n,
+                              1.0 if covered == n else 0.0,
+                              None if q.answer is None else answered, tokens, self.budget, over,
+                              seconds)
+
+
+def _flat_signals(data: EvalDataset, signals: Sequence[str]) -> list[tuple[str, str]]:
+    """Of the message fields ``signals``, those holding one value throughout ``data``, each
+    with the fact that says so."""
+    flat = []
+    for signal in dict.fromkeys(signals):
+        values = {getattr(m, signal, None) for conv in data for m in conv.messages}
+        if len(values) == 1:
+            flat.append((signal, f"every message's {signal} is {values.pop()!r}"))
+    return flat
+
+
+def _coincidence_note(group: Sequence[str], policies: Mapping[str, Any], data: EvalDataset,
+                      budget: int) -> str:
+    note = (f"{', '.join(group)} give identical results on all {data.n_questions} questions at "
+            f"{budget} tokens")
+    weighing: dict[str, list[str]] = {}
+    for label in group:
+        for signal in getattr(policies[label], "signals", ()):
+            weighing.setdefault(signal, []).append(label)
+    flat = _flat_signals(data, list(weighing))
+    for signal, fact in flat:
+        note += (f"; the data carries no {signal} signal ({fact}), so {', '.join(weighing[signal])} "
+                 "fall back to arrival order")
+    return note
+
+
+def coinciding_policies(results: Mapping[str, EvalResult]) -> list[tuple[str, ...]]:
+    """Groups (two or more labels, in the given order) of results identical on every question:
+    the same evidence covered, the same answer found, the same tokens."""
+    groups: dict[tuple[Any, ...], list[str]] = {}
+    for label, result in results.items():
+        key = tuple((q.question_id, q.n_covered, q.answer_recall, q.tokens) for q in result.questions)
+        groups.setdefault(key, []).append(label)
+    return [tuple(g) for g in groups.values() if len(g) > 1]
 
 
 def compare_policies(
@@ -310,7 +398,9 @@ def compare_policies(
     """Every policy on the same data and budget: (one summary row each, one row per category).
 
     ``policies`` is a sequence of policies (named by their ``name``) or a
-    mapping from the name to show to the policy.
+    mapping from the name to show to the policy. Both tables' ``notes`` say whether tokens
+    are billed or content tokens and name the policies whose results coincide on every
+    question, with the signal the data lacks to tell them apart when one is flat.
     """
     if isinstance(policies, Mapping):
         items = list(policies.items())
@@ -320,9 +410,15 @@ def compare_policies(
         raise TypeError(f"policies must be a mapping or a sequence of policies, got {policies!r}")
     if not items:
         raise ValueError("policies must name at least one policy, got none")
+    data = as_dataset(dataset)
     summaries, categories = [], []
+    results: dict[str, EvalResult] = {}
     for label, policy in items:
-        result = evaluate(policy, dataset, budget, settings=settings, progress=progress)
+        result = results[label] = evaluate(policy, data, budget, settings=settings,
+                                           progress=progress)
         summaries.append({**result.summary(), "policy": label})
         categories.extend({**row, "policy": label} for row in result.by_category())
-    return Table(summaries), Table(categories)
+    notes = [units_note((settings or HarnessSettings()).units)]
+    notes += [_coincidence_note(group, dict(items), data, budget)
+              for group in coinciding_policies(results)]
+    return Table(summaries, notes=notes), Table(categories, notes=notes)

@@ -20,7 +20,8 @@ How the schema becomes messages:
 * Categories: 1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop,
   5 adversarial (answerless: their ``adversarial_answer`` goes to metadata).
 * Evidence strings are normalized where the intent is clear ("D8:6; D9:17"
-  is two ids, "D:11:26" is "D11:26", "D30:05" is "D30:5"); ids that match no
+  is two ids, so is "D9:1 D4:4" with spaces only, "D:11:26" is "D11:26",
+  "D30:05" is "D30:5"); ids that match no
   turn are dropped; questions left with no evidence are dropped. Every such
   repair is counted in the dataset's ``LocomoReport``.
 
@@ -83,7 +84,7 @@ CATEGORIES: dict[int, str] = {
 
 _SESSION = re.compile(r"^session_(\d+)$")
 _EVIDENCE = re.compile(r"^D:?(\d+):(\d+)$")
-_SPLIT = re.compile(r"[;,]")
+_SPLIT = re.compile(r"[;,\s]+")
 
 
 class LocomoIntegrityError(ValueError):
@@ -147,7 +148,7 @@ def normalize_evidence(raw: Any, turn_ids: Mapping[str, Any] | frozenset[str] | 
                        ) -> tuple[list[str], int, list[str]]:
     """Turn ids cited by one evidence string: ``(ids, normalized, dropped_parts)``.
 
-    ``raw`` is split on ";" and ","; each part is read as ``D<session>:<turn>``
+    ``raw`` is split on ";", "," and white space ("D9:1 D4:4 D4:6" is three ids); each part is read as ``D<session>:<turn>``
     (an extra colon after the D and leading zeros are repaired). ``normalized``
     counts kept ids not written exactly so in ``raw``; ``dropped_parts`` are
     the parts that name no turn in ``turn_ids``.

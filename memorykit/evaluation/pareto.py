@@ -5,6 +5,9 @@ with at most its tokens (and is strictly better in one of the two).
 ``cheapest_reaching(rows, 0.8)`` answers "what is the cheapest configuration
 that reaches 80% recall?". Rows are any mappings with the two columns
 (``SweepResult`` rows, ``EvalResult.summary()`` dicts, a ``Table``).
+
+A row whose ``over_budget`` share is above 0 (some context exceeded its budget) is
+not a configuration that works at that budget: neither function lists it.
 Taught in ``notebooks/12_parameter_tuning.ipynb``.
 """
 
@@ -30,6 +33,8 @@ def _rows(rows: Any, x: str, y: str) -> list[dict[str, Any]]:
                 raise ValueError(f"rows[{i}] has no column {col!r}: {sorted(row)}")
         if row[x] is None or row[y] is None:
             continue  # e.g. no questions in a category: nothing to place on the plot
+        if row.get("over_budget"):
+            continue  # over its budget on some question: not a configuration of that budget
         require_real(f"rows[{i}][{x!r}]", row[x])
         require_real(f"rows[{i}][{y!r}]", row[y])
         out.append(dict(row))

@@ -36,6 +36,7 @@ from memorykit._validate import require_bool, require_int, require_real
 from memorykit.evaluation.dataset import EvalDataset, as_dataset
 from memorykit.evaluation.harness import HarnessSettings, evaluate
 from memorykit.evaluation.pareto import cheapest_reaching, pareto_front
+from memorykit.evaluation.scoring import units_note
 from memorykit.evaluation.table import Table
 
 __all__ = ["MAX_CONFIGURATIONS", "LogUniform", "RandInt", "SweepResult", "Uniform", "grid", "random_search", "run_sweep"]
@@ -138,7 +139,8 @@ def random_search(param_space: Mapping[str, Any], n: int, seed: int = 0) -> list
 
 
 _RESERVED = frozenset({
-    "config_id", "policy", "budget", "questions", "recall", "strict_recall", "tokens",
+    "config_id", "policy", "budget", "units", "questions", "recall", "strict_recall",
+    "answer_recall", "tokens",
     "max_tokens", "over_budget", "seconds_per_question", "prepare_seconds", "wall_seconds",
 })
 
@@ -158,9 +160,9 @@ class SweepResult:
     """One row per configuration and budget; ``by_category()`` the long form per category."""
 
     def __init__(self, rows: list[dict[str, Any]], category_rows: list[dict[str, Any]],
-                 parameters: list[str], wall_seconds: float) -> None:
-        self.table = Table(rows)
-        self.category_table = Table(category_rows)
+                 parameters: list[str], wall_seconds: float, units: str = "billed") -> None:
+        self.table = Table(rows, notes=(units_note(units),))
+        self.category_table = Table(category_rows, notes=self.table.notes)
         self.parameters = parameters
         """The configuration's parameter names (columns of the table)."""
         self.wall_seconds = wall_seconds
@@ -318,4 +320,4 @@ def run_sweep(
         rows.append(row)
         for cat in cats:
             category_rows.append({"config_id": config_id, **params, **cat})
-    return SweepResult(rows, category_rows, parameters, wall)
+    return SweepResult(rows, category_rows, parameters, wall, settings.units)

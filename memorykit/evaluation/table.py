@@ -11,13 +11,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from memorykit._validate import require_texts
+
 __all__ = ["Table"]
 
 
 class Table:
     """Rows (dicts with the same kind of keys), in order; columns in order of first appearance."""
 
-    def __init__(self, rows: Iterable[Mapping[str, Any]] = ()) -> None:
+    def __init__(self, rows: Iterable[Mapping[str, Any]] = (), notes: Iterable[str] = ()) -> None:
+        self.notes: tuple[str, ...] = tuple(require_texts("notes", notes))
+        """What a reader must know to read the numbers (their units, policies that coincide);
+        printed under the table."""
         self._rows: list[dict[str, Any]] = []
         for i, row in enumerate(rows):
             if not isinstance(row, Mapping):
@@ -43,10 +48,12 @@ class Table:
 
     def where(self, **equal: Any) -> Table:
         """Rows whose columns equal the given values."""
-        return Table(r for r in self._rows if all(r.get(k) == v for k, v in equal.items()))
+        return Table((r for r in self._rows if all(r.get(k) == v for k, v in equal.items())),
+                     self.notes)
 
     def sort(self, key: str, reverse: bool = False) -> Table:
-        return Table(sorted(self._rows, key=lambda r: (r.get(key) is None, r.get(key)), reverse=reverse))
+        return Table(sorted(self._rows, key=lambda r: (r.get(key) is None, r.get(key)),
+                            reverse=reverse), self.notes)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return iter(self.to_records())
@@ -58,7 +65,7 @@ class Table:
         return dict(self._rows[index])
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Table) and other._rows == self._rows
+        return isinstance(other, Table) and other._rows == self._rows and other.notes == self.notes
 
     def to_markdown(self, columns: list[str] | None = None, digits: int = 3) -> str:
         cols = self.columns if columns is None else columns
@@ -72,6 +79,8 @@ class Table:
 
         lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
         lines += ["| " + " | ".join(fmt(r.get(c)) for c in cols) + " |" for r in self._rows]
+        if self.notes:
+            lines += [""] + [f"Note: {n}" for n in self.notes]
         return "\n".join(lines)
 
     def __repr__(self) -> str:

@@ -116,9 +116,10 @@ def toolkit_policies(window_size: int = 20) -> dict[str, Any]:
             continue
         if spec.kind == "window":
             name = f"{spec.name}-{window_size}"
-            out[name] = BufferPolicy(partial(spec.build, window_size=window_size), name)
+            out[name] = BufferPolicy(partial(spec.build, window_size=window_size), name,
+                                     spec.signals)
         else:
-            out[spec.name] = BufferPolicy(spec.build, spec.name)
+            out[spec.name] = BufferPolicy(spec.build, spec.name, spec.signals)
     out["attention"] = AttentionPolicy()
     return out
 
