@@ -9,12 +9,15 @@ Taught in ``notebooks/12_parameter_tuning.ipynb``.
 """
 
 from memorykit.evaluation.baselines import (
+    ANALYZERS,
     BM25Retrieval,
     FullContext,
     LastMessages,
     LastTokens,
     analyze,
+    analyze_stemmed,
     baseline_policies,
+    resolve_analyzer,
 )
 from memorykit.evaluation.dataset import (
     EvalConversation,
@@ -60,6 +63,7 @@ from memorykit.evaluation.table import Table
 from memorykit.evaluation.toolkit import AttentionPolicy, toolkit_policies
 
 __all__ = [
+    "ANALYZERS",
     "AttentionPolicy",
     "BM25Retrieval",
     "CATEGORIES",
@@ -85,6 +89,8 @@ __all__ = [
     "Table",
     "Uniform",
     "analyze",
+    "analyze_stemmed",
+    "resolve_analyzer",
     "as_dataset",
     "baseline_policies",
     "cheapest_reaching",
