@@ -198,7 +198,8 @@ def test_buffer_policies_and_attention_through_the_same_harness():
     conv = from_simulated(load_conversation(DATA / "short_60.jsonl"))
     summary, categories = compare_policies(toolkit_policies(), conv, 1000)
     names = [r["policy"] for r in summary]
-    assert names == ["fifo", "importance", "hybrid", "recency", "window-20", "summary", "attention"]
+    assert names == ["fifo", "importance", "hybrid", "recency", "window-20", "summary", "attention",
+                     "hybrid-retrieval"]
     by_name = {r["policy"]: r for r in summary}
     # FIFO keeps what LastTokens keeps: the same newest stretch.
     last = evaluate(LastTokens(), conv, 1000).summary()

@@ -93,7 +93,7 @@ def test_attention_fast_path_equals_plain_path():
 
 
 def test_evaluate_configuration_names_bad_input():
-    with pytest.raises(ValueError, match="config\\['policy'\\] must be one of bm25, attention, got 'lru'"):
+    with pytest.raises(ValueError, match="config\\['policy'\\] must be one of bm25, attention, hybrid-retrieval, got 'lru'"):
         evaluate_configuration({"policy": "lru"})
     with pytest.raises(ValueError, match="bm25 takes parameters k1, b, got neighbours"):
         evaluate_configuration({"policy": "bm25", "neighbours": 1})

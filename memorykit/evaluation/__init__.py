@@ -60,6 +60,7 @@ from memorykit.evaluation.sweep import (
     run_sweep,
 )
 from memorykit.evaluation.table import Table
+from memorykit.evaluation.hybrid import HybridRetrieval, HybridSettings
 from memorykit.evaluation.toolkit import AttentionPolicy, toolkit_policies
 
 __all__ = [
@@ -73,6 +74,8 @@ __all__ = [
     "EvalResult",
     "FullContext",
     "HarnessSettings",
+    "HybridRetrieval",
+    "HybridSettings",
     "LOCOMO_SHA256",
     "LOCOMO_URL",
     "LastMessages",
