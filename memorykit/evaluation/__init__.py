@@ -25,6 +25,7 @@ from memorykit.evaluation.dataset import (
     EvalQuestion,
     Session,
     as_dataset,
+    dataset_statistics,
     from_simulated,
 )
 from memorykit.evaluation.harness import (
@@ -95,6 +96,7 @@ __all__ = [
     "analyze_stemmed",
     "resolve_analyzer",
     "as_dataset",
+    "dataset_statistics",
     "baseline_policies",
     "cheapest_reaching",
     "compare_policies",
