@@ -277,6 +277,14 @@ def _locomo() -> Any:
     return load_locomo(_LOCOMO_FIXTURE, verify=False)
 
 
+def _covered_evidence_args() -> dict[str, Any]:
+    from memorykit.context import Context, ContextItem
+
+    m = _locomo().conversations[0].messages[0]
+    ctx = Context((ContextItem("system", m.content, 10, (m.id,), "summary"),), 100, "sweep")
+    return {"ctx": ctx, "evidence_ids": (m.id,), "messages": {m.id: m}, "min_overlap": 0.5}
+
+
 def _episode_fields() -> dict[str, Any]:
     return {"id": "ep0001", "start_time": 0.0, "end_time": 60.0, "summary": "Ada's code is 4721.",
             "keywords": ("code", "4721"), "participants": ("user",),
@@ -368,6 +376,7 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
         "category": "single-hop"},
     "memorykit.evaluation.harness.evaluate": lambda: {
         "policy": _policy(), "dataset": _locomo(), "budget": 200},
+    "memorykit.evaluation.scoring.covered_evidence": lambda: _covered_evidence_args(),
     "memorykit.evaluation.harness.compare_policies": lambda: {
         "policies": [_policy()], "dataset": _locomo(), "budget": 200},
     "memorykit.evaluation.sweep.run_sweep": lambda: {

@@ -22,10 +22,12 @@ from memorykit.evaluation import (
 from memorykit.evaluation.harness import coinciding_policies
 from memorykit.evaluation.scoring import (
     answer_contained,
+    answer_in,
     content_tokens,
     covered_evidence,
     normalize_answer,
     salient_terms,
+    searchable_text,
 )
 from memorykit.messages import MessageFactory
 
@@ -138,6 +140,15 @@ def test_answer_containment_is_normalised_whole_words(context, answer, expected)
 
 def test_normalize_answer():
     assert normalize_answer("The Sunday before 27-June, 2023!") == "sunday before 27 june 2023"
+
+
+def test_searchable_text_equals_the_whole_text_normalised():
+    items = tuple(ContextItem("user", t, 5, ()) for t in ("Her painting", "!!", "teacher, the breeder."))
+    ctx = Context(items, 100, "t")
+    cache: dict[str, str] = {}
+    text = searchable_text(ctx, cache)
+    assert text == f" {normalize_answer(' '.join(i.content for i in items))} " == searchable_text(ctx)
+    assert cache["!!"] == "" and answer_in(text, "painting teacher") and not answer_in(text, "ing")
 
 
 def test_answer_recall_is_reported_for_every_policy_and_none_without_an_answer(mini):

@@ -9,14 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memorykit.evaluation import AttentionPolicy, HarnessSettings, evaluate, load_locomo
+from memorykit.evaluation import AttentionPolicy, HarnessSettings, dataset_statistics, evaluate, load_locomo
 from memorykit.evaluation.toolkit import TUNABLE as KNOBS
 from memorykit.lessons.checks import check_beats_bm25
 from memorykit.lessons.checks.tuning import evaluate_configuration
-from memorykit.evaluation import dataset_statistics
 from memorykit.lessons.data import LOCOMO_ENV, load_tuning_data
 from memorykit.lessons.data import LOCOMO_FIXTURE as FIXTURE
-from memorykit.lessons.tuning_app import TuningExplorer, front_rows, policy_table, precompute
+from memorykit.lessons.tuning_app import (TuningExplorer, comparison_notes, front_rows, policy_table,
+                                          precompute)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -69,6 +69,20 @@ def test_sweeps_are_arrays_over_the_grid(small):
     assert {r["policy"] for r in policy_table(sw, 1000)} >= {"last-tokens", "full-context", "bm25(k1=1.5, b=0.75)"}
     with pytest.raises(ValueError, match="budget must be one of .* got 750"):
         policy_table(sw, 750)
+
+
+def test_over_budget_points_score_nothing_and_stay_off_the_front(small):
+    data, sw = small
+    full = [p for p in sw.points if p["policy"] == "full-context"]
+    assert full and all(p["over_budget"] == 1.0 and p["recall"] == 0.0 for p in full)
+    assert all(p["over_budget"] == 0.0 for p in sw.front)
+    rows = {r["policy"]: r for r in policy_table(sw, 1000)}
+    assert rows["full-context"]["recall"] == 0.0 and rows["full-context"]["over_budget"] == 1.0
+    # the summary buffer is compared like any policy, with answer containment beside recall
+    assert "summary" in rows and all(0.0 <= r["answer_recall"] <= 1.0 for r in rows.values())
+    notes = comparison_notes(data, 1000)
+    assert sw.units == "billed" and notes[0].startswith("tokens and budgets are billed tokens")
+    assert any(n.startswith("fifo, importance, hybrid, recency") for n in notes)
 
 
 def test_explorer_reslices_and_switches_policy(small):

@@ -67,7 +67,10 @@ SLOTS = {"pet": ["dog", "cat", "rabbit"], "pet_name": ["Pepper", "Miso", "Junipe
          "job": ["data analyst", "nurse", "sound engineer", "teacher"], "dish": ["dumpling", "stew", "pastry"],
          "city": CITIES, "rel": RELATIVES, "place": PLACES, "vehicle": ["car", "scooter", "van"],
          "sport": ["tennis", "climbing", "volleyball"]}
-WHEN = ["yesterday", "last weekend", "last week", "two days ago", "this morning"]
+WHEN = {"yesterday": "the day before", "last weekend": "the weekend before",
+        "last week": "the week before", "two days ago": "two days before",
+        "this morning": "the morning of"}
+"""What a turn says -> how LoCoMo's temporal answers put it against the session's date."""
 OPENERS = ["Honestly,", "Funny thing,", "So,", "Oh,", "Anyway,", "You know what,", ""]
 TOPICS = ["the new café", "my sister", "the weather", "work", "that series", "the neighbours",
           "my phone", "the traffic", "dinner", "the weekend", "the gym", "my plants", "the garden",
@@ -80,6 +83,11 @@ REPLIES = ["Ha, that sounds about right.", "Oh no, I hope it gets better soon!",
            "I know the feeling.", "That made my day, thanks for sharing."]
 CAPTIONS = ["a photo of a cup of coffee on a wooden table", "a photo of a dog lying on a sofa",
             "a photo of a sunset over the water", "a photo of a messy desk with a laptop"]
+
+
+def session_date(s: int, comma: str = "") -> str:
+    """Session ``s``'s day: nine days after the one before, from 1 January 2024."""
+    return f"{1 + (9 * s) % 28} {MONTHS[(s * 9) // 28 % 12]}{comma} 2024"
 
 
 def conversation(k: int, rng: random.Random) -> dict:
@@ -125,13 +133,13 @@ def conversation(k: int, rng: random.Random) -> dict:
             for _, (owner, e, slots) in [x for x in events if x[0] == t]:
                 other = b if owner == a else a
                 statement, single, answer, temporal, open_q = EVENTS[e]
-                fill = {**slots, "owner": owner, "when": rng.choice(WHEN)}
+                fill = {**slots, "owner": owner, "when": rng.choice(list(WHEN))}
                 text = statement.format(**fill)
                 dia = say(s, owner, text[0].upper() + text[1:])
                 say(s, other, rng.choice(REPLIES))
                 qa += [{"question": single.format(**fill), "answer": answer.format(**fill),
                         "evidence": [dia], "category": 4},
-                       {"question": temporal.format(**fill), "answer": f"{fill['when']}, session {s + 1}",
+                       {"question": temporal.format(**fill), "answer": f"{WHEN[fill['when']]} {session_date(s)}",
                         "evidence": [dia], "category": 2},
                        {"question": open_q.format(**fill), "answer": "likely yes",
                         "evidence": [dia], "category": 3},
@@ -159,8 +167,7 @@ def conversation(k: int, rng: random.Random) -> dict:
     qa[2]["evidence"].append(f"D{n_sessions + 5}:1")
     conv: dict = {"speaker_a": a, "speaker_b": b}
     for s in range(n_sessions):
-        day, month = 1 + (9 * s) % 28, MONTHS[(s * 9) // 28 % 12]
-        conv[f"session_{s + 1}_date_time"] = f"{1 + s % 11}:{(7 * s) % 60:02d} pm on {day} {month}, 2024"
+        conv[f"session_{s + 1}_date_time"] = f"{1 + s % 11}:{(7 * s) % 60:02d} pm on {session_date(s, ',')}"
         conv[f"session_{s + 1}"] = sessions[s]
     conv[f"session_{n_sessions + 1}_date_time"] = "9:00 am on 1 December, 2024"  # a date with no session
     return {"sample_id": f"demo-{k + 1}", "qa": qa, "conversation": conv}

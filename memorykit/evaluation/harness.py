@@ -46,8 +46,8 @@ from typing import Any, Protocol, runtime_checkable
 from memorykit._validate import require_bool, require_choice, require_fraction, require_int
 from memorykit.context import BufferPolicy, Context, ContextPolicy
 from memorykit.evaluation.dataset import EvalConversation, EvalDataset, as_dataset
-from memorykit.evaluation.scoring import (UNITS, answer_contained, context_tokens,
-                                          covered_evidence, units_note)
+from memorykit.evaluation.scoring import (UNITS, answer_in, context_tokens, covered_evidence,
+                                          searchable_text, units_note)
 from memorykit.evaluation.table import Table
 from memorykit.messages import Message
 
@@ -329,8 +329,10 @@ class _Scorer:
         self.min_overlap = settings.min_overlap
         self.messages: dict[str, Message] = {m.id: m for m in conv.messages}
         self.terms: dict[str, frozenset[str]] = {}
-        self.joined: tuple[Context, str] | None = None
-        """The last context scored and its text: a shared context is joined once."""
+        self.normalized: dict[str, str] = {}
+        """Each item text's normalised form, by content (``scoring.searchable_text``)."""
+        self.searchable: tuple[Context, str] | None = None
+        """The last context scored and its normalised text: a shared context is read once."""
 
     def __call__(self, q: Any, position: int, ctx: Context, seconds: float) -> QuestionResult:
         tokens = context_tokens(ctx, self.units)
@@ -341,10 +343,11 @@ class _Scorer:
         else:
             covered = len(covered_evidence(ctx, q.evidence_ids, self.messages, self.min_overlap,
                                            self.terms))
-            if self.joined is None or self.joined[0] is not ctx:
-                self.joined = (ctx, "\n".join(i.content for i in ctx.items))
-            text = self.joined[1]
-            answered = float(answer_contained(text, q.answer)) if q.answer is not None else 0.0
+            answered = 0.0
+            if q.answer is not None:
+                if self.searchable is None or self.searchable[0] is not ctx:
+                    self.searchable = (ctx, searchable_text(ctx, self.normalized))
+                answered = float(answer_in(self.searchable[1], q.answer))
         return QuestionResult(self.conv.id, q.id, q.category, position, n, covered, covered / n,
                               1.0 if covered == n else 0.0,
                               None if q.answer is None else answered, tokens, self.budget, over,

@@ -33,12 +33,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from memorykit._validate import require_choice, require_fraction
 from memorykit.context import Context, ContextItem
 from memorykit.evaluation.baselines import analyze
 from memorykit.messages import Message
 
-__all__ = ["UNITS", "answer_contained", "content_tokens", "context_tokens", "covered_evidence",
-           "normalize_answer", "salient_terms", "units_note"]
+__all__ = ["UNITS", "answer_contained", "answer_in", "content_tokens", "context_tokens",
+           "covered_evidence", "normalize_answer", "salient_terms", "searchable_text", "units_note"]
 
 UNITS: tuple[str, ...] = ("billed", "content")
 """How tokens are counted: what the API charges, or the items' text alone."""
@@ -59,11 +60,31 @@ def normalize_answer(text: str) -> str:
     return " ".join(w for w in words if w not in _ARTICLES)
 
 
-def answer_contained(context_text: str, answer: str) -> bool:
-    """``answer`` occurs in ``context_text`` as whole words, both normalised; an answer that
-    normalises to nothing (punctuation only) is never contained."""
+def searchable_text(context: Context, normalized: dict[str, str] | None = None) -> str:
+    """``context``'s text, normalised and padded, for ``answer_in``. Normalising is word by
+    word, so items are normalised one at a time; ``normalized`` caches them by content (one
+    conversation's contexts share most items)."""
+    memo = normalized if normalized is not None else {}
+    parts = []
+    for item in context.items:
+        text = memo.get(item.content)
+        if text is None:
+            text = memo[item.content] = normalize_answer(item.content)
+        if text:
+            parts.append(text)
+    return f" {' '.join(parts)} "
+
+
+def answer_in(searchable: str, answer: str) -> bool:
+    """``answer``, normalised, occurs as whole words in ``searchable`` (``searchable_text``); an
+    answer that normalises to nothing (punctuation only) is never contained."""
     needle = normalize_answer(answer)
-    return bool(needle) and f" {needle} " in f" {normalize_answer(context_text)} "
+    return bool(needle) and f" {needle} " in searchable
+
+
+def answer_contained(context_text: str, answer: str) -> bool:
+    """``answer`` occurs in ``context_text`` as whole words, both normalised."""
+    return answer_in(f" {normalize_answer(context_text)} ", answer)
 
 
 def _says(item: ContextItem, message: Message, item_terms: dict[int, frozenset[str]],
@@ -89,6 +110,7 @@ def covered_evidence(ctx: Context, evidence_ids: Sequence[str], messages: Mappin
     ``messages`` maps an id to the original message; ``message_terms`` is an optional cache
     of salient terms by message id, shared across questions of one conversation.
     """
+    require_fraction("min_overlap", min_overlap)
     wanted = set(evidence_ids)
     cache = message_terms if message_terms is not None else {}
     item_terms: dict[int, frozenset[str]] = {}
@@ -112,12 +134,13 @@ def content_tokens(ctx: Context) -> int:
 
 def context_tokens(ctx: Context, units: str) -> int:
     """``ctx``'s size in ``units`` (one of ``UNITS``)."""
+    require_choice("units", units, UNITS)
     return ctx.tokens if units == "billed" else content_tokens(ctx)
 
 
 def units_note(units: str) -> str:
     """The line every comparison table prints about its tokens."""
-    if units == "billed":
+    if require_choice("units", units, UNITS) == "billed":
         return ("tokens and budgets are billed tokens: content plus chat framing and the reply "
                 "primer (HarnessSettings(units='content') counts the text alone)")
     return ("tokens and budgets are content tokens: the items' text alone, without chat framing "

@@ -168,14 +168,13 @@ TUNABLE: dict[str, Tunable] = _tunable()
 def _fixed() -> dict[str, Any]:
     from memorykit.evaluation.baselines import baseline_policies
 
-    return {n: p for n, p in {**toolkit_policies(), **baseline_policies()}.items() if n != "summary"}
+    return {**toolkit_policies(), **baseline_policies()}
 
 
 FIXED_POLICIES: dict[str, Any] = _fixed()
 """Toolkit memories and baselines at their defaults, compared with the tuned ones. The summary
-buffer is left out: recall counts evidence covered through provenance, which credits a summary
-with every message it condensed whether or not the detail survived, so it would top every
-comparison unchecked (lesson 12 shows that number apart, as a caveat)."""
+buffer is among them: the harness credits a summary only with the turns its text still says
+(``memorykit.evaluation.scoring``), so it no longer tops a comparison for what it condensed."""
 
 
 def fixed_policy(name: str) -> Any:

@@ -7,8 +7,7 @@ Pure computation (tested, benchmarked):
 * ``precompute(dataset)``: every sweep the explorer shows, run once with
   ``run_sweep`` (progress bars): the two tunable policies of ``TUNABLE`` over
   their two-parameter grids, and the toolkit's memories and the baselines
-  with their defaults (not the summary buffer: see ``summary_caveat``), each at every
-  budget of ``BUDGETS``. ``TuningSweeps`` holds numpy arrays indexed (parameter 1,
+  with their defaults, each at every budget of ``BUDGETS``. ``TuningSweeps`` holds numpy arrays indexed (parameter 1,
   parameter 2, budget) (``SweepResult.grid_arrays``), so a widget only re-slices them.
 * The tunable policies and their grids: ``memorykit.evaluation.toolkit.TUNABLE``.
 
@@ -27,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from memorykit._validate import require_int
-from memorykit.evaluation import (EvalDataset, cheapest_reaching, evaluate, grid, pareto_front,
-                                  run_sweep, toolkit_policies)
+from memorykit.evaluation import (EvalDataset, cheapest_reaching, compare_policies, grid,
+                                  pareto_front, run_sweep)
 from memorykit.evaluation.toolkit import FIXED_POLICIES, TUNABLE, Tunable, fixed_policy
 from memorykit.lessons._app import LessonExplorer, _go, _widgets
 from memorykit.lessons.checks.tuning import EXERCISE_BUDGET
@@ -48,6 +47,9 @@ class Surface:
     knobs: Tunable
     recall: np.ndarray
     tokens: np.ndarray
+    answer_recall: np.ndarray
+    over_budget: np.ndarray
+    """Share of questions whose context exceeded the budget (they score 0)."""
     category_recall: np.ndarray
     """(category, parameter 1, parameter 2, budget); NaN where a category has no question."""
 
@@ -62,9 +64,12 @@ class TuningSweeps:
     separate: tuple[str, ...]
     surfaces: dict[str, Surface]
     points: list[dict[str, Any]]
-    """Every (policy, configuration, budget): label, policy, budget, tokens, recall."""
+    """Every (policy, configuration, budget): label, policy, budget, tokens, recall,
+    answer_recall, over_budget (the front and "cheapest" skip rows over their budget)."""
     front: list[dict[str, Any]]
     n_evaluations: int
+    units: str
+    """The tokens' unit (billed), printed with every table."""
 
 
 def _label(name: str, params: dict[str, Any]) -> str:
@@ -102,30 +107,31 @@ def precompute(dataset: EvalDataset | None = None, description: str | None = Non
                           executor=executor, chunksize=1 if executor is None else len(budgets))
         rows = sweep.to_records()
         n_eval += len(rows)
+        columns = ("recall", "tokens", "answer_recall", "over_budget")
         arrays = sweep.grid_arrays(dict(zip(k.names, k.values)), budgets,
-                                   ("recall", "tokens", *(f"recall:{c}" for c in categories)))
-        surfaces[name] = Surface(name, k, arrays["recall"], arrays["tokens"],
+                                   (*columns, *(f"recall:{c}" for c in categories)))
+        surfaces[name] = Surface(name, k, *(arrays[c] for c in columns),
                                  np.stack([arrays[f"recall:{c}"] for c in categories]))
-        for r in rows:
-            params = {n: r[n] for n in k.names}
-            points.append({"label": _label(name, params), "policy": name, "budget": r["budget"],
-                           "tokens": r["tokens"], "recall": r["recall"]})
+        points += [_point(_label(name, {n: r[n] for n in k.names}), name, r) for r in rows]
     sweep = run_sweep(fixed_policy, [{"name": n} for n in FIXED_POLICIES], dataset, list(budgets),
                       progress=progress, executor=executor)
     for r in sweep.to_records():
         n_eval += 1
-        points.append({"label": r["name"], "policy": r["name"], "budget": r["budget"],
-                       "tokens": r["tokens"], "recall": r["recall"]})
+        points.append(_point(r["name"], r["name"], r))
     front = pareto_front(points)
     return TuningSweeps(description or dataset.name, tuple(budgets), categories, separate, surfaces,
-                        points, front, n_eval)
+                        points, front, n_eval, sweep.to_records()[0]["units"])
 
 
-def summary_caveat(dataset: EvalDataset, budget: int = EXERCISE_BUDGET) -> dict[str, Any]:
-    """The summary buffer's provenance-credited recall and tokens at ``budget`` (rounded)."""
-    row = evaluate(toolkit_policies()["summary"], dataset, budget).summary()
-    return {"policy": "summary", "budget": budget, "tokens": int(round(row["tokens"])),
-            "recall_through_provenance": round(row["recall"], 3)}
+def _point(label: str, policy: str, row: dict[str, Any]) -> dict[str, Any]:
+    return {"label": label, "policy": policy,
+            **{c: row[c] for c in ("budget", "tokens", "recall", "answer_recall", "over_budget")}}
+
+
+def comparison_notes(dataset: EvalDataset, budget: int = EXERCISE_BUDGET) -> tuple[str, ...]:
+    """What ``compare_policies`` says about the fixed-setting policies at ``budget``: the
+    tokens' unit, and which policies coincide on every question and why."""
+    return compare_policies(FIXED_POLICIES, dataset, budget)[0].notes
 
 
 # ---------------------------------------------------------------- explorer
@@ -299,7 +305,7 @@ class TuningExplorer(LessonExplorer):
             "data": sw.description,
             "selected": f"{v.policy}({config}) at {v.budget} tokens",
             "recall": round(v.recall, 3),
-            "mean_tokens": int(round(v.tokens)),
+            f"mean_{sw.units}_tokens": int(round(v.tokens)),
             "recall_by_category": cats,
             "bm25_default_recall_at_this_budget": round(v.bm25_recall, 3),
             "beats_bm25_default": v.recall > v.bm25_recall,
@@ -325,16 +331,19 @@ def front_rows(sweeps: TuningSweeps) -> list[dict[str, Any]]:
 
 
 def policy_table(sweeps: TuningSweeps, budget: int = EXERCISE_BUDGET) -> list[dict[str, Any]]:
-    """Every fixed-setting policy and each tunable one at its defaults, at ``budget`` (rounded)."""
+    """Every fixed-setting policy and each tunable one at its defaults, at ``budget`` (rounded;
+    tokens in ``sweeps.units``). A policy over its budget on a question scores 0 there."""
     if budget not in sweeps.budgets:
         raise ValueError(f"budget must be one of {sweeps.budgets}, got {budget!r}")
     k = sweeps.budgets.index(budget)
-    rows = [{"policy": p["label"], "tokens": int(round(p["tokens"])), "recall": round(p["recall"], 3)}
-            for p in sweeps.points if p["budget"] == budget and p["policy"] not in sweeps.surfaces]
+    points = [p for p in sweeps.points if p["budget"] == budget and p["policy"] not in sweeps.surfaces]
     for name, s in sweeps.surfaces.items():
         i = s.knobs.values[0].index(s.knobs.defaults[0])
         j = s.knobs.values[1].index(s.knobs.defaults[1])
-        params = dict(zip(s.knobs.names, (s.knobs.defaults[0], s.knobs.defaults[1])))
-        rows.append({"policy": _label(name, params), "tokens": int(round(s.tokens[i, j, k])),
-                     "recall": round(float(s.recall[i, j, k]), 3)})
+        points.append({"label": _label(name, dict(zip(s.knobs.names, s.knobs.defaults))),
+                       "tokens": s.tokens[i, j, k], "recall": s.recall[i, j, k],
+                       "answer_recall": s.answer_recall[i, j, k], "over_budget": s.over_budget[i, j, k]})
+    rows = [{"policy": p["label"], "tokens": int(round(p["tokens"])),
+             "over_budget": round(float(p["over_budget"]), 3), "recall": round(float(p["recall"]), 3),
+             "answer_recall": round(float(p["answer_recall"]), 3)} for p in points]
     return sorted(rows, key=lambda r: (-r["recall"], r["tokens"]))
