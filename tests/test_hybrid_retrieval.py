@@ -91,7 +91,10 @@ def test_recall_on_the_fixture_at_a_roomy_budget(conv):
 
 @pytest.mark.parametrize("field, value, error", [
     ("lexical_weight", 1.5, "lexical_weight must be in [0, 1], got 1.5"),
-    ("smoothing", -0.1, "smoothing must be >= 0, got -0.1"),
+    ("smoothing", -0.1, "smoothing must be in [0, 1], got -0.1"),
+    ("smoothing", 2, "smoothing must be in [0, 1], got 2.0"),
+    ("k1", -1.0, "k1 must be >= 0, got -1.0"),
+    ("b", 1.5, "b must be in [0, 1], got 1.5"),
     ("neighbours", -1, "neighbours must be >= 0, got -1"),
 ])
 def test_bad_settings_name_the_value(field, value, error):

@@ -49,7 +49,8 @@ class HybridSettings:
     """Weight of the max-normalised BM25 score; the cosine gets ``1 - lexical_weight``
     (1: BM25 alone, 0: MiniLM alone)."""
     smoothing: float = 0.5
-    """Share of the mean score of a message's same-session neighbours added to its own (0: none)."""
+    """Share of the mean score of a message's same-session neighbours added to its own, in
+    [0, 1] (0: none; above 1 the neighbours would outweigh the message itself)."""
     neighbours: int = 1
     """Same-session messages taken on each side of a hit, nearest first, when they fit."""
     dates: bool = True
@@ -63,9 +64,11 @@ class HybridSettings:
 
     def __post_init__(self) -> None:
         require_unit_interval("lexical_weight", self.lexical_weight)
-        require_non_negative("smoothing", self.smoothing)
+        require_unit_interval("smoothing", self.smoothing)
         require_int("neighbours", self.neighbours, minimum=0, maximum=50)
         require_bool("dates", self.dates)
+        require_non_negative("k1", self.k1)
+        require_unit_interval("b", self.b)
         require_str("analyzer", self.analyzer)
 
 
