@@ -72,6 +72,7 @@ for _name in (
     "memorykit.entities.resolution.Resolution", "memorykit.evaluation.harness.EvalResult",
     "memorykit.evaluation.harness.QuestionResult", "memorykit.evaluation.locomo.LocomoReport",
     "memorykit.evaluation.sweep.SweepResult", "memorykit.evaluation.dataset.Session",
+    "memorykit.evaluation.tune.TuneResult",
     "memorykit.evaluation.buffer_replay.BufferReplay",
     "memorykit.evaluation.recall_curves.Curve", "memorykit.evaluation.recall_curves.Probe",
     "memorykit.evaluation.service_loop.FailureCase", "memorykit.evaluation.service_loop.LoopProbe",
@@ -84,6 +85,7 @@ for _name in (
     "memorykit.evaluation.episode_probes.ProbeEpisode",
     "memorykit.llm.calibration.Calibration", "memorykit.llm.calibration.CalibrationRow",
     "memorykit.workspace.memory.TurnReport", "memorykit.buffers.attention.AttentionSelection",
+    "memorykit.llm.local_server.Availability",
     # what the seeded generators produce (they are probed: their inputs are the knobs)
     "memorykit.scenarios.cms.CMSScenario", "memorykit.scenarios.cms.LabelledReference",
     "memorykit.scenarios.cms.Mention", "memorykit.scenarios.cms.ScenarioTurn",
@@ -351,6 +353,11 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
         "model": "m", "client": _client(), "dimension": 8},
     "memorykit.llm.critic.OpenAICritic": lambda: {"chat_model": _scripted()},
     "memorykit.llm.summarizer.OpenAISummarizer": lambda: {"chat_model": _scripted()},
+    "memorykit.llm.transcript.request_key": {
+        "messages": [{"role": "user", "content": "hi"}], "max_tokens": None},
+    "memorykit.llm.transcript.replay_or_live": lambda: {
+        "path": Path(__file__).resolve().parent.parent / "data" / "transcripts"
+        / "lesson11_smollm2.json", "env": {}},
     "memorykit.llm.client.resolve_client": lambda: {
         "client": _client(), "timeout": 1.0, "max_retries": 0, "needs": "chat"},
     "memorykit.evaluation.sweep.random_search": lambda: {"param_space": {"a": [1, 2]}, "n": 2},
@@ -382,6 +389,8 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
     "memorykit.evaluation.sweep.run_sweep": lambda: {
         "make_policy": _last_messages, "configurations": [{"n": 4}],
         "dataset": _locomo(), "budgets": 200, "progress": False},
+    "memorykit.evaluation.tune.tune": lambda: {
+        "dataset": _locomo(), "budgets": [200], "policies": ["last-20-messages"]},
     "memorykit.evaluation.locomo.download_locomo": lambda: {
         "dest": _scratch() / "locomo10.json", "expected_sha256": None, "opener": _local_opener},
     "memorykit.evaluation.locomo.load_locomo": lambda: {"path": _LOCOMO_FIXTURE, "verify": False},
@@ -477,7 +486,7 @@ _SPANS = (
     "created_at", "started_at", "active_from", "active_until", "start_time",
     "surface_cooldown_hours", "delay", "latency_target_ms", "latency_alert_ms", "retry_after_ms",
     "access_latency_ms", "memory_latency_ms", "turn_gap_seconds", "end_time", "now",
-    "updated_at", "recent_update_seconds",
+    "updated_at", "recent_update_seconds", "startup_timeout",
 )
 for _name in _SPANS:
     ACCEPTED[(_name, "huge int")] = (
@@ -489,7 +498,8 @@ for _qual in ("memorykit.longterm.semantic.SemanticSettings.threshold",
               "memorykit.lessons.recall_app.semantic_recall.threshold",
               "memorykit.lessons.recall_app.embedder_comparison.threshold",
               "memorykit.lessons.architectures_app.curve.semantic_threshold",
-              "memorykit.lessons.architectures_app.curves.semantic_threshold"):
+              "memorykit.lessons.architectures_app.curves.semantic_threshold",
+              "memorykit.evaluation.reproduction.ReproductionSettings.threshold"):
     ACCEPTED[(_qual, "negative")] = _COSINE
 ACCEPTED[("memorykit.evaluation.baselines.BM25Retrieval.min_score", "huge int")] = (
     "a BM25 score has no upper bound: a huge minimum keeps nothing, which is well defined")
@@ -501,6 +511,10 @@ for _clock in ("StepClock", "TurnClock"):
             "a clock may start at any finite time, before 0 or far ahead")
 ACCEPTED[("seconds_per_turn", "huge int")] = (
     "a turn may stand for any positive duration: a day a turn is well defined")
+ACCEPTED[("seconds_per_message", "huge int")] = ACCEPTED[("seconds_per_turn", "huge int")]
+for _fn in ("dropped_keys", "reader_misses"):
+    ACCEPTED[(f"memorykit.lessons.reproduction_app.{_fn}.limit", "huge int")] = (
+        "a cap on rows shown: one beyond the result's rows shows them all")
 for _kind, _line in (("Uniform", "real line"), ("RandInt", "integers")):
     for _name, _label in (("low", "negative"), ("high", "huge int")):
         ACCEPTED[(f"memorykit.evaluation.sweep.{_kind}.{_name}", _label)] = (

@@ -7,6 +7,7 @@ import pytest
 from memorykit.lessons import checks
 from memorykit.lessons import llm_app as L
 from memorykit.llm.testing import FakeOpenAIServer
+from memorykit.llm.transcript import replay_or_live
 
 pytest.importorskip("openai")
 
@@ -58,7 +59,8 @@ def test_env_selects_openai_backend_without_exposing_the_key():
     backend = L.choose_backend({"OPENAI_API_KEY": SECRET, "OPENAI_MODEL": "m"})
     assert backend.kind == "openai" and "api.openai.com" in backend.description
     assert SECRET not in backend.description and SECRET not in repr(backend.components())
-    local = L.choose_backend({"OPENAI_BASE_URL": "http://user:pw@127.0.0.1:9/v1?k=" + SECRET})
+    local = L.choose_backend({"OPENAI_BASE_URL": "http://user:pw@127.0.0.1:9/v1?k=" + SECRET,
+                              "OPENAI_MODEL": "m"})
     assert local.kind == "openai"
     assert SECRET not in local.description and "pw" not in local.description
 
@@ -125,3 +127,30 @@ def test_checkers():
     assert checks.check_loop_settings(700, 0.8, 3).passed
     assert not checks.check_loop_settings(600, 0.8, 6).passed  # too many tokens
     assert "multiple of 100" in checks.check_loop_settings(650, 0.8, 3).reason
+
+
+
+def test_local_model_section_replays_its_recording_consistently():
+    rep = L.local_model_demo({})
+    assert rep.mode.startswith("replaying") and "OPENAI_BASE_URL" in rep.mode
+    s = rep.loop.summary()
+    assert s["stored_long_term"] == s["messages_added"] and s["failed_calls"] == 0
+    assert rep.loop.components["summarizer"].startswith("llm-summarizer(openai:smollm2")
+    outcomes = rep.summarizer.outcomes()
+    assert sum(outcomes.values()) == len(rep.summarizer.attempts) >= s["summarizations"] > 0
+    assert "model failed" not in outcomes  # a miss or a dead server would show up here
+    survival = rep.survival()
+    assert survival["kept"] + survival["lost"] == survival["facts_summarized_by_the_model"]
+    assert (survival["facts_summarized_by_the_model"] + survival["facts_summarized_by_the_fallback"]
+            == s["facts_summarized"])
+    assert rep.calibration is not None and all(r.provider_tokens > 0 for r in rep.calibration.rows)
+    assert rep.calibration_lines()[-1].startswith("fitted offset")
+
+
+def test_a_request_the_recording_lacks_is_named_not_invented():
+    chat, _ = replay_or_live(L.TRANSCRIPT, {})
+    offline = L.offline_backend()
+    other = L.run_loop(L.Backend("openai", "replay", chat, offline.summarizer, offline.critic,
+                                 offline.actor), budget=900)  # other settings: other requests
+    assert [p.error for p in other.probes] == ["TranscriptMiss (error)"] * 4
+    assert "re-record it against the live server" in other.probes[0].reply

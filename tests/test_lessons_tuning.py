@@ -65,7 +65,7 @@ def test_sweeps_are_arrays_over_the_grid(small):
     direct = evaluate(k.make(k1=0.9, b=0.5), data, 1000).summary()
     assert s.recall[i, j, 1] == direct["recall"] and s.tokens[i, j, 1] == direct["tokens"]
     assert sw.front and all(p in sw.points for p in sw.front)
-    assert front_rows(sw)[0]["tokens"] <= front_rows(sw)[-1]["tokens"]
+    assert front_rows(sw)[0]["billed_tokens"] <= front_rows(sw)[-1]["billed_tokens"]
     assert {r["policy"] for r in policy_table(sw, 1000)} >= {"last-tokens", "full-context", "bm25(k1=1.5, b=0.75)"}
     with pytest.raises(ValueError, match="budget must be one of .* got 750"):
         policy_table(sw, 750)

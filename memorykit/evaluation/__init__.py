@@ -1,10 +1,14 @@
 """Evaluation: how much of the evidence does a memory's context hold, at what cost?
 
 Datasets (simulated conversations with planted facts, LoCoMo from a local
-copy), the evidence-recall harness over any ``ContextPolicy``, baselines
-(last N messages, last B tokens, BM25, full context), parameter sweeps
+copy, your own OpenAI-format chat logs with questions), the evidence-recall
+harness over any ``ContextPolicy``, baselines (last N messages, last B
+tokens, BM25, full context), the scoring rules (``scoring``: over-budget
+contexts and lost text earn nothing, answer containment, billed or content
+tokens), parameter sweeps
 (grid/random, progress bar, any ``concurrent.futures.Executor``) and the
-Pareto front of recall against tokens.
+Pareto front of recall against tokens; ``tune`` sweeps every policy at once
+(``python -m memorykit tune`` on the command line).
 Taught in ``notebooks/12_parameter_tuning.ipynb``.
 """
 
@@ -19,6 +23,7 @@ from memorykit.evaluation.baselines import (
     baseline_policies,
     resolve_analyzer,
 )
+from memorykit.evaluation.chatlog import ChatLogError, load_chat_logs, parse_chat_logs
 from memorykit.evaluation.dataset import (
     EvalConversation,
     EvalDataset,
@@ -34,6 +39,7 @@ from memorykit.evaluation.harness import (
     PreparablePolicy,
     PreparedConversation,
     QuestionResult,
+    coinciding_policies,
     compare_policies,
     evaluate,
     is_query_independent,
@@ -63,12 +69,14 @@ from memorykit.evaluation.sweep import (
 from memorykit.evaluation.table import Table
 from memorykit.evaluation.hybrid import HybridRetrieval, HybridSettings
 from memorykit.evaluation.toolkit import AttentionPolicy, toolkit_policies
+from memorykit.evaluation.tune import TuneResult, tune
 
 __all__ = [
     "ANALYZERS",
     "AttentionPolicy",
     "BM25Retrieval",
     "CATEGORIES",
+    "ChatLogError",
     "EvalConversation",
     "EvalDataset",
     "EvalQuestion",
@@ -90,6 +98,7 @@ __all__ = [
     "RandInt",
     "Session",
     "SweepResult",
+    "TuneResult",
     "Table",
     "Uniform",
     "analyze",
@@ -99,18 +108,22 @@ __all__ = [
     "dataset_statistics",
     "baseline_policies",
     "cheapest_reaching",
+    "coinciding_policies",
     "compare_policies",
     "download_locomo",
     "evaluate",
     "from_simulated",
     "grid",
     "is_query_independent",
+    "load_chat_logs",
     "load_locomo",
     "normalize_evidence",
     "pareto_front",
+    "parse_chat_logs",
     "parse_locomo",
     "parse_session_datetime",
     "random_search",
     "run_sweep",
     "toolkit_policies",
+    "tune",
 ]

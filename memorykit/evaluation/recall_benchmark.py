@@ -178,7 +178,7 @@ def run_benchmark(
                 evidence_hits.append(fact.message_id in ctx.covered_ids())
                 if answer_model is not None:
                     answer = answer_model.complete(ctx.to_openai(), max_tokens=80)
-                    model_hits.append(_normal(fact.key) in _normal(answer))
+                    model_hits.append(answer_contains_key(answer, fact.key))
             ctx = arch.build_context(scenario.messages, scenario.second_request, budget)
             reply = actor.complete(ctx.to_openai(), max_tokens=120)
             critic_tokens = (
@@ -212,8 +212,14 @@ def run_benchmark(
     return BenchmarkResult(rows, config)
 
 
-def _normal(text: str) -> str:
-    return " ".join(text.lower().split())
+def answer_contains_key(answer: str, key: str) -> bool:
+    """The scoring rule for a reader's answer: the fact's key occurs in it, compared without
+    case and with runs of whitespace as one space ("blue_falcon_12" answers Blue_Falcon_12;
+    "Blue Falcon 12" does not: the key is exact, as a code must be)."""
+    def normal(text: str) -> str:
+        return " ".join(text.lower().split())
+
+    return normal(key) in normal(answer)
 
 
 __all__ = [
@@ -221,5 +227,6 @@ __all__ = [
     "SEED_003_ADAPTABILITY",
     "SEED_003_RECALL",
     "BenchmarkResult",
+    "answer_contains_key",
     "run_benchmark",
 ]

@@ -20,7 +20,7 @@ Taught in ``notebooks/11_llm_in_the_loop.ipynb``.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,6 +59,9 @@ class LoopProbe:
     answered: bool
     """The reply quotes the fact's key."""
     reply: str
+    error: str | None = None
+    """How the chat call failed (type and kind), None when it answered; a failed call is
+    recorded, never raised: the other probes still run."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,13 @@ class LoopResult:
     summarizations: int
     chat_calls: int
     params: dict[str, Any] = field(default_factory=dict)
+    summarized_facts: tuple[str, ...] = ()
+    """Facts whose message working memory replaced by a summary (their first summaries are
+    ``first_summaries``'s)."""
+    kept_by_summary: tuple[str, ...] = ()
+    """Of those, the facts whose key the first summary of them quotes (the rest it lost)."""
+    fact_messages: dict[str, str] = field(default_factory=dict)
+    """The message id of every planted fact, by fact id."""
 
     def summary(self) -> dict[str, Any]:
         n = len(self.probes)
@@ -88,6 +98,9 @@ class LoopResult:
             "answered": sum(p.answered for p in self.probes),
             "mean_tokens_per_call": round(sum(p.tokens for p in self.probes) / n, 1) if n else 0.0,
             "chat_calls": self.chat_calls,
+            "failed_calls": sum(p.error is not None for p in self.probes),
+            "facts_summarized": len(self.summarized_facts),
+            "facts_kept_by_summary": len(self.kept_by_summary),
         }
 
     def rows(self) -> list[dict[str, Any]]:
@@ -127,11 +140,16 @@ def probe(service: MemoryService, session: str, conv: ProbeConversation,
             parts[item.kind if item.kind in ("recalled", "query") else "working"] += item.tokens
         recalled = tuple(s for i in ctx.items if i.kind == "recalled" for s in i.sources)
         in_context = any(fact.key in i.content for i in ctx.items if i.kind != "query")
-        reply = chat.complete(ctx.to_openai()) if chat is not None else ""
+        reply, error = "", None
+        try:
+            reply = chat.complete(ctx.to_openai()) if chat is not None else ""
+        except LLMError as exc:  # a dead endpoint fails this probe, not the run
+            error = f"{type(exc).__name__} ({getattr(exc, 'kind', 'error')})"
+            reply = f"(no reply: {exc})"
         out.append(LoopProbe(fact.id, fact.question, fact.key, ctx.tokens, parts["recalled"],
                              parts["working"], parts["query"] + ctx.chat_format.reply_primer,
                              recalled, in_context, fact.message_id in recalled,
-                             fact.key in reply, reply))
+                             error is None and fact.key in reply, reply, error))
     return tuple(out)
 
 
@@ -146,8 +164,7 @@ def run_loop(backend: Backend, conv: ProbeConversation, *, budget: int, threshol
     require_str("session", session, non_empty=True)
     service = make_service(backend.summarizer, budget=budget, threshold=threshold,
                            recall_limit=recall_limit, embedder=embedder, counter=counter)
-    for m in conv.messages:
-        service.add(session, m)
+    kept = first_summaries(service, session, conv)
     before = getattr(backend.chat, "calls", 0)
     probes = probe(service, session, conv, backend.chat)
     working = service.session(session).working
@@ -157,7 +174,42 @@ def run_loop(backend: Backend, conv: ProbeConversation, *, budget: int, threshol
         getattr(backend.chat, "calls", 0) - before,
         {"budget": budget, "threshold": threshold, "recall_limit": recall_limit,
          "distractor_turns": conv.distractor_turns, "seed": conv.seed},
+        tuple(kept), tuple(f for f, k in kept.items() if k),
+        {f.id: f.message_id for f in conv.facts},
     )
+
+
+def survival_by_writer(result: LoopResult,
+                       writer_of: Callable[[str], str | None]) -> dict[str, int]:
+    """The facts whose first summary ``writer_of(message_id)`` says the model wrote, how
+    many of them that summary kept and lost, and how many another writer summarized
+    (a ``FallbackSummarizer``'s fallback)."""
+    mine = [f for f in result.summarized_facts
+            if writer_of(result.fact_messages[f]) == "model"]
+    kept = sum(f in result.kept_by_summary for f in mine)
+    return {"facts_summarized_by_the_model": len(mine), "kept": kept, "lost": len(mine) - kept,
+            "facts_summarized_by_the_fallback": len(result.summarized_facts) - len(mine)}
+
+
+def first_summaries(service: MemoryService, session: str,
+                    conv: ProbeConversation) -> dict[str, bool]:
+    """Add ``conv``'s messages to ``session``; for every fact whose message working memory
+    summarized, whether the summary that first replaced it quotes the fact's key (the
+    fact-survival probe of the summarizer itself: later rounds or evictions are not its
+    doing). Facts never summarized are left out."""
+    fact_of = {f.message_id: f for f in conv.facts}
+    kept: dict[str, bool] = {}
+    seen = 0
+    for m in conv.messages:
+        service.add(session, m)
+        working = service.session(session).working
+        events = working.trace.summarizations()
+        for event in events[seen:]:
+            text = next((s.content for s in working.summaries() if s.id == event.summary_id), "")
+            for fact in (fact_of[i] for i in event.covered_ids if i in fact_of):
+                kept.setdefault(fact.id, fact.key in text)
+        seen = len(events)
+    return kept
 
 
 # ------------------------------------------------------------------ loopback
@@ -179,6 +231,13 @@ class FailureCase:
         """Every message added is still in working memory or was evicted on the record, and
         every one is stored long-term."""
         return self.kept_in_working + self.evicted_from_working == self.added == self.stored_long_term
+
+    def describe(self) -> str:
+        """One printable line."""
+        return (f"failure {self.behaviour}: {self.error}; added {self.added}, kept in working "
+                f"memory {self.kept_in_working}, evicted instead of summarized "
+                f"{self.evicted_from_working}, stored long-term {self.stored_long_term}, within "
+                f"budget {self.within_budget}, nothing lost: {self.nothing_lost}")
 
 
 def failure_case(server: Any, behaviour: Any, label: str, *, model: str) -> FailureCase:
@@ -245,6 +304,6 @@ def loopback_responder(messages: Sequence[Mapping[str, Any]]) -> str:
 
 
 __all__ = [
-    "FailureCase", "LoopProbe", "LoopResult", "failure_case", "loopback_responder",
-    "make_service", "probe", "run_loop",
+    "FailureCase", "LoopProbe", "LoopResult", "failure_case", "first_summaries", "loopback_responder",
+    "make_service", "probe", "run_loop", "survival_by_writer",
 ]

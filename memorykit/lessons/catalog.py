@@ -95,10 +95,11 @@ CATALOG: tuple[Lesson, ...] = (
             "memorykit.longterm.search_tool"), ("003", "004")),
     Lesson(10, "10_architectures.ipynb", "Memory architectures compared",
            "Context window, episodic, semantic and reflective memory on seed 003's "
-           "inject/distract/probe benchmark: recall vs distractors, tokens per call, learned rules.",
+           "inject/distract/probe benchmark: recall vs distractors, tokens per call, learned rules; "
+           "seed 003's table reproduced with a local LLM and all-MiniLM-L6-v2.",
            ("memorykit.longterm.architectures", "memorykit.scenarios.probes",
             "memorykit.evaluation.recall_benchmark", "memorykit.evaluation.recall_curves",
-            "memorykit.longterm.reflection"), ("003",)),
+            "memorykit.longterm.reflection", "memorykit.evaluation.reproduction"), ("003",)),
     Lesson(11, "11_llm_in_the_loop.ipynb", "LLM in the loop",
            "The same memories driving a real model over an OpenAI-compatible API when one is "
            "configured, and the offline components otherwise, saying which.",

@@ -20,6 +20,9 @@ from memorykit.scenarios.conversation import SimulatedConversation, load_convers
 DATA_DIR = Path(__file__).resolve().parent.parent.parent / "data" / "conversations"
 LOCOMO_FIXTURE = DATA_DIR.parent / "locomo_style" / "locomo_style.json"
 """The bundled LoCoMo-schema fixture (invented text; see ``data/locomo_style/README.md``)."""
+CHAT_EXAMPLE = (DATA_DIR.parent / "chat_logs" / "support_chats.jsonl",
+                DATA_DIR.parent / "chat_logs" / "support_questions.jsonl")
+"""Synthetic OpenAI-format agent logs and questions about them (``data/chat_logs/generate.py``)."""
 LOCOMO_ENV = "MEMORYKIT_LOCOMO"
 """Environment variable naming a local copy of LoCoMo's ``locomo10.json`` (file or directory)."""
 

@@ -1,34 +1,33 @@
 """Lesson 11: the same memory driving a model over the OpenAI API, or the offline stand-ins.
 
-* ``choose_backend(env)``: ``memorykit.llm.backend.choose_backend`` with this lesson's
-  offline components (``offline_backend``): the scripted memory reader (**not a language
-  model**), the ``ExtractiveSummarizer``, and seed 003's scripted booking critic and
-  actor; the OpenAI components when ``OPENAI_API_KEY`` or ``OPENAI_BASE_URL`` is set.
-* ``run_loop(backend, ...)``: seed 003's inject / distract / probe conversation through
-  seed 004's memory service (``memorykit.evaluation.service_loop``): for every probe the
-  context ``[recalled] + [working memory] + [current input]`` is sent to the backend's
-  chat model. ``reflect_demo(backend)``: architecture D's critic on the booking mistake,
-  and the actor's next reply with the learned rule injected.
-* ``loopback_demo()``: the **real** ``openai`` client against memorykit's local
-  scripted server (``memorykit.llm.testing.FakeOpenAIServer`` on 127.0.0.1: a
-  script, not a model): the same loop over HTTP, embeddings, and the failure
-  cases (timeout, HTTP 500, malformed reply), each showing that the memory
-  service kept every message when summarizing failed.
-* ``LoopExplorer``: sliders for the working-memory budget, the summary threshold
-  and ``recall_limit``; stacked bars of the tokens sent per probe (recalled /
-  working memory / current input). Always offline: a slider never calls a model.
+* ``choose_backend(env)``: the OpenAI components when OPENAI_API_KEY or OPENAI_BASE_URL is
+  set, else ``offline_backend()``: the scripted memory reader (**not a language model**),
+  the ``ExtractiveSummarizer`` and seed 003's scripted booking critic and actor.
+* ``run_loop(backend)``: seed 003's inject / distract / probe conversation through seed
+  004's memory service (``memorykit.evaluation.service_loop``); ``reflect_demo(backend)``:
+  architecture D's critic on the booking mistake, and the actor's next reply.
+* ``loopback_demo()``: the real ``openai`` client against memorykit's scripted loopback
+  server (``FakeOpenAIServer``: a script, not a model), failures injected.
+* ``local_model_demo(env)``: the same on SmolLM2-135M-Instruct, live on a local llama.cpp
+  server when OPENAI_BASE_URL is set, else replayed from its recorded transcript
+  (``TRANSCRIPT``): real summaries (refused when cut off, empty or off-topic, the
+  extractive fallback writing them then), what they lose, its critic and its calibration.
+* ``LoopExplorer``: budget, threshold and ``recall_limit`` sliders; tokens per probe.
+  Always offline: a slider never calls a model.
 
 Taught in ``notebooks/11_llm_in_the_loop.ipynb``.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from pathlib import Path
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
-from memorykit._validate import require_fraction, require_int
+from memorykit._validate import require_bool, require_fraction, require_int
 from memorykit.embeddings import Embedder, MemoEmbedder
 from memorykit.evaluation import service_loop
 from memorykit.evaluation.service_loop import (
@@ -52,6 +51,11 @@ from memorykit.scenarios.probes import (
     probe_conversation,
 )
 from memorykit.summary import ExtractiveSummarizer, MemoSummarizer
+from memorykit.lessons.data import DATA_DIR
+from memorykit.llm.client import LLMError
+from memorykit.llm.critic import OpenAICritic
+from memorykit.llm.summarizer import FallbackSummarizer, OpenAISummarizer
+from memorykit.llm.transcript import replay_or_live
 from memorykit.tokens import MemoCounter, TokenCounter
 
 SESSION = "lesson-11"
@@ -66,7 +70,6 @@ DEFAULTS = {**defaults(SETTINGS), "distractor_turns": 30, "seed": 0}
 """The lesson's default scenario (the explorer starts here)."""
 
 
-# ------------------------------------------------------------------ backends
 def offline_backend() -> Backend:
     """The deterministic offline components, with seed 003's scripted booking critic and
     actor (no network, no key, no language model)."""
@@ -75,11 +78,14 @@ def offline_backend() -> Backend:
 
 def choose_backend(env: Mapping[str, str] | None = None, **client: Any) -> Backend:
     """The OpenAI backend when OPENAI_API_KEY or OPENAI_BASE_URL is set in ``env`` (default
-    the environment), else ``offline_backend()``; ``client``: ``timeout``, ``max_retries``."""
-    return backends.choose_backend(env, offline=offline_backend, **client)
+    the environment), else ``offline_backend()``; ``client``: ``timeout``, ``max_retries``.
+    An endpoint that cannot say which model it serves gives the offline one, saying why."""
+    try:
+        return backends.choose_backend(env, offline=offline_backend, **client)
+    except LLMError as exc:
+        return replace(offline_backend(), description=f"offline, because {exc}")
 
 
-# ------------------------------------------------------------------ the loop
 def _check_params(budget: int, threshold: float, recall_limit: int, distractor_turns: int,
                   seed: int) -> None:
     """The lesson's ranges (the library's classes accept wider ones)."""
@@ -102,11 +108,8 @@ def run_loop(backend: Backend | None = None, *, budget: int = DEFAULTS["budget"]
              distractor_turns: int = DEFAULTS["distractor_turns"],
              seed: int = DEFAULTS["seed"], embedder: Embedder | None = None,
              counter: TokenCounter | None = None) -> LoopResult:
-    """Replay the conversation through the memory service and send every probe to ``backend``.
-
-    ``embedder`` and ``counter`` None are the memory service's defaults
-    (``LexicalHashingEmbedder()``, ``Tokenizer()``).
-    """
+    """Replay the conversation through the memory service and send every probe to ``backend``
+    (``embedder``, ``counter`` None: the service's ``LexicalHashingEmbedder()``, ``Tokenizer()``)."""
     backend = backend if backend is not None else offline_backend()
     _check_params(budget, threshold, recall_limit, distractor_turns, seed)
     return service_loop.run_loop(backend, _conversation(distractor_turns, seed), budget=budget,
@@ -121,12 +124,15 @@ class ReflectResult:
     mistake_ids: tuple[str, ...]
     reply: str
     asks_first: bool
+    error: str | None = None
+    """How the critic or the actor failed (None: neither did); shown, never raised."""
 
     def summary(self) -> dict[str, Any]:
-        return {"rules_learned": len(self.rules),
-                "rules_cite_the_mistake": all(set(c) & set(self.mistake_ids) for c in self.cited)
-                if self.cited else False,
-                "next_reply_asks_first": self.asks_first}
+        out = {"rules_learned": len(self.rules),
+               "rules_cite_the_mistake": all(set(c) & set(self.mistake_ids) for c in self.cited)
+               if self.cited else False,
+               "next_reply_asks_first": self.asks_first}
+        return out if self.error is None else {**out, "failed": self.error}
 
 
 def reflect_demo(backend: Backend | None = None, *, distractor_turns: int = 6) -> ReflectResult:
@@ -134,16 +140,19 @@ def reflect_demo(backend: Backend | None = None, *, distractor_turns: int = 6) -
     backend = backend if backend is not None else offline_backend()
     scenario = adaptability_scenario(distractor_turns)
     memory = ReflectionMemory(backend.critic)
-    rules = memory.reflect(scenario.messages, scenario.messages[-1].created_at)
-    prompt = [scenario.messages[0].to_openai()]
-    prompt += [{"role": "system", "content": memory.render(r)} for r in memory.active()]
-    prompt.append({"role": "user", "content": scenario.second_request})
-    reply = backend.actor.complete(prompt)
+    rules, reply, error = [], "", None
+    try:  # a real model's critique may be unparseable, an endpoint may be down: show it
+        rules = memory.reflect(scenario.messages, scenario.messages[-1].created_at)
+        prompt = [scenario.messages[0].to_openai()]
+        prompt += [{"role": "system", "content": memory.render(r)} for r in memory.active()]
+        prompt.append({"role": "user", "content": scenario.second_request})
+        reply = backend.actor.complete(prompt)
+    except LLMError as exc:
+        error = f"{type(exc).__name__}: {exc}"[:300]
     return ReflectResult(tuple(r.text for r in rules), tuple(r.source_message_ids for r in rules),
-                         scenario.mistake_ids, reply, asks_for_confirmation(reply))
+                         scenario.mistake_ids, reply, asks_for_confirmation(reply), error)
 
 
-# ------------------------------------------------------------------ loopback
 @dataclass(frozen=True)
 class LoopbackReport:
     loop: LoopResult
@@ -166,12 +175,7 @@ class LoopbackReport:
         out.append(f"streaming: {self.streamed_pieces} pieces, joined equal to the plain reply: "
                    f"{self.streamed_equals_complete}")
         out += [f"critic over HTTP: {k}: {v}" for k, v in self.reflect.summary().items()]
-        for f in self.failures:
-            out.append(f"failure {f.behaviour}: {f.error}; added {f.added}, kept in working memory "
-                       f"{f.kept_in_working}, evicted instead of summarized {f.evicted_from_working}, "
-                       f"stored long-term {f.stored_long_term}, within budget {f.within_budget}, "
-                       f"nothing lost: {f.nothing_lost}")
-        return out
+        return out + [f.describe() for f in self.failures]
 
 
 def loopback_demo(*, budget: int = DEFAULTS["budget"], threshold: float = DEFAULTS["threshold"],
@@ -180,7 +184,6 @@ def loopback_demo(*, budget: int = DEFAULTS["budget"], threshold: float = DEFAUL
                   seed: int = DEFAULTS["seed"]) -> LoopbackReport:
     """Everything above through the real ``openai`` client and memorykit's loopback server."""
     import numpy as np
-
     from memorykit.llm import OpenAIEmbedder
     from memorykit.llm.testing import Behaviour, FakeOpenAIServer
 
@@ -201,15 +204,11 @@ def loopback_demo(*, budget: int = DEFAULTS["budget"], threshold: float = DEFAUL
                          for behaviour, label in ((Behaviour.slow(2.0), "timeout"),
                                                   (Behaviour.error(500), "HTTP 500"),
                                                   (Behaviour.malformed(), "malformed reply")))
-        counts: dict[str, int] = {}
-        for r in server.requests:
-            name = r.path.rstrip("/").rsplit("/v1/", 1)[-1]
-            counts[name] = counts.get(name, 0) + 1
+        counts = dict(Counter(r.path.rstrip("/").rsplit("/v1/", 1)[-1] for r in server.requests))
     return LoopbackReport(loop, reflect, counts, tuple(vectors.shape), match, len(pieces),
                           "".join(pieces) == plain, failures)
 
 
-# ------------------------------------------------------------------ explorer
 _BARS = (("recalled", "recalled_tokens"), ("working memory", "working_tokens"),
          ("current input", "current_tokens"))
 """The explorer's stacked bars: trace name, the probe's token count it shows."""
@@ -217,9 +216,8 @@ _BARS = (("recalled", "recalled_tokens"), ("working memory", "working_tokens"),
 
 @lru_cache(maxsize=1)
 def _explorer_components() -> tuple[Backend, MemoEmbedder, MemoCounter]:
-    """The explorer's offline backend, embedder and counter, built once: a slider move
-    replays the whole conversation, and the memos (summaries, vectors, token counts) make
-    that cheap."""
+    """The explorer's offline backend, embedder and counter, built once: a slider move replays
+    the conversation, the memos (summaries, vectors, token counts) make that cheap."""
     base, counter = offline_backend(), MemoCounter()
     summarizer = MemoSummarizer(ExtractiveSummarizer(counter))
     return (Backend(base.kind, base.description, base.chat, summarizer, base.critic, base.actor),
@@ -278,10 +276,11 @@ class LoopExplorer(LessonExplorer):
                                                      "mean_tokens_per_call")}}
 
 
-def calibration_demo(*, turns: int = 12, tool_call_rate: float = 0.4,
+def calibration_demo(model: Any = None, *, turns: int = 12, tool_call_rate: float = 0.4,
                      seed: int = DEFAULTS["seed"]) -> Calibration:
-    """memorykit's billed count against the loopback server's ``usage.prompt_tokens`` over
-    growing prefixes of a simulated conversation with tool calls (the real ``openai`` client)."""
+    """memorykit's billed count against ``usage.prompt_tokens`` of ``model`` (default: the
+    loopback server's, through the real ``openai`` client) over growing prefixes of a
+    simulated conversation with tool calls."""
     from memorykit.llm.chat import OpenAIChatModel
     from memorykit.llm.testing import FakeOpenAIServer
 
@@ -289,14 +288,62 @@ def calibration_demo(*, turns: int = 12, tool_call_rate: float = 0.4,
                                          tool_call_rate=require_fraction("tool_call_rate",
                                                                          tool_call_rate))
     requests = calibration_requests(conversation.messages)
-    with FakeOpenAIServer() as server:
-        model = OpenAIChatModel(LOOPBACK_MODEL, server.client(timeout=5.0, max_retries=0))
+    if model is not None:
         return calibrate(model, requests)
+    with FakeOpenAIServer() as server:
+        return calibrate(OpenAIChatModel(LOOPBACK_MODEL, server.client(timeout=5.0,
+                                                                       max_retries=0)), requests)
+
+
+TRANSCRIPT = DATA_DIR.parent / "transcripts" / "lesson11_smollm2.json"
+"""SmolLM2-135M-Instruct's recorded replies (``scripts/record_lesson11.py`` regenerates it)."""
+MIN_OVERLAP = 0.3
+"""A summary with fewer of its content words in the messages is refused as off-topic."""
+
+
+@dataclass(frozen=True)
+class LocalModelReport:
+    mode: str
+    """Live (which server) or replayed (which transcript), as one printable line."""
+    loop: LoopResult
+    summarizer: FallbackSummarizer
+    reflect: ReflectResult
+    calibration: Calibration | None
+    calibration_error: str | None
+
+    def survival(self) -> dict[str, int]:
+        """Facts whose first summary the model wrote: how many it kept and lost."""
+        return service_loop.survival_by_writer(self.loop, self.summarizer.writer_of)
+
+    def calibration_lines(self) -> list[Any]:
+        """The calibration's rows and fit, or the one line saying why there is none."""
+        c = self.calibration
+        return [self.calibration_error] if c is None else [*c.table(), c.fit_line()]
+
+
+def local_model_demo(env: Mapping[str, str] | None = None, *, record: bool = False,
+                     transcript: Path = TRANSCRIPT, note: str = "", **client: Any
+                     ) -> LocalModelReport:
+    """The loop, D's critic and the calibration on a real small model: live when
+    OPENAI_BASE_URL is set, else replayed from ``transcript``; never raises for the model."""
+    chat, mode = replay_or_live(transcript, env, record=require_bool("record", record), **client)
+    summarizer = FallbackSummarizer(OpenAISummarizer(chat, min_overlap=MIN_OVERLAP))
+    backend = Backend("openai", mode, chat, summarizer, OpenAICritic(chat), chat)
+    loop, reflect = run_loop(backend), reflect_demo(backend)
+    calibration, error = None, None
+    try:
+        calibration = calibration_demo(chat)
+    except (LLMError, ValueError) as exc:  # a dead endpoint, or a server without usage
+        error = f"{type(exc).__name__}: {exc}"[:300]
+    if record:  # ``note``: how it was recorded, for the replay's first line
+        chat.transcript.note = note
+        chat.transcript.save(transcript)
+    return LocalModelReport(mode, loop, summarizer, reflect, calibration, error)
 
 
 __all__ = [
-    "DEFAULTS", "SETTINGS", "FailureCase", "LoopExplorer", "LoopResult", "LoopbackReport",
-    "calibration_demo",
+    "DEFAULTS", "SETTINGS", "TRANSCRIPT", "FailureCase", "LocalModelReport", "LoopExplorer",
+    "LoopResult", "LoopbackReport", "calibration_demo", "local_model_demo",
     "ReflectResult", "choose_backend", "loopback_demo", "loopback_responder", "offline_backend",
     "reflect_demo", "run_loop",
 ]

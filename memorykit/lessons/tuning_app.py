@@ -5,11 +5,12 @@ Pure computation (tested, benchmarked):
 * The data (``memorykit.lessons.data.load_tuning_data``): a local LoCoMo copy named by
   ``MEMORYKIT_LOCOMO``, else the bundled LoCoMo-*schema* fixture (invented text).
 * ``precompute(dataset)``: every sweep the explorer shows, run once with
-  ``run_sweep`` (progress bars): the two tunable policies of ``TUNABLE`` over
-  their two-parameter grids, and the toolkit's memories and the baselines
-  with their defaults, each at every budget of ``BUDGETS``. ``TuningSweeps`` holds numpy arrays indexed (parameter 1,
+  ``run_sweep`` (progress bars): the two tunable policies of ``TUNABLE`` over their
+  two-parameter grids, and the toolkit's memories and the baselines with their defaults, each
+  at every budget of ``BUDGETS``. ``TuningSweeps`` holds numpy arrays indexed (parameter 1,
   parameter 2, budget) (``SweepResult.grid_arrays``), so a widget only re-slices them.
 * The tunable policies and their grids: ``memorykit.evaluation.toolkit.TUNABLE``.
+* Your own logs: ``explore_file(conversations, questions)`` (``memorykit.evaluation.chatlog``).
 
 Explorer: ``TuningExplorer`` (policy dropdown; sliders for its two parameters
 and the budget): the recall surface as a heatmap, the Pareto front of recall
@@ -27,7 +28,7 @@ import numpy as np
 
 from memorykit._validate import require_int
 from memorykit.evaluation import (EvalDataset, cheapest_reaching, compare_policies, grid,
-                                  pareto_front, run_sweep)
+                                  load_chat_logs, pareto_front, run_sweep)
 from memorykit.evaluation.toolkit import FIXED_POLICIES, TUNABLE, Tunable, fixed_policy
 from memorykit.lessons._app import LessonExplorer, _go, _widgets
 from memorykit.lessons.checks.tuning import EXERCISE_BUDGET
@@ -86,11 +87,9 @@ def precompute(dataset: EvalDataset | None = None, description: str | None = Non
     workers started with ``spawn`` (forking a Jupyter kernel, which runs threads, is unsafe).
     The rows are the same either way (``run_sweep`` keeps configuration order).
     """
-    workers = require_int("workers", workers, minimum=0)
-    if workers >= 2 and executor is None:
+    if require_int("workers", workers, minimum=0) >= 2 and executor is None:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
-
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
             return precompute(dataset, description, budgets=budgets, progress=progress,
                               executor=pool)
@@ -129,8 +128,7 @@ def _point(label: str, policy: str, row: dict[str, Any]) -> dict[str, Any]:
 
 
 def comparison_notes(dataset: EvalDataset, budget: int = EXERCISE_BUDGET) -> tuple[str, ...]:
-    """What ``compare_policies`` says about the fixed-setting policies at ``budget``: the
-    tokens' unit, and which policies coincide on every question and why."""
+    """The tokens' unit, and which fixed-setting policies coincide on every question and why."""
     return compare_policies(FIXED_POLICIES, dataset, budget)[0].notes
 
 
@@ -177,20 +175,17 @@ class TuningExplorer(LessonExplorer):
         policy = params["policy"]
         names = self.sweeps.surfaces[policy].knobs.names
         style = {"description_width": "initial"}
-        layout = w.Layout(width="420px")
-        return {
-            "policy": w.Dropdown(options=list(self.sweeps.surfaces), value=policy,
-                                 description="policy", style=style),
-            "p1": w.SelectionSlider(options=self._options(policy, 0), value=params["p1"],
-                                    description=names[0], continuous_update=False, style=style,
-                                    layout=layout),
-            "p2": w.SelectionSlider(options=self._options(policy, 1), value=params["p2"],
-                                    description=names[1], continuous_update=False, style=style,
-                                    layout=layout),
-            "budget": w.SelectionSlider(options=list(self.sweeps.budgets), value=params["budget"],
-                                        description="budget (tokens)", continuous_update=False,
-                                        style=style, layout=layout),
-        }
+
+        def slider(options: list[Any], value: Any, description: str) -> Any:
+            return w.SelectionSlider(options=options, value=value, description=description,
+                                     continuous_update=False, style=style,
+                                     layout=w.Layout(width="420px"))
+
+        return {"policy": w.Dropdown(options=list(self.sweeps.surfaces), value=policy,
+                                     description="policy", style=style),
+                "p1": slider(self._options(policy, 0), params["p1"], names[0]),
+                "p2": slider(self._options(policy, 1), params["p2"], names[1]),
+                "budget": slider(list(self.sweeps.budgets), params["budget"], "budget (tokens)")}
 
     def _merge(self, params: dict[str, Any]) -> dict[str, Any]:
         """A new policy resets the two parameter sliders to its defaults; indices are checked."""
@@ -319,31 +314,37 @@ class TuningExplorer(LessonExplorer):
                 f"{cheapest['label']} at {cheapest['budget']}: {cheapest['tokens']:.0f} tokens, "
                 f"recall {cheapest['recall']:.3f}"),
         }
-        if sw.separate:
-            out["note"] = f"{', '.join(sw.separate)} questions are left out of recall (shown as a bar)"
-        return out
+        return out | ({"note": f"{', '.join(sw.separate)} questions are left out of recall "
+                               "(shown as a bar)"} if sw.separate else {})
+
+
+def explore_file(conversations: Any, questions: Any, *, progress: bool = False) -> TuningExplorer:
+    """The explorer on your own OpenAI-format logs and questions (``.jsonl``/``.json`` paths);
+    ``python -m memorykit tune`` runs the same sweeps without a notebook."""
+    data = load_chat_logs(conversations, questions)
+    return TuningExplorer(precompute(data, f"{data.name}: {len(data)} conversations, "
+                                     f"{data.n_questions:,} questions", progress=progress))
 
 
 def front_rows(sweeps: TuningSweeps) -> list[dict[str, Any]]:
-    """The Pareto front as printable rows (rounded)."""
-    return [{"configuration": p["label"], "budget": p["budget"], "tokens": int(round(p["tokens"])),
-             "recall": round(p["recall"], 3)} for p in sweeps.front]
+    """The Pareto front as printable rows (rounded; the tokens column names its unit)."""
+    return [{"configuration": p["label"], "budget": p["budget"],
+             f"{sweeps.units}_tokens": int(round(p["tokens"])), "recall": round(p["recall"], 3),
+             "answer_recall": round(p["answer_recall"], 3)} for p in sweeps.front]
 
 
 def policy_table(sweeps: TuningSweeps, budget: int = EXERCISE_BUDGET) -> list[dict[str, Any]]:
-    """Every fixed-setting policy and each tunable one at its defaults, at ``budget`` (rounded;
-    tokens in ``sweeps.units``). A policy over its budget on a question scores 0 there."""
+    """Every fixed policy and each tunable one at its defaults, at ``budget`` (over budget: 0)."""
     if budget not in sweeps.budgets:
         raise ValueError(f"budget must be one of {sweeps.budgets}, got {budget!r}")
     k = sweeps.budgets.index(budget)
     points = [p for p in sweeps.points if p["budget"] == budget and p["policy"] not in sweeps.surfaces]
     for name, s in sweeps.surfaces.items():
-        i = s.knobs.values[0].index(s.knobs.defaults[0])
-        j = s.knobs.values[1].index(s.knobs.defaults[1])
+        i, j = (s.knobs.values[a].index(s.knobs.defaults[a]) for a in (0, 1))
         points.append({"label": _label(name, dict(zip(s.knobs.names, s.knobs.defaults))),
                        "tokens": s.tokens[i, j, k], "recall": s.recall[i, j, k],
                        "answer_recall": s.answer_recall[i, j, k], "over_budget": s.over_budget[i, j, k]})
-    rows = [{"policy": p["label"], "tokens": int(round(p["tokens"])),
+    rows = [{"policy": p["label"], f"{sweeps.units}_tokens": int(round(p["tokens"])),
              "over_budget": round(float(p["over_budget"]), 3), "recall": round(float(p["recall"]), 3),
              "answer_recall": round(float(p["answer_recall"]), 3)} for p in points]
-    return sorted(rows, key=lambda r: (-r["recall"], r["tokens"]))
+    return sorted(rows, key=lambda r: (-r["recall"], r[f"{sweeps.units}_tokens"]))

@@ -13,6 +13,11 @@ tells a notebook whether one is available without building a client.
 ones when ``OPENAI_API_KEY`` or ``OPENAI_BASE_URL`` is set, the offline ones otherwise
 (``choose_backend``), saying which (``Backend.kind``) and never printing the key.
 
+``memorykit.llm.local_server.LocalModelServer`` runs a real (small) model on this machine:
+SmolLM2-135M-Instruct served by llama.cpp over the same API on 127.0.0.1 (``./run model``);
+without ``OPENAI_MODEL``, ``choose_backend`` asks such a server which model it serves. It is
+not imported here, so ``python -m memorykit.llm.local_server`` runs it cleanly.
+
 ``memorykit.llm.testing.FakeOpenAIServer`` is a loopback OpenAI-compatible
 server (127.0.0.1 only) that the tests, and notebooks without an API key, use
 to exercise the real ``openai`` client: timeouts, retries, HTTP errors and

@@ -9,7 +9,8 @@ context sentence sharing most words with the question (**not a language model**:
 can answer only when memory put the fact into what it was sent), the
 ``ExtractiveSummarizer`` and a ``ScriptedCritic``. ``Backend.kind`` says which
 ("openai" or "offline"); ``Backend.description`` never holds the key, and
-``safe_url`` is how an endpoint is shown.
+``safe_url`` is how an endpoint is shown. Without ``OPENAI_MODEL``, a server other than
+api.openai.com is asked which models it serves (``served_model``).
 
 Taught in ``notebooks/11_llm_in_the_loop.ipynb``.
 """
@@ -19,14 +20,18 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from memorykit._validate import require_int, require_positive
 from memorykit.llm.chat import ChatModel, OpenAIChatModel, ScriptedChatModel
 from memorykit.llm.client import (
     ENV_API_KEY,
     ENV_BASE_URL,
+    LLMCallFailed,
+    classify_error,
+    describe_error,
     make_client,
     openai_available,
     safe_url,
@@ -36,7 +41,9 @@ from memorykit.llm.summarizer import OpenAISummarizer
 from memorykit.summary import ExtractiveSummarizer, Summarizer
 
 DEFAULT_MODEL = "gpt-4o-mini"
-"""The model ``choose_backend`` asks when ``OPENAI_MODEL`` is not set."""
+"""The model ``choose_backend`` asks OpenAI's own API for when ``OPENAI_MODEL`` is not set (any
+other endpoint is asked which models it serves: ``served_model``)."""
+OPENAI_HOST = "api.openai.com"
 ENV_MODEL = "OPENAI_MODEL"
 
 _WORD = re.compile(r"[a-z0-9$.:#-]+")
@@ -123,14 +130,42 @@ def openai_backend(client: Any, model: str, *, where: str) -> Backend:
                    OpenAISummarizer(chat), OpenAICritic(chat), chat)
 
 
+def served_model(client: Any, *, where: str) -> tuple[str, str]:
+    """The model an OpenAI-compatible server serves, asked through ``client.models.list()``,
+    and a note saying how it was chosen.
+
+    A local server (llama.cpp, vLLM, Ollama) answers to the names it lists, not to an
+    OpenAI model name, so the name is asked rather than guessed. With several, the
+    first is used and the note lists the others. Raises ``LLMCallFailed`` naming
+    ``where`` when the server cannot be asked (``kind`` from the error) or lists none
+    (``kind="empty reply"``).
+    """
+    try:
+        ids = [str(m.id) for m in client.models.list().data]
+    except Exception as exc:  # noqa: BLE001 - every failure of the request is reported alike
+        raise LLMCallFailed(f"could not ask {where} which models it serves ({describe_error(exc)});"
+                            f" is the server running? (set {ENV_MODEL} to skip the question)",
+                            kind=classify_error(exc), cause=exc) from exc
+    if not ids:
+        raise LLMCallFailed(f"{where} serves no model (GET /models listed none); set {ENV_MODEL} "
+                            "to the model to ask for", kind="empty reply")
+    if len(ids) == 1:
+        return ids[0], "the one the server lists"
+    return ids[0], f"the first of the {len(ids)} the server lists: {', '.join(ids)}; set " \
+                   f"{ENV_MODEL} to choose"
+
+
 def choose_backend(env: Mapping[str, str] | None = None, *,
                    offline: Callable[[], Backend] = offline_backend, timeout: float = 60.0,
                    max_retries: int = 2) -> Backend:
     """The OpenAI backend when OPENAI_API_KEY or OPENAI_BASE_URL is set, else ``offline()``.
 
-    With only OPENAI_BASE_URL (a local server such as vLLM or Ollama, which
-    ignore the key) a placeholder key is sent. The model is OPENAI_MODEL, default
-    ``gpt-4o-mini``. Never puts the key in ``description``.
+    With only OPENAI_BASE_URL (a local server such as llama.cpp, vLLM or Ollama, which
+    ignore the key) a placeholder key is sent. The model is OPENAI_MODEL; when it is
+    unset, a server other than api.openai.com is asked which models it serves
+    (``served_model``: a request made here, so a dead endpoint fails now, with
+    ``LLMCallFailed`` naming it, not at the first chat), and api.openai.com gets
+    ``DEFAULT_MODEL``. Never puts the key in ``description``.
     """
     # checked even when the offline backend is chosen: the same call must not fail later,
     # only once a key is set
@@ -143,11 +178,18 @@ def choose_backend(env: Mapping[str, str] | None = None, *,
         return offline()
     client = make_client(base_url=url or None, api_key=key or "no-key-needed", timeout=timeout,
                          max_retries=max_retries, env=env)
-    where = safe_url(url) if url else "https://api.openai.com/v1"
-    return openai_backend(client, (env.get(ENV_MODEL) or DEFAULT_MODEL).strip(), where=where)
+    where = safe_url(url) if url else f"https://{OPENAI_HOST}/v1"
+    model, how = (env.get(ENV_MODEL) or "").strip(), ""
+    if not model and urlsplit(where).hostname == OPENAI_HOST:
+        model = DEFAULT_MODEL
+    elif not model:
+        model, chosen = served_model(client, where=where)
+        how = f" ({chosen}; {ENV_MODEL} unset)"
+    backend = openai_backend(client, model, where=where)
+    return replace(backend, description=backend.description + how)
 
 
 __all__ = [
     "DEFAULT_MODEL", "ENV_MODEL", "Backend", "choose_backend", "memory_reader",
-    "memory_reader_reply", "offline_backend", "openai_backend", "safe_url",
+    "memory_reader_reply", "offline_backend", "openai_backend", "safe_url", "served_model",
 ]

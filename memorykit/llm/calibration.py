@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from memorykit._validate import require_int
-from memorykit.llm.chat import ChatMessages, OpenAIChatModel, check_chat_messages
+from memorykit.llm.chat import ChatMessages, ChatModel, check_chat_messages
 from memorykit.messages import Message, validate_wire
 from memorykit.tokens import ChatFormat, TokenCounter, Tokenizer, count_chat_tokens
 
@@ -77,6 +77,11 @@ class Calibration:
         return (memorykit_tokens + self.per_request + self.per_message * messages
                 + self.per_tool_call * tool_calls)
 
+    def fit_line(self) -> str:
+        """The fitted offsets in one printable line."""
+        return (f"fitted offset: {self.per_request:+.1f} per request, {self.per_message:+.1f} per "
+                f"message, {self.per_tool_call:+.1f} per tool call; exact: {self.exact}")
+
     def table(self) -> list[dict[str, Any]]:
         """One row per request, ready to print."""
         return [{"messages": r.messages, "tool calls": r.tool_calls,
@@ -85,7 +90,7 @@ class Calibration:
 
 
 def calibrate(
-    model: OpenAIChatModel,
+    model: ChatModel,
     requests: Sequence[ChatMessages],
     *,
     counter: TokenCounter | None = None,
@@ -93,12 +98,16 @@ def calibrate(
 ) -> Calibration:
     """Send each request (``max_tokens=1``) and compare the billed prompt with memorykit's count.
 
+    ``model`` must report usage after a call (``last_usage``): an ``OpenAIChatModel``, or a
+    ``RecordingChatModel`` / ``ReplayChatModel`` of one (``memorykit.llm.transcript``).
+
     ``requests`` must hold at least two requests of different lengths (the fit needs them);
     each must be a history the chat API accepts (``validate_wire``). ``counter`` defaults to
     the ``Tokenizer`` of the model's encoding family (cl100k_base).
     """
-    if not isinstance(model, OpenAIChatModel):
-        raise TypeError(f"model must be an OpenAIChatModel (it reports usage), got {model!r}")
+    if not callable(getattr(model, "complete", None)) or not hasattr(model, "last_usage"):
+        raise TypeError(f"model must be a chat model that reports usage (last_usage), "
+                        f"got {model!r}")
     if isinstance(requests, (str, dict)) or not isinstance(requests, Sequence):
         raise TypeError(f"requests must be a list of message lists, got {type(requests).__name__}")
     for k, request in enumerate(requests):

@@ -19,12 +19,15 @@ Taught in ``notebooks/11_llm_in_the_loop.ipynb``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from memorykit._validate import require_int, require_optional_int, require_str
+from memorykit._text import STOPWORDS, words
+from memorykit._validate import require_fraction, require_int, require_optional_int, require_str
 from memorykit.llm.chat import ChatModel, resolve_chat_model
 from memorykit.llm.client import LLMError, describe_error
 from memorykit.messages import Message
+from memorykit.summary import ExtractiveSummarizer, Summarizer
 from memorykit.tokens import TokenCounter, Tokenizer
 
 DEFAULT_SUMMARY_PROMPT = (
@@ -38,14 +41,23 @@ DEFAULT_SUMMARY_PROMPT = (
 """System prompt; ``{max_tokens}`` is filled in per call."""
 
 
+FAILURE_REASONS = ("model failed", "not text", "empty", "cut off", "too long", "off-topic")
+"""Why ``OpenAISummarizer`` refused a reply (``SummarizationFailed.reason``)."""
+
+
 class SummarizationFailed(LLMError):
     """The summarizer could not produce a trustworthy summary; ``cause`` says why.
 
-    The caller should keep the messages it meant to replace.
+    ``reason`` is one of ``FAILURE_REASONS``. The caller should keep the messages it meant
+    to replace.
     """
 
-    def __init__(self, message: str, *, cause: BaseException | None = None) -> None:
+    def __init__(self, message: str, *, cause: BaseException | None = None,
+                 reason: str = "model failed") -> None:
         super().__init__(message, cause=cause)
+        if reason not in FAILURE_REASONS:
+            raise ValueError(f"reason must be one of {FAILURE_REASONS}, got {reason!r}")
+        self.reason = reason
 
 
 def render_transcript(messages: Sequence[Message]) -> str:
@@ -59,6 +71,14 @@ def render_transcript(messages: Sequence[Message]) -> str:
     return "\n".join(lines)
 
 
+def topic_overlap(summary: str, messages: Sequence[Message]) -> float:
+    """The fraction of ``summary``'s distinct content words (stop words left out, case
+    ignored) that occur in ``messages``; 1.0 for a summary with no content word."""
+    said = {w.lower() for m in messages for w in words(m.content)}
+    own = {w.lower() for w in words(summary)} - STOPWORDS
+    return sum(w in said for w in own) / len(own) if own else 1.0
+
+
 class OpenAISummarizer:
     """A summarizer that asks a chat model (an LLM when the model is real).
 
@@ -67,7 +87,10 @@ class OpenAISummarizer:
     ``{max_tokens}`` field). ``max_tokens``, when set, caps every request below
     the cap the caller passes. ``counter`` counts the reply's tokens to enforce
     the protocol's limit (default: ``Tokenizer()``, cl100k_base; a model with
-    another tokenizer may count differently, hence the check).
+    another tokenizer may count differently, hence the check). ``min_overlap``, when
+    set, refuses an off-topic reply: one where fewer than that fraction of the reply's
+    content words occur in the summarized messages (a small model may answer a question
+    of its own instead of summarizing).
     """
 
     def __init__(
@@ -79,8 +102,11 @@ class OpenAISummarizer:
         prompt: str = DEFAULT_SUMMARY_PROMPT,
         max_tokens: int | None = None,
         counter: TokenCounter | None = None,
+        min_overlap: float | None = None,
     ) -> None:
         chat_model = resolve_chat_model(chat_model, client, model)
+        self.min_overlap = None if min_overlap is None else require_fraction("min_overlap",
+                                                                             min_overlap)
         self.chat_model = chat_model
         self.prompt = require_str("prompt", prompt, non_empty=True)
         if "{max_tokens}" not in self.prompt:
@@ -91,6 +117,8 @@ class OpenAISummarizer:
         self.counter: TokenCounter = counter if counter is not None else Tokenizer()
         self.name = f"llm-summarizer({getattr(chat_model, 'name', type(chat_model).__name__)})"
         self.last_error: SummarizationFailed | None = None
+        self.last_reply: str | None = None
+        """The model's last reply, kept or refused (None when the call itself failed)."""
 
     @property
     def is_llm(self) -> bool:
@@ -117,29 +145,42 @@ class OpenAISummarizer:
             return ""
         cap = max_tokens if self.max_tokens is None else min(max_tokens, self.max_tokens)
         chat = self.request(messages, cap)
+        self.last_reply = None
         try:
             text = self.chat_model.complete(chat, max_tokens=cap)
         except Exception as exc:  # any failure of the model: the caller keeps its messages
-            raise self._fail(f"the chat model failed: {describe_error(exc)}", exc) from exc
+            kind = getattr(exc, "kind", None)
+            raise self._fail(f"the chat model failed: {describe_error(exc)}", exc,
+                             reason="empty" if kind == "empty reply" else "model failed") from exc
+        self.last_reply = text if isinstance(text, str) else None
         if not isinstance(text, str):
-            raise self._fail(f"the chat model returned {type(text).__name__}, expected str")
+            raise self._fail(f"the chat model returned {type(text).__name__}, expected str",
+                             reason="not text")
         text = text.strip()
         if not text:
-            raise self._fail("the chat model returned an empty summary")
+            raise self._fail("the chat model returned an empty summary", reason="empty")
         if getattr(self.chat_model, "last_finish_reason", None) == "length":
             raise self._fail(
                 f"the summary was cut off at the {cap}-token limit (finish_reason='length'); "
-                "a truncated summary may silently drop facts"
+                "a truncated summary may silently drop facts", reason="cut off"
             )
         used = self.counter.count(text)
         if used > cap:
-            raise self._fail(f"the summary has {used} tokens, more than the limit {cap}")
+            raise self._fail(f"the summary has {used} tokens, more than the limit {cap}",
+                             reason="too long")
+        overlap = topic_overlap(text, messages)
+        if self.min_overlap is not None and overlap < self.min_overlap:
+            raise self._fail(f"the summary is off-topic: {overlap:.2f} of its content words occur "
+                             f"in the messages, under min_overlap {self.min_overlap:g}",
+                             reason="off-topic")
         self.last_error = None
         return text
 
-    def _fail(self, message: str, cause: BaseException | None = None) -> SummarizationFailed:
+    def _fail(self, message: str, cause: BaseException | None = None, *,
+              reason: str) -> SummarizationFailed:
         error = SummarizationFailed(
-            f"{self.name}: {message}; the messages were not summarized", cause=cause
+            f"{self.name}: {message}; the messages were not summarized", cause=cause,
+            reason=reason,
         )
         self.last_error = error
         return error
@@ -148,4 +189,81 @@ class OpenAISummarizer:
         return f"OpenAISummarizer({self.chat_model!r}, max_tokens={self.max_tokens})"
 
 
-__all__ = ["DEFAULT_SUMMARY_PROMPT", "OpenAISummarizer", "SummarizationFailed", "render_transcript"]
+@dataclass(frozen=True)
+class SummaryAttempt:
+    """One call of a ``FallbackSummarizer``: who wrote the summary, and why not the model."""
+
+    message_ids: tuple[str, ...]
+    """The messages summarized."""
+    written_by: str
+    """"model" or "fallback"."""
+    reason: str | None
+    """``SummarizationFailed.reason`` of the model's reply when the fallback wrote it."""
+    model_reply: str | None = None
+    """The reply the model gave and was refused for (None: no reply, or it was kept)."""
+
+
+class FallbackSummarizer:
+    """A model's summary when it can be trusted, the ``fallback``'s when it cannot.
+
+    A small model's summary fails in ways a buffer must survive: cut off at the token
+    limit, empty, off-topic, or the server is down. ``OpenAISummarizer`` refuses each
+    (``SummarizationFailed`` with its ``reason``); this wrapper then asks ``fallback``
+    (default ``ExtractiveSummarizer``: the messages' own sentences, numbers kept) so the
+    buffer still gets a summary instead of evicting, and records every call in
+    ``attempts``, saying who wrote it and why. It never raises for a model failure.
+    """
+
+    def __init__(self, model: OpenAISummarizer, fallback: Summarizer | None = None) -> None:
+        if not isinstance(model, OpenAISummarizer):
+            raise TypeError(f"model must be an OpenAISummarizer, got {model!r}")
+        self.model = model
+        self.fallback: Summarizer = (fallback if fallback is not None
+                                     else ExtractiveSummarizer(model.counter))
+        self.name = f"{model.name} else {getattr(self.fallback, 'name', 'fallback')}"
+        self.attempts: list[SummaryAttempt] = []
+
+    @property
+    def is_llm(self) -> bool:
+        return self.model.is_llm
+
+    def summarize(self, messages: Sequence[Message], max_tokens: int) -> str:
+        ids = tuple(getattr(m, "id", "?") for m in messages)
+        try:
+            text = self.model.summarize(messages, max_tokens)
+        except SummarizationFailed as exc:
+            self.attempts.append(SummaryAttempt(ids, "fallback", exc.reason, self.model.last_reply))
+            return self.fallback.summarize(messages, max_tokens)
+        self.attempts.append(SummaryAttempt(ids, "model", None))
+        return text
+
+    def outcomes(self) -> dict[str, int]:
+        """Summaries the model wrote ("accepted"), and those the fallback wrote, by the
+        reason the model's reply was refused."""
+        out = {"accepted": sum(a.written_by == "model" for a in self.attempts)}
+        for a in self.attempts:
+            if a.reason is not None:
+                out[a.reason] = out.get(a.reason, 0) + 1
+        return out
+
+    def refused(self, width: int = 150) -> dict[str, str]:
+        """The first refused reply of each reason, on one line, cut to ``width`` characters."""
+        require_int("width", width, minimum=10)
+        out: dict[str, str] = {}
+        for a in self.attempts:
+            if a.reason is not None and a.reason not in out:
+                text = " ".join((a.model_reply or "").split()) or "(no reply)"
+                out[a.reason] = text if len(text) <= width else text[:width - 3] + "..."
+        return out
+
+    def writer_of(self, message_id: str) -> str | None:
+        """Who wrote the summary that first replaced ``message_id`` ("model", "fallback"),
+        None if none did."""
+        return next((a.written_by for a in self.attempts if message_id in a.message_ids), None)
+
+    def __repr__(self) -> str:
+        return f"FallbackSummarizer({self.model!r}, fallback={self.fallback!r})"
+
+
+__all__ = ["DEFAULT_SUMMARY_PROMPT", "FAILURE_REASONS", "FallbackSummarizer", "OpenAISummarizer",
+           "SummarizationFailed", "SummaryAttempt", "render_transcript", "topic_overlap"]

@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from memorykit._validate import require_int
+from memorykit._validate import require_int, require_positive
 from memorykit.clock import StepClock
 from memorykit.llm.chat import ChatModel, ScriptedChatModel, ScriptRule
 from memorykit.llm.critic import DEFAULT_CORRECTION_PATTERNS, ScriptedCritic
@@ -42,6 +42,7 @@ from memorykit.longterm.reflection import RULE_PREFIX
 from memorykit.messages import Message, MessageFactory
 from memorykit.scenarios.conversation import MAX_TURNS, simulate_conversation
 from memorykit.scenarios.facts import PlantedFact, make_key
+from memorykit.scenarios.prose import check_words
 from memorykit.tokens import TokenCounter
 
 SYSTEM_PROMPT = (
@@ -68,6 +69,24 @@ FACT_BANK: tuple[tuple[str, str, str], ...] = (
 )
 
 
+SEED_003_FACT_BANK: tuple[tuple[str, str, str], ...] = (
+    ("The code is {key}.", "What is the code?", "falcon"),
+    ("The keys are in locker {key}.", "Where are keys?", "platform"),
+    ("My order number is {key}.", "What is my order number?", "order"),
+    ("My PIN is {key}.", "What is my PIN?", "d4"),
+    ("My callback number is {key}.", "What is my callback number?", "phone"),
+    ("The serial number is {key}.", "What is the serial number?", "serial"),
+    ("The case number is {key}.", "What is the case number?", "case"),
+    ("The refund amount is {key}.", "What is the refund amount?", "cents"),
+    ("The ticket is {key}.", "What is the ticket?", "ticket"),
+    ("The confirmation number is {key}.", "What is the confirmation number?", "conf"),
+)
+"""Facts and probes phrased the way seed 003 phrases them: the fact says "The code is
+Blue_Falcon_99" and the probe asks "What is the code?" (or, verbatim, "Where are keys?"),
+naming the thing by the fact's own noun, not paraphrasing it (``FACT_BANK`` paraphrases
+some)."""
+
+
 @dataclass(frozen=True)
 class ProbeConversation:
     """Facts at the start, distractors, and the facts to probe."""
@@ -79,14 +98,15 @@ class ProbeConversation:
 
 
 def _distractors(
-    n_turns: int, seed: int, factory: MessageFactory, start_time: float, turn_offset: int
+    n_turns: int, seed: int, factory: MessageFactory, start_time: float, turn_offset: int,
+    words: tuple[int, int] = (5, 400),
 ) -> list[Message]:
     """``n_turns`` seeded turns without facts, renumbered into ``factory``'s id sequence."""
     if n_turns == 0:
         return []
     conv = simulate_conversation(
         n_turns, seed=seed, system_prompt=False, fact_every=0, start_time=start_time,
-        counter=factory.counter,
+        counter=factory.counter, words=words,
     )
     return [replace(m, id=factory.new_id(), turn=m.turn + turn_offset) for m in conv.messages]
 
@@ -97,15 +117,34 @@ def probe_conversation(
     n_facts: int = 4,
     seed: int = 0,
     counter: TokenCounter | None = None,
+    bank: Sequence[tuple[str, str, str]] = FACT_BANK,
+    seconds_per_message: float | None = None,
+    distractor_words: tuple[int, int] = (5, 400),
 ) -> ProbeConversation:
-    """Inject ``n_facts`` facts (one user message each), then ``distractor_turns`` noise turns."""
+    """Inject ``n_facts`` facts (one user message each), then ``distractor_turns`` noise turns.
+
+    ``bank`` holds (sentence with ``{key}``, question, key recipe) triples:
+    ``FACT_BANK`` (default) or ``SEED_003_FACT_BANK`` (the seed's phrasing).
+    ``seconds_per_message`` re-times the conversation at script speed, every
+    message that many seconds after the previous one (seed 003's script ran its
+    turns back to back); None keeps the simulated pace, whose distractors span
+    hours (which the episodic score's time decay feels). ``distractor_words`` bounds
+    the assistant's distractor prose (``simulate_conversation``'s ``words``): short turns
+    keep a small local model's prompts short.
+    """
     require_int("distractor_turns", distractor_turns, minimum=0, maximum=MAX_TURNS)
     require_int("n_facts", n_facts, minimum=1, maximum=MAX_TURNS)
     require_int("seed", seed, minimum=0)
-    if n_facts > len(FACT_BANK):
-        raise ValueError(f"n_facts must be <= {len(FACT_BANK)}, got {n_facts}")
+    if seconds_per_message is not None:
+        require_positive("seconds_per_message", seconds_per_message)
+    check_words(distractor_words, "distractor_words")
+    if isinstance(bank, str) or not isinstance(bank, Sequence) or not bank:
+        raise ValueError(f"bank must be a non-empty sequence of (sentence, question, recipe), "
+                         f"got {bank!r}")
+    if n_facts > len(bank):
+        raise ValueError(f"n_facts must be <= {len(bank)}, got {n_facts}")
     rng = random.Random(seed)
-    bank = list(FACT_BANK)
+    bank = list(bank)
     rng.shuffle(bank)
     clock = StepClock(0.0)
     factory = MessageFactory(counter, clock=clock)
@@ -126,7 +165,10 @@ def probe_conversation(
                                 metadata={"kind": "chitchat", "topic": "support"})
         messages += [user, ack]
         facts.append(PlantedFact(fact_id, sentence, key, user.turn, user.id, "support", question))
-    messages += _distractors(distractor_turns, seed, factory, clock.now() + 60, factory.turn)
+    messages += _distractors(distractor_turns, seed, factory, clock.now() + 60, factory.turn,
+                             distractor_words)
+    if seconds_per_message is not None:
+        messages = [replace(m, created_at=k * seconds_per_message) for k, m in enumerate(messages)]
     for m in messages:
         for f in facts:
             if f.key in m.content and m.id != f.message_id:  # pragma: no cover - guarded by design
@@ -241,6 +283,7 @@ __all__ = [
     "BOOKING_SYSTEM_PROMPT",
     "COMPLAINT_PATTERNS",
     "FACT_BANK",
+    "SEED_003_FACT_BANK",
     "SYSTEM_PROMPT",
     "AdaptabilityScenario",
     "ProbeConversation",

@@ -55,7 +55,7 @@ def test_a_tool_call_is_billed_differently_and_the_fit_finds_how_much():
 
 def test_calibrate_refuses_what_it_cannot_measure():
     requests = calibration_requests(_conversation(), every=1)
-    with pytest.raises(TypeError, match="model must be an OpenAIChatModel"):
+    with pytest.raises(TypeError, match="chat model that reports usage"):
         calibrate(ScriptedChatModel(), requests)
     with FakeOpenAIServer() as server:
         model = OpenAIChatModel("loopback", server.client(timeout=5.0, max_retries=0))

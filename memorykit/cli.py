@@ -1,0 +1,125 @@
+"""The command line: ``python -m memorykit tune FILE --questions Q [...]``.
+
+``tune`` loads OpenAI-format conversations and questions about them
+(``memorykit.evaluation.chatlog``), sweeps every policy the evaluation toolkit compares
+(``memorykit.evaluation.tune``) and prints, as Markdown tables, the best configuration of
+each policy at each budget and the Pareto front of recall against tokens; ``--json OUT``
+writes every row too. A progress bar shows on a terminal (``--progress`` / ``--no-progress``
+to choose). Everything runs locally: nothing is uploaded.
+
+Without a questions file it refuses: a log alone does not say what the agent should have
+remembered, and guessing probes from it would score a policy against our guess, not against
+the agent's needs. Exit codes: 0 done, 2 bad arguments or a bad file (the message names the
+file, the line and the field).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main"]
+
+NEEDS_QUESTIONS = (
+    "tune needs questions: pass --questions FILE, one JSON object per question with the "
+    "conversation id, the question text, and evidence (message ids or 0-based indices) and/or "
+    "an answer string (format: memorykit.evaluation.chatlog). A log alone does not say what "
+    "the agent should have remembered, so there is nothing honest to score it against."
+)
+
+
+def _parser() -> argparse.ArgumentParser:
+    from memorykit.evaluation.tune import DEFAULT_BUDGETS, tunable_policy_names
+
+    parser = argparse.ArgumentParser(prog="python -m memorykit",
+                                     description="memorykit from the command line.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    tune = commands.add_parser(
+        "tune", help="sweep every memory policy over your own conversations",
+        description="Replay OpenAI-format conversations through every memory policy, sweep "
+                    "their parameters at each token budget, and report evidence recall.")
+    tune.add_argument("conversations", metavar="FILE", type=Path,
+                      help="conversations: .jsonl (one per line) or .json (one or a list)")
+    tune.add_argument("--questions", "-q", metavar="Q", type=Path,
+                      help="questions about them (.jsonl or .json); required to score")
+    tune.add_argument("--budgets", "-b", metavar="TOKENS", type=int, nargs="+",
+                      default=list(DEFAULT_BUDGETS),
+                      help=f"token budgets (default: {' '.join(map(str, DEFAULT_BUDGETS))})")
+    tune.add_argument("--policies", "-p", metavar="NAME", nargs="+",
+                      choices=tunable_policy_names(),
+                      help=f"policies to run (default: all of {', '.join(tunable_policy_names())})")
+    tune.add_argument("--json", metavar="OUT", type=Path, dest="json_out",
+                      help="write the whole result (every configuration) as JSON here")
+    tune.add_argument("--workers", "-w", type=int, default=0, metavar="N",
+                      help="run evaluations in N worker processes (default: in this one)")
+    tune.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                      help="progress bars on stderr (default: when stderr is a terminal)")
+    return parser
+
+
+def _tune(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from memorykit.evaluation.chatlog import ChatLogError, load_chat_logs
+    from memorykit.evaluation.tune import tune
+
+    if args.questions is None:
+        parser.error(NEEDS_QUESTIONS)
+    if any(b < 1 for b in args.budgets):
+        parser.error(f"--budgets must be >= 1, got {args.budgets}")
+    if args.workers < 0:
+        parser.error(f"--workers must be >= 0, got {args.workers}")
+    try:
+        data = load_chat_logs(args.conversations, args.questions)
+    except (ChatLogError, FileNotFoundError) as exc:
+        parser.error(str(exc))
+    if data.n_questions == 0:
+        parser.error(f"{args.questions} holds no question: nothing to score")
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    executor = None
+    if args.workers >= 2:
+        from concurrent.futures import ProcessPoolExecutor
+
+        executor = ProcessPoolExecutor(args.workers)
+    try:
+        result = tune(data, args.budgets, args.policies, progress=progress, executor=executor)
+    finally:
+        if executor is not None:
+            executor.shutdown()
+    described = (f"{data.name}: {len(data)} conversations, {data.n_messages:,} messages, "
+                 f"{data.n_questions:,} questions ({args.questions.name})")
+    print(f"data: {described}")
+    print(f"policies: {', '.join(result.policies)}; budgets: "
+          f"{', '.join(map(str, result.budgets))}; evaluations: {len(result.table):,}")
+    print("recall: share of each question's evidence messages the context holds (0 for a context "
+          "over its budget); answer_recall: share whose answer the context contains; tokens: mean "
+          "context tokens; over_budget: share of contexts over the budget")
+    for note in result.notes():
+        print(f"note: {note}")
+    print("\n## Best configuration of each policy at each budget (picked on these questions)\n")
+    print(result.best().to_markdown())
+    print("\n## Pareto front: no other configuration has more recall for fewer tokens\n")
+    print(result.pareto_front().to_markdown())
+    if args.json_out is not None:
+        payload: dict[str, Any] = {"data": {"conversations_file": data.name,
+                                            "questions_file": args.questions.name,
+                                            "conversations": len(data),
+                                            "messages": data.n_messages,
+                                            "questions": data.n_questions,
+                                            "categories": data.categories()},
+                                   **result.to_json()}
+        args.json_out.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+        print(f"\njson: {args.json_out}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line on ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command == "tune":
+        return _tune(args, parser)
+    parser.error(f"unknown command {args.command!r}")  # argparse refuses it first
+    return 2

@@ -1,0 +1,352 @@
+"""Bring your own conversations: OpenAI-format chat logs (and questions about them) as a dataset.
+
+An agent's logs are usually the chat API's ``messages`` arrays. ``load_chat_logs(path,
+questions)`` reads them into an ``EvalDataset`` the harness, sweeps and ``python -m memorykit
+tune`` score like any other:
+
+* **conversations**: a ``.jsonl`` file holds one conversation per line; a ``.json`` file holds
+  one conversation or a list of them. A conversation is a ``messages`` array, or an object
+  ``{"id": ..., "messages": [...]}`` (the fine-tuning file's shape; other keys are kept as
+  metadata). Its id defaults to its 1-based place in the file (``"1"``, ``"2"``, ...).
+  Messages keep the chat API's fields: ``role`` (``developer`` is read as ``system``),
+  ``content`` (a str, null beside tool calls, or a list of parts whose text parts are joined),
+  ``tool_calls`` (``{"id", "type": "function", "function": {"name", "arguments"}}``) and
+  ``tool_call_id``; a message's ``id`` defaults to its 0-based index (``"0"``, ``"1"``, ...).
+  The order is checked with ``memorykit.messages.validate_wire`` (every call answered,
+  no orphan result; a system message may come anywhere: a log is not a request).
+* **questions** (optional; same two file shapes, one object per question):
+  ``{"conversation", "question", "evidence", "answer", "id", "category", "position"}``.
+  ``evidence`` lists message ids (str) or 0-based indices (int); ``answer`` is a str or a list of
+  str. A question needs evidence, an answer, or both: with an answer alone its evidence is
+  every message before the question that contains an answer (case-insensitive, whole words),
+  so recall then counts the share of those mentions the context keeps. ``position`` (messages
+  in the history when it is asked) defaults to all of them.
+
+Every problem raises ``ChatLogError`` naming the file, the line (``.jsonl``) or item (``.json``)
+and the field: ``chats.jsonl:3: messages[4].tool_calls[0].function.name: ...``. Everything is
+read locally; nothing is sent anywhere.
+Taught in ``notebooks/12_parameter_tuning.ipynb``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from memorykit._validate import require_bool, require_str
+from memorykit.evaluation.dataset import EvalConversation, EvalDataset, EvalQuestion
+from memorykit.messages import Message, MessageFactory, ToolCall, validate_wire
+
+__all__ = ["ChatLogError", "load_chat_logs", "parse_chat_logs"]
+
+_ROLE_ALIASES = {"developer": "system"}
+"""OpenAI's newer name for the instructions role; the toolkit's memories know it as system."""
+_QUESTION_KEYS = frozenset({"conversation", "question", "evidence", "answer", "id", "category",
+                            "position", "metadata"})
+
+
+class ChatLogError(ValueError):
+    """A conversations or questions file that cannot be read: where, which field, and why."""
+
+    def __init__(self, source: str, where: str, field: str, problem: str) -> None:
+        self.source = source
+        """The file (or the name given to ``parse_chat_logs``)."""
+        self.where = where
+        """``line N`` of a JSONL file, ``item N`` of a JSON list, or empty for a whole file."""
+        self.field = field
+        """The field at fault, as a path (``messages[4].tool_calls[0].id``), or empty."""
+        location = source + (f":{where}" if where else "")
+        super().__init__(f"{location}: {field + ': ' if field else ''}{problem}")
+
+
+class _Records:
+    """The JSON records of one file, each with the place an error should name."""
+
+    def __init__(self, source: str, text: str, jsonl: bool) -> None:
+        self.source = source
+        self.items: list[tuple[str, Any]] = []
+        if jsonl:
+            for lineno, line in enumerate(text.splitlines(), 1):
+                if line.strip():
+                    self.items.append((f"line {lineno}", self._decode(line, f"line {lineno}")))
+            return
+        data = self._decode(text, "")
+        if isinstance(data, list) and not (data and _looks_like_message(data[0])):
+            self.items = [(f"item {i}", item) for i, item in enumerate(data)]
+        else:
+            self.items = [("", data)]  # one conversation (or one question) for the whole file
+
+    def _decode(self, text: str, where: str) -> Any:
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            at = where or f"line {exc.lineno}"
+            raise ChatLogError(self.source, at, "", f"not valid JSON ({exc.msg}, column "
+                               f"{exc.colno})") from None
+
+    def error(self, where: str, field: str, problem: str) -> ChatLogError:
+        return ChatLogError(self.source, where, field, problem)
+
+
+def _looks_like_message(item: Any) -> bool:
+    return isinstance(item, Mapping) and "role" in item
+
+
+def _read(path: str | os.PathLike[str]) -> _Records:
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"no such file: {p}")
+    suffix = p.suffix.lower()
+    if suffix not in (".json", ".jsonl"):
+        raise ChatLogError(str(p), "", "", f"expected a .json or .jsonl file, got {suffix!r}")
+    return _Records(str(p), p.read_text(encoding="utf-8"), suffix == ".jsonl")
+
+
+# ---------------------------------------------------------------- conversations
+def _content(records: _Records, where: str, field: str, raw: Any) -> str:
+    if raw is None:
+        return ""  # an assistant message that only calls tools
+    if isinstance(raw, str):
+        return raw
+    if isinstance(raw, list):
+        texts = []
+        for i, part in enumerate(raw):
+            if not isinstance(part, Mapping) or not isinstance(part.get("type"), str):
+                raise records.error(where, f"{field}[{i}]", f"must be a content part with a type, "
+                                    f"got {part!r:.80}")
+            if part["type"] == "text":
+                if not isinstance(part.get("text"), str):
+                    raise records.error(where, f"{field}[{i}].text", f"must be a str, got "
+                                        f"{part.get('text')!r:.80}")
+                texts.append(part["text"])
+        return "\n".join(texts)  # images and audio carry no text a memory could match
+    raise records.error(where, field, f"must be a str, null or a list of content parts, got "
+                        f"{raw!r:.80}")
+
+
+def _tool_calls(records: _Records, where: str, field: str, raw: Any) -> tuple[ToolCall, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise records.error(where, field, f"must be a list of tool calls, got {raw!r:.80}")
+    calls = []
+    for i, call in enumerate(raw):
+        at = f"{field}[{i}]"
+        if not isinstance(call, Mapping):
+            raise records.error(where, at, f"must be an object, got {call!r:.80}")
+        function = call.get("function")
+        if not isinstance(function, Mapping):
+            raise records.error(where, f"{at}.function", f"must be an object with name and "
+                                f"arguments, got {function!r:.80}")
+        try:
+            calls.append(ToolCall(call.get("id"), function.get("name"),  # type: ignore[arg-type]
+                                  function.get("arguments", "{}")))
+        except (TypeError, ValueError) as exc:
+            name = str(exc).split(" must", 1)[0].replace("tool call ", "")
+            sub = {"id": "id", "name": "function.name", "arguments": "function.arguments"}
+            raise records.error(where, f"{at}.{sub.get(name, name)}", str(exc)) from None
+    return tuple(calls)
+
+
+def _messages(records: _Records, where: str, raw: Any, factory: MessageFactory) -> list[Message]:
+    if not isinstance(raw, list) or not raw:
+        raise records.error(where, "messages", f"must be a non-empty list of messages, got "
+                            f"{raw!r:.80}")
+    out: list[Message] = []
+    seen: set[str] = set()
+    for i, m in enumerate(raw):
+        at = f"messages[{i}]"
+        if not isinstance(m, Mapping):
+            raise records.error(where, at, f"must be an object, got {m!r:.80}")
+        role = _ROLE_ALIASES.get(m.get("role"), m.get("role"))
+        if role not in ("system", "user", "assistant", "tool"):
+            raise records.error(where, f"{at}.role", "must be system, developer, user, assistant "
+                                f"or tool, got {m.get('role')!r}")
+        mid = m.get("id", str(i))
+        if not isinstance(mid, str) or not mid:
+            raise records.error(where, f"{at}.id", f"must be a non-empty str, got {mid!r}")
+        if mid in seen:
+            raise records.error(where, f"{at}.id", f"repeats message id {mid!r}")
+        seen.add(mid)
+        content = _content(records, where, f"{at}.content", m.get("content"))
+        calls = _tool_calls(records, where, f"{at}.tool_calls", m.get("tool_calls"))
+        if calls and role != "assistant":
+            raise records.error(where, f"{at}.tool_calls", f"only assistant messages issue tool "
+                                f"calls, got role {role!r}")
+        call_id = m.get("tool_call_id")
+        if role == "tool" and (not isinstance(call_id, str) or not call_id):
+            raise records.error(where, f"{at}.tool_call_id", f"a tool result must name the call "
+                                f"it answers, got {call_id!r}")
+        meta = {"index": i, **({"role": m["role"]} if role != m["role"] else {}),
+                **({"name": m["name"]} if isinstance(m.get("name"), str) else {})}
+        out.append(factory.message(role, content, tool_calls=calls, id=mid, metadata=meta,
+                                   tool_call_id=call_id if role == "tool" else None))
+    try:
+        validate_wire([x.to_openai() for x in out], system_first=False)
+    except ValueError as exc:
+        raise records.error(where, "messages", str(exc)) from None
+    return out
+
+
+def _conversations(records: _Records) -> list[tuple[str, str, list[Message], dict[str, Any]]]:
+    out = []
+    ids: dict[str, str] = {}
+    for n, (where, item) in enumerate(records.items, 1):
+        meta: dict[str, Any] = {}
+        if isinstance(item, Mapping):
+            cid = item.get("id", str(n))
+            raw = item.get("messages")
+            meta = {k: v for k, v in item.items() if k not in ("id", "messages")}
+        elif isinstance(item, list):
+            cid, raw = str(n), item
+        else:
+            raise records.error(where, "", f"must be a messages array or an object with messages, "
+                                f"got {item!r:.80}")
+        if not isinstance(cid, str) or not cid.strip():
+            raise records.error(where, "id", f"must be a non-empty str, got {cid!r}")
+        if cid in ids:
+            raise records.error(where, "id", f"repeats conversation id {cid!r} (first at "
+                                f"{ids[cid] or 'the top'})")
+        ids[cid] = where
+        out.append((cid, where, _messages(records, where, raw, MessageFactory()), meta))
+    if not out:
+        raise records.error("", "", "holds no conversation")
+    return out
+
+
+# -------------------------------------------------------------------- questions
+_WORDS = re.compile(r"\w+")
+
+
+def _mentions(answer: str, messages: Sequence[Message]) -> list[str]:
+    """Ids of the messages whose text holds ``answer`` as whole words, case-insensitively."""
+    words = _WORDS.findall(answer.lower())
+    if not words:
+        return []
+    pattern = re.compile(r"(?<!\w)" + r"\W+".join(map(re.escape, words)) + r"(?!\w)")
+    return [m.id for m in messages if pattern.search(m.content.lower())]
+
+
+def _question(records: _Records, where: str, n: int, item: Any,
+              conversations: Mapping[str, list[Message]]) -> tuple[str, EvalQuestion]:
+    if not isinstance(item, Mapping):
+        raise records.error(where, "", f"must be a question object, got {item!r:.80}")
+    unknown = sorted(set(item) - _QUESTION_KEYS)
+    if unknown:
+        raise records.error(where, unknown[0], f"is not a question field (fields: "
+                            f"{', '.join(sorted(_QUESTION_KEYS))})")
+    cid = item.get("conversation")
+    if cid not in conversations:
+        raise records.error(where, "conversation", f"names no conversation: got {cid!r}, ids are "
+                            f"{', '.join(list(conversations)[:8])}")
+    messages = conversations[cid]  # type: ignore[index]
+    text = item.get("question")
+    if not isinstance(text, str) or not text.strip():
+        raise records.error(where, "question", f"must be a non-empty str, got {text!r:.80}")
+    position = item.get("position", len(messages))
+    if isinstance(position, bool) or not isinstance(position, int) or \
+            not 0 <= position <= len(messages):
+        raise records.error(where, "position", f"must be an int in [0, {len(messages)}] (messages "
+                            f"of conversation {cid!r}), got {position!r}")
+    answers = item.get("answer")
+    if isinstance(answers, str):
+        answers = [answers]
+    if answers is not None and (not isinstance(answers, list) or not answers or not all(
+            isinstance(a, str) and _WORDS.search(a) for a in answers)):
+        raise records.error(where, "answer", f"must be a str or a list of str with a word in "
+                            f"each, got {item.get('answer')!r:.80}")
+    evidence = _evidence(records, where, item.get("evidence"), messages, position, cid)
+    if evidence is None:
+        if answers is None:
+            raise records.error(where, "evidence", "a question needs evidence (message ids or "
+                                "indices), an answer, or both")
+        found = dict.fromkeys(e for a in answers for e in _mentions(a, messages[:position]))
+        if not found:
+            raise records.error(where, "answer", f"{answers[0]!r} occurs in no message of "
+                                f"conversation {cid!r} before position {position}")
+        evidence = tuple(found)
+    qid = item.get("id", f"q{n}")
+    category = item.get("category", "question")
+    for name, value in (("id", qid), ("category", category)):
+        if not isinstance(value, str) or not value.strip():
+            raise records.error(where, name, f"must be a non-empty str, got {value!r}")
+    meta = dict(item.get("metadata") or {})
+    meta["evidence_from"] = "answer" if item.get("evidence") is None else "evidence"
+    answer = None if answers is None else " | ".join(answers)
+    return cid, EvalQuestion(qid, text, answer, evidence, category, position, meta)  # type: ignore[arg-type]
+
+
+def _evidence(records: _Records, where: str, raw: Any, messages: Sequence[Message],
+              position: int, cid: str) -> tuple[str, ...] | None:
+    if raw is None:
+        return None
+    if isinstance(raw, (str, int)) and not isinstance(raw, bool):
+        raw = [raw]
+    if not isinstance(raw, list) or not raw:
+        raise records.error(where, "evidence", f"must be a non-empty list of message ids or "
+                            f"indices, got {raw!r:.80}")
+    index = {m.id: i for i, m in enumerate(messages)}
+    out: list[str] = []
+    for k, e in enumerate(raw):
+        at = f"evidence[{k}]"
+        if isinstance(e, int) and not isinstance(e, bool):
+            if not 0 <= e < len(messages):
+                raise records.error(where, at, f"index {e} is outside conversation {cid!r} "
+                                    f"(0..{len(messages) - 1})")
+            e = messages[e].id
+        elif not isinstance(e, str) or e not in index:
+            raise records.error(where, at, f"names no message of conversation {cid!r}: {e!r}")
+        if index[e] >= position:
+            raise records.error(where, at, f"message {e!r} (index {index[e]}) comes at or after "
+                                f"the question's position {position}")
+        if e in out:
+            raise records.error(where, at, f"repeats message {e!r}")
+        out.append(e)
+    return tuple(out)
+
+
+# ------------------------------------------------------------------------- API
+def _dataset(name: str, chats: _Records, questions: _Records | None) -> EvalDataset:
+    convs = _conversations(chats)
+    by_id = {cid: msgs for cid, _, msgs, _ in convs}
+    asked: dict[str, list[EvalQuestion]] = {cid: [] for cid in by_id}
+    if questions is not None:
+        seen: dict[tuple[str, str], str] = {}
+        for n, (where, item) in enumerate(questions.items, 1):
+            cid, q = _question(questions, where, n, item, by_id)
+            if (cid, q.id) in seen:
+                raise questions.error(where, "id", f"repeats question id {q.id!r} of conversation "
+                                      f"{cid!r} (first at {seen[cid, q.id]})")
+            seen[cid, q.id] = where
+            asked[cid].append(q)
+    return EvalDataset(name, tuple(EvalConversation(cid, tuple(msgs), tuple(asked[cid]), (), meta)
+                                   for cid, _, msgs, meta in convs))
+
+
+def load_chat_logs(path: str | os.PathLike[str],
+                   questions: str | os.PathLike[str] | None = None) -> EvalDataset:
+    """Conversations from an OpenAI-format ``.json``/``.jsonl`` file, with optional questions.
+
+    The dataset is named after the conversations file. Without ``questions`` every
+    conversation has no question: there is nothing to score yet (``python -m memorykit tune``
+    refuses such a run and says why).
+    """
+    chats = _read(path)
+    return _dataset(Path(path).name, chats, None if questions is None else _read(questions))
+
+
+def parse_chat_logs(conversations: str, questions: str | None = None, *, jsonl: bool = True,
+                    name: str = "chat logs") -> EvalDataset:
+    """``load_chat_logs`` on text already in memory (``jsonl``: one record per line)."""
+    require_bool("jsonl", jsonl)
+    require_str("name", name, non_empty=True)
+    require_str("conversations", conversations)
+    if questions is not None:
+        require_str("questions", questions)
+    chats = _Records(name, conversations, jsonl)
+    q = None if questions is None else _Records(f"{name} (questions)", questions, jsonl)
+    return _dataset(name, chats, q)

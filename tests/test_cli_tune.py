@@ -1,0 +1,121 @@
+"""``python -m memorykit tune`` on the committed example logs, and the library call behind it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memorykit.evaluation.chatlog import load_chat_logs
+from memorykit.evaluation.toolkit import TUNABLE
+from memorykit.evaluation.tune import tunable_policy_names, tune
+
+ROOT = Path(__file__).resolve().parent.parent
+CHATS = ROOT / "data" / "chat_logs" / "support_chats.jsonl"
+QUESTIONS = ROOT / "data" / "chat_logs" / "support_questions.jsonl"
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "memorykit", *args], capture_output=True,
+                          text=True, env=env, cwd=ROOT, timeout=300)
+
+
+def readme_run() -> tuple[list[str], str]:
+    """The README's tuning command (its arguments after ``-m memorykit``) and pasted output."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Tune memory on your own conversations", 1)[1]
+    command, output = re.findall(r"```(?:bash|text)\n(.*?)```", section, re.S)[:2]
+    words = command.replace("\\\n", " ").split()
+    return words[words.index("memorykit") + 1:], output
+
+
+def test_readme_tuning_run_is_what_the_command_prints(tmp_path):
+    args, pasted = readme_run()
+    out = tmp_path / "tune.json"
+    args[args.index("--json") + 1] = str(out)
+    done = run_cli(*args, "--no-progress")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""  # no bar when told so
+    assert done.stdout == pasted.replace("json: tune.json", f"json: {out}"), (
+        "README.md's tuning output is stale: run its command and paste what it prints")
+    payload = json.loads(out.read_text())
+    assert payload["data"]["questions"] == 48
+    assert payload["data"]["categories"] == {"stated": 12, "reworded": 12, "tool result": 12,
+                                             "two messages": 6, "asked soon after": 6}
+    rows = payload["rows"]
+    grids = sum(len(k.values[0]) * len(k.values[1]) for k in TUNABLE.values())
+    assert len(rows) == grids + len(tunable_policy_names()) - len(TUNABLE)
+    best = payload["best"]
+    assert sorted(b["policy"] for b in best) == sorted(tunable_policy_names())
+    for b in best:  # the best is the highest recall of its policy, as printed
+        mine = [r["recall"] for r in rows if r["policy"] == b["policy"]]
+        assert b["recall"] == max(mine)
+        assert f"| {b['policy']} | {b['configuration']} | 1000 | 48 | {b['recall']:.3f} |" \
+            in done.stdout
+    front = payload["pareto_front"]
+    assert sum(p["same_point"] for p in front) >= len(front) >= 1
+
+
+def test_tune_without_questions_refuses_and_says_why():
+    done = run_cli("tune", str(CHATS))
+    assert done.returncode == 2 and done.stdout == ""
+    assert "tune needs questions: pass --questions FILE" in done.stderr
+
+
+def test_tune_names_the_bad_line_and_field(tmp_path):
+    bad = tmp_path / "questions.jsonl"
+    bad.write_text(QUESTIONS.read_text().splitlines()[0] + "\n"
+                   + json.dumps({"conversation": "support-01", "question": "Q?", "evidence": [9999]})
+                   + "\n")
+    done = run_cli("tune", str(CHATS), "-q", str(bad), "--no-progress")
+    assert done.returncode == 2
+    assert "questions.jsonl:line 2: evidence[0]: index 9999 is outside conversation 'support-01'" \
+        in done.stderr
+    done = run_cli("tune", str(CHATS), "-q", str(QUESTIONS), "--budgets", "0")
+    assert done.returncode == 2 and "--budgets must be >= 1, got [0]" in done.stderr
+    done = run_cli("tune", str(CHATS), "-q", str(QUESTIONS), "--policies", "nope")
+    assert done.returncode == 2 and "invalid choice: 'nope'" in done.stderr
+
+
+def test_example_logs_are_what_the_generator_writes(tmp_path):
+    gen = ROOT / "data" / "chat_logs" / "generate.py"
+    subprocess.run([sys.executable, str(gen), "--out", str(tmp_path)], check=True, timeout=60)
+    for name in (CHATS.name, QUESTIONS.name):
+        assert (tmp_path / name).read_bytes() == (ROOT / "data" / "chat_logs" / name).read_bytes()
+
+
+@pytest.fixture(scope="module")
+def data():
+    return load_chat_logs(CHATS, QUESTIONS).select(conversations=["support-01", "support-02"])
+
+
+def test_tune_sweeps_each_tunable_grid_and_fixed_defaults(data):
+    result = tune(data, [1000], ["attention", "full-context"])
+    grid_size = len(TUNABLE["attention"].values[0]) * len(TUNABLE["attention"].values[1])
+    assert len(result.table) == grid_size + 1
+    fixed = result.table.where(policy="full-context")[0]
+    assert fixed["configuration"] == "defaults" and fixed["params"] == {}
+    best = result.best()
+    assert sorted(best.column("policy")) == ["attention", "full-context"]
+    assert best.column("recall") == sorted(best.column("recall"), reverse=True)
+    top_attention = max(result.table.where(policy="attention").column("recall"))
+    assert best.where(policy="attention")[0]["recall"] == top_attention
+    assert result.to_json()["policies"] == ["attention", "full-context"]
+
+
+def test_tune_refuses_bad_requests(data):
+    assert tunable_policy_names()[:len(TUNABLE)] == list(TUNABLE)
+    with pytest.raises(ValueError, match="policies must name known policies .*, got 'nope'"):
+        tune(data, [500], ["nope"])
+    with pytest.raises(ValueError, match="budgets must be a non-empty list of ints, got 500"):
+        tune(data, 500)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"budgets\[\] must be >= 1, got 0"):
+        tune(data, [0])
+    with pytest.raises(ValueError, match="has no question: nothing to score"):
+        tune(load_chat_logs(CHATS), [500])
