@@ -19,6 +19,8 @@ from memorykit.clock import StepClock
 from memorykit.context import BufferPolicy, ContextPolicy
 from memorykit.entities.context_policy import EntityContextPolicy
 from memorykit.evaluation import baseline_policies
+from memorykit.embeddings import LexicalHashingEmbedder
+from memorykit.evaluation.hybrid import HybridRetrieval
 from memorykit.evaluation.toolkit import AttentionPolicy
 from memorykit.longterm import (
     AttentionArchitecture,
@@ -55,6 +57,8 @@ POLICIES: dict[str, PolicyMaker] = {
     **{f"buffer-{name}": _buffer(name) for name in BUFFERS},
     **{name: _baseline(name) for name in baseline_policies(BASELINE_MESSAGES)},
     "toolkit-attention": lambda: AttentionPolicy(),
+    # The lexical embedder stands in for MiniLM: the contract is about the context, not the model.
+    "hybrid-retrieval": lambda: HybridRetrieval(embedder=LexicalHashingEmbedder()),
     "entity": lambda: EntityContextPolicy(),
     "workspace": lambda: WorkspaceContextPolicy(),
     "A": lambda: ContextWindowArchitecture(6),

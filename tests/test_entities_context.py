@@ -138,3 +138,30 @@ def test_extractor_reads_ids_and_handles():
     assert ex("Open page 42, ticket T-334, entry #7 and ask @dana about the page") == [
         "page:42", "task:T-334", "entry:7", "user:dana"]
     assert ex("update that page") == [] and ex("mail bob@example.com") == []
+
+
+def test_query_independent_and_replayed_once_per_conversation():
+    from memorykit.evaluation import EvalConversation, EvalQuestion, evaluate, is_query_independent
+
+    h = history()
+    seen = []
+    extractor = IdMentionExtractor()
+
+    def counting(text):
+        seen.append(text)
+        return extractor(text)
+
+    policy = EntityContextPolicy(extractor=counting)
+    assert is_query_independent(policy)
+    questions = [EvalQuestion(f"q{i}", f"question {i}", None, (h[0].id,), "c", position=p)
+                 for i, p in enumerate((2, 2, 4, 6, 6, 6))]
+    conv = EvalConversation("c", tuple(h), tuple(questions))
+    evaluate(policy, conv, 400, progress=False)
+    assert len(seen) == len(h)  # each message replayed once, not once per question or position
+    # The advancing replay gives what a fresh replay of each prefix gives.
+    state = policy.prepare(conv)
+    for position in (0, 1, 3, 6, 2):  # 2 after 6: asked out of order, it starts again
+        for budget in (30, 120, 400):
+            assert state.build_context(position, "q", budget) == policy.build_context(h[:position], "q", budget)
+    with pytest.raises(ValueError, match="position must be in \\[0, 6\\], got 7"):
+        state.build_context(7, "q", 100)

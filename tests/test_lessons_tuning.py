@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memorykit.evaluation import AttentionPolicy, HarnessSettings, evaluate, load_locomo
+from memorykit.evaluation import AttentionPolicy, HarnessSettings, dataset_statistics, evaluate, load_locomo
 from memorykit.evaluation.toolkit import TUNABLE as KNOBS
 from memorykit.lessons.checks import check_beats_bm25
 from memorykit.lessons.checks.tuning import evaluate_configuration
@@ -38,6 +38,12 @@ def test_fixture_is_generated_and_reproduces_the_quirks(monkeypatch):
     assert r.evidence_normalized > 0 and r.evidence_dropped > 0 and r.image_turns > 0
     assert r.session_dates_without_session == len(data)
     assert set(data.categories()) == {"single-hop", "multi-hop", "temporal", "open-domain", "adversarial"}
+    # In the range of real multi-session chat, not a short fixture that flatters every memory.
+    stats = dataset_statistics(data)
+    for c in data:
+        assert 19 <= len(c.sessions) <= 35 and 300 <= len(c.messages) <= 700
+        assert all(15 <= s.stop - s.start <= 35 for s in c.sessions)
+    assert stats["evidence_5_or_more_sessions_back"] >= 0.5
 
 
 def test_local_locomo_path_is_used_and_verified(monkeypatch, tmp_path):
@@ -108,7 +114,7 @@ def test_attention_fast_path_equals_plain_path():
 
 
 def test_evaluate_configuration_names_bad_input():
-    with pytest.raises(ValueError, match="config\\['policy'\\] must be one of bm25, attention, got 'lru'"):
+    with pytest.raises(ValueError, match="config\\['policy'\\] must be one of bm25, attention, hybrid-retrieval, got 'lru'"):
         evaluate_configuration({"policy": "lru"})
     with pytest.raises(ValueError, match="bm25 takes parameters k1, b, got neighbours"):
         evaluate_configuration({"policy": "bm25", "neighbours": 1})
@@ -121,7 +127,7 @@ def test_checker_fails_a_wrong_answer_with_a_reason_and_passes_the_reference():
     assert not wrong and "does not beat BM25" in wrong.reason
     bad = check_beats_bm25({"policy": "bm25", "budget": 2000})
     assert not bad and "budget 1000, got budget=2000" in bad.reason
-    assert check_beats_bm25({"policy": "attention", "neighbours": 1, "dimension": 512})
+    assert check_beats_bm25({"policy": "hybrid-retrieval", "lexical_weight": 0.5, "neighbours": 1})
 
 
 def test_process_pool_gives_the_serial_sweeps():

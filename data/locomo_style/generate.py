@@ -30,52 +30,76 @@ PLACES = ["community centre", "old library", "harbour club", "art school", "spor
 RELATIVES = ["cousin", "aunt", "neighbour", "old roommate", "colleague", "uncle"]
 NAMES = ["Jonah", "Maya", "Elif", "Ravi", "Greta", "Luis", "Hana", "Oskar", "Zara", "Pavel"]
 CITIES = ["Lisbon", "Osaka", "Toronto", "Nairobi", "Oslo", "Lima", "Seoul", "Dublin"]
-FEELINGS = ["Honestly it is the best part of my week, I leave feeling calm and light.",
-            "It is harder than I expected, some evenings I just want to quit.",
-            "I love it, I keep thinking about it during work meetings.",
-            "It makes me nervous but proud at the same time.",
-            "It is fun, though the early mornings are brutal."]
 MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
           "October", "November", "December"]
-CHAT = ["How was your week? Mine was a blur of errands and late dinners.",
-        "I finally cleaned out the garage this weekend, it took forever.",
-        "Work has been hectic, we are shipping a big release soon.",
-        "Did you watch that documentary about the deep ocean? It was stunning.",
-        "I tried a new coffee place near the station, pretty decent.",
-        "My sister called, she says hi and wants to visit in the autumn.",
-        "The weather has been so grey lately, I miss the sun.",
-        "I have been reading a thriller every night before bed.",
-        "We should plan a picnic once things calm down a bit.",
-        "My phone broke again, I really need to stop dropping it.",
-        "I started going to bed earlier and I feel so much better.",
-        "The neighbours are renovating and the drilling starts at eight.",
-        "I cooked a big pot of soup and froze half of it.",
-        "Traffic was awful today, it took an hour to get home.",
-        "Thanks for listening yesterday, it really helped.",
-        "That sounds lovely, tell me more when you have time.",
-        "Ha, that is so typical of you!",
-        "Same here, honestly. Let us catch up properly soon."]
-NUDGES = ["Any news on the {h} front?", "Still doing {h}?", "How is {h} going these days?"]
-SHRUGS = ["Not much to report, same as usual.", "Busy week, nothing new really.",
-          "Slow progress, but I am sticking with it."]
-DECOYS = ["More {h} tonight.",
-          "The {h} group chat is all {h} memes now: {h} this, {h} that, even a {h} quiz.",
-          "I bought a thick book about the history of {h}, no idea when I will read it, it weighs a ton "
-          "and the cover is gorgeous.",
-          "My {h} project list keeps growing, first I need more free time.",
-          "Someone at work asked me about {h} classes and I talked for twenty minutes.",
-          "{h}, {h}, {h}: honestly I think about {h} too much."]
+
+
+# Life events: (what the owner says, with a relative time; a single-hop question in other words;
+# its answer; a temporal question; an open-domain question the statement answers by inference).
+EVENTS = [
+    ("We finally brought {pet_name} home {when}, a {pet} from the shelter, she sleeps on my feet.",
+     "What is the name of {owner}'s {pet}?", "{pet_name}", "When did {owner} adopt a {pet}?",
+     "Is {owner} likely to own pet supplies?"),
+    ("{when} I ran my first half marathon along the {river}, my legs are still jelly.",
+     "Which race did {owner} run by the {river}?", "a half marathon", "When did {owner} run a half marathon?",
+     "Would {owner} consider themselves a runner?"),
+    ("I handed in my notice {when}, starting at {company} as a {job} next month.",
+     "What job did {owner} take at {company}?", "{job}", "When did {owner} resign?",
+     "Was {owner} happy in the old job?"),
+    ("My grandmother's recipe book turned up {when} while we cleared the attic, full of {dish} notes.",
+     "Whose recipe book did {owner} find?", "the grandmother's", "When did {owner} find the recipe book?",
+     "Does {owner} care about family traditions?"),
+    ("Booked flights to {city} {when}, two weeks of museums and street food with my {rel}.",
+     "Where is {owner} travelling with the {rel}?", "{city}", "When did {owner} book the trip?",
+     "Does {owner} enjoy travelling?"),
+    ("I started volunteering at the {place} {when}, reading stories to the kids on Thursdays.",
+     "Where does {owner} volunteer?", "at the {place}", "When did {owner} start volunteering?",
+     "Would {owner} enjoy a career in teaching?"),
+    ("{when} I sold my old {vehicle} and bought a cargo bike, the commute is twice as fun.",
+     "What did {owner} buy to replace the {vehicle}?", "a cargo bike", "When did {owner} sell the {vehicle}?",
+     "Does {owner} care about the environment?"),
+    ("The doctor told me {when} that my wrist needs six weeks in a cast, so no {sport} for a while.",
+     "Why can't {owner} play {sport}?", "a wrist injury", "When did {owner} hurt the wrist?",
+     "Is {owner} an active person?"),
+]
+SLOTS = {"pet": ["dog", "cat", "rabbit"], "pet_name": ["Pepper", "Miso", "Juniper", "Biscuit", "Olive"],
+         "river": ["river Tagus", "canal path", "lake shore"], "company": ["Northwind", "Brightline", "Kestrel Labs"],
+         "job": ["data analyst", "nurse", "sound engineer", "teacher"], "dish": ["dumpling", "stew", "pastry"],
+         "city": CITIES, "rel": RELATIVES, "place": PLACES, "vehicle": ["car", "scooter", "van"],
+         "sport": ["tennis", "climbing", "volleyball"]}
+WHEN = {"yesterday": "the day before", "last weekend": "the weekend before",
+        "last week": "the week before", "two days ago": "two days before",
+        "this morning": "the morning of"}
+"""What a turn says -> how LoCoMo's temporal answers put it against the session's date."""
+OPENERS = ["Honestly,", "Funny thing,", "So,", "Oh,", "Anyway,", "You know what,", ""]
+TOPICS = ["the new café", "my sister", "the weather", "work", "that series", "the neighbours",
+          "my phone", "the traffic", "dinner", "the weekend", "the gym", "my plants", "the garden",
+          "the news", "my inbox", "the kids next door", "the train", "our old school"]
+COMMENTS = ["has been on my mind all week.", "was a total mess today.", "made me laugh so hard.",
+            "is driving me a bit crazy.", "turned out better than expected.", "needs a proper plan.",
+            "reminded me of you.", "is the same as ever, really.", "took most of my evening."]
+REPLIES = ["Ha, that sounds about right.", "Oh no, I hope it gets better soon!", "That is so you.",
+           "Tell me more next time we meet.", "Same here, to be honest.", "Wow, good for you!",
+           "I know the feeling.", "That made my day, thanks for sharing."]
 CAPTIONS = ["a photo of a cup of coffee on a wooden table", "a photo of a dog lying on a sofa",
             "a photo of a sunset over the water", "a photo of a messy desk with a laptop"]
 
 
+def session_date(s: int, comma: str = "") -> str:
+    """Session ``s``'s day: nine days after the one before, from 1 January 2024."""
+    return f"{1 + (9 * s) % 28} {MONTHS[(s * 9) // 28 % 12]}{comma} 2024"
+
+
 def conversation(k: int, rng: random.Random) -> dict:
+    """One two-person conversation in LoCoMo's proportions: 19-27 sessions of 15-30 turns,
+    life events planted in any session and asked about after the last one (so the evidence is
+    often many sessions back), questions worded unlike their evidence, and small talk that keeps
+    naming the speakers and the same topics."""
     a, b = PAIRS[k]
-    hobbies = rng.sample(HOBBIES, 8)
-    n_sessions = 12
+    n_sessions = rng.randint(19, 27)
     sessions: list[list[dict]] = [[] for _ in range(n_sessions)]
     qa: list[dict] = []
-    turn_speaker = [a, b]
+    speakers = [a, b]
 
     def say(s: int, who: str, text: str, **extra) -> str:
         turns = sessions[s]
@@ -83,72 +107,69 @@ def conversation(k: int, rng: random.Random) -> dict:
         turns.append({"speaker": who, "dia_id": dia, "text": text, **extra})
         return dia
 
-    def chat(s: int, n: int) -> None:
-        for _ in range(n):
-            who = turn_speaker[len(sessions[s]) % 2]
-            if rng.random() < 0.06:
-                say(s, who, "Look at this!", img_url=["https://example.invalid/p.jpg"],
-                    blip_caption=rng.choice(CAPTIONS))
-            else:
-                say(s, who, rng.choice(CHAT))
+    def small_talk(s: int) -> None:
+        who = speakers[len(sessions[s]) % 2]
+        if rng.random() < 0.06:
+            say(s, who, "Look at this!", img_url=["https://example.invalid/p.jpg"],
+                blip_caption=rng.choice(CAPTIONS))
+        elif rng.random() < 0.5:
+            say(s, who, f"{rng.choice(OPENERS)} {rng.choice(TOPICS)} {rng.choice(COMMENTS)}".strip())
+        else:
+            say(s, who, rng.choice(REPLIES))
 
-    def nudge(s: int, h: str) -> None:
-        who = turn_speaker[len(sessions[s]) % 2]
-        other = b if who == a else a
-        say(s, who, rng.choice(NUDGES).format(h=h))
-        say(s, other, rng.choice(SHRUGS))
-
-    for i, h in enumerate(hobbies):
-        owner, friend = (a, b) if i % 2 == 0 else (b, a)
-        s1 = min(n_sessions - 1, i + rng.choice([0, 1]))
-        s2 = min(n_sessions - 1, s1 + 1 + int(rng.random() * 3))
-        s3 = min(n_sessions - 1, s2 + int(rng.random() * 3))
-        place = rng.choice(PLACES)
-        rel, name, city = rng.choice(RELATIVES), rng.choice(NAMES), rng.choice(CITIES)
-        chat(s1, 4 + int(rng.random() * 8))
-        e_place = say(s1, owner, f"I signed up for a {h} class at the {place}, first lesson was great.")
-        e_who = say(s1, owner, f"My {rel} {name} got me into {h} in the first place.")
-        chat(s1, 2 + int(rng.random() * 6))
-        say(s2, friend, f"So how do you feel about {h} now that you have done a few sessions?")
-        e_feel = say(s2, owner, rng.choice(FEELINGS))
-        chat(s2, 4 + int(rng.random() * 8))
-        e_city = say(s3, owner, f"Big news from {name}: moving to {city} next month.")
-        month = rng.choice(MONTHS)
-        e_done = say(s3, owner, f"Back in {month} I finished my first real {h} project, I am so proud.")
-        chat(s3, 2 + int(rng.random() * 6))
-        for s in range(s3, n_sessions):
-            if rng.random() < 0.7:
-                nudge(s, h)
-        for decoy in DECOYS:
-            s = s1 + int(rng.random() * (n_sessions - s1))
-            say(s, owner if rng.random() < 0.7 else friend, decoy.format(h=h))
-        qa += [
-            {"question": f"Where does {owner} take {h} classes?", "answer": f"at the {place}",
-             "evidence": [e_place], "category": 4},
-            {"question": f"How does {owner} feel about {h}?", "answer": "see the reply",
-             "evidence": [e_feel], "category": 3},
-            {"question": f"When did {owner} finish a first {h} project?", "answer": month,
-             "evidence": [e_done], "category": 2},
-            {"question": f"Where is the person who got {owner} into {h} moving?", "answer": city,
-             "evidence": [f"{e_who}; {e_city}"] if i == 0 else [e_who, e_city], "category": 1},
-            {"question": f"Why did {friend} quit {h}?", "adversarial_answer": "it was boring",
-             "evidence": [e_feel], "category": 5},
-        ]
+    plan = [[] for _ in range(n_sessions)]  # events planted per session: (owner, event, slots)
+    for who in (a, b):
+        for e in rng.sample(range(len(EVENTS)), 6):
+            slots = {name: rng.choice(values) for name, values in SLOTS.items()}
+            plan[rng.randrange(n_sessions - 1)].append((who, e, slots))
+    cousins = [(a if i % 2 == 0 else b, rng.choice(NAMES), rng.choice(CITIES), rng.choice(HOBBIES))
+               for i in range(3)]
+    multi = [(c, rng.sample(range(n_sessions - 1), 2)) for c in cousins]
     for s in range(n_sessions):
-        chat(s, 12)
-    # LoCoMo's quirks, reproduced: "D:s:t", a zero-padded turn, an id that names no turn.
-    q0 = qa[0]
-    s, t = q0["evidence"][0][1:].split(":")
-    q0["evidence"] = [f"D:{s}:{t}"]
-    s, t = qa[2]["evidence"][0][1:].split(":")
-    qa[2]["evidence"] = [f"D{s}:{int(t):02d}"]
-    qa[5]["evidence"].append(f"D{n_sessions + 5}:1")
+        size = rng.randint(15, 30)
+        events = [(rng.randrange(size), item) for item in plan[s]]
+        hops = [(rng.randrange(size), (c, first == s)) for c, (first, second) in multi if s in (first, second)]
+        for t in range(size):
+            for _, (owner, e, slots) in [x for x in events if x[0] == t]:
+                other = b if owner == a else a
+                statement, single, answer, temporal, open_q = EVENTS[e]
+                fill = {**slots, "owner": owner, "when": rng.choice(list(WHEN))}
+                text = statement.format(**fill)
+                dia = say(s, owner, text[0].upper() + text[1:])
+                say(s, other, rng.choice(REPLIES))
+                qa += [{"question": single.format(**fill), "answer": answer.format(**fill),
+                        "evidence": [dia], "category": 4},
+                       {"question": temporal.format(**fill), "answer": f"{WHEN[fill['when']]} {session_date(s)}",
+                        "evidence": [dia], "category": 2},
+                       {"question": open_q.format(**fill), "answer": "likely yes",
+                        "evidence": [dia], "category": 3},
+                       {"question": single.format(**{**fill, "owner": other}),
+                        "adversarial_answer": answer.format(**fill), "evidence": [dia], "category": 5}]
+            for _, ((owner, name, city, hobby), first) in [x for x in hops if x[0] == t]:
+                if first:
+                    say(s, owner, f"My cousin {name} just moved to {city}, she says the rent is wild.")
+                else:
+                    say(s, owner, f"{name} has taken up {hobby} with a club there, she sends me videos.")
+                say(s, b if owner == a else a, rng.choice(REPLIES))
+            small_talk(s)
+    for (owner, name, city, hobby), (first, second) in multi:
+        ids = [f"D{x + 1}:{i + 1}" for x in (first, second) for i, t in enumerate(sessions[x])
+               if name in t["text"] and t["speaker"] == owner]
+        qa.append({"question": f"Which hobby did {owner}'s cousin pick up after moving?", "answer": hobby,
+                   "evidence": ids[:2], "category": 1})
+    # LoCoMo's quirks, reproduced: "D:s:t", a zero-padded turn, "a; b" in one string, an id that
+    # names no turn.
+    s, t = qa[0]["evidence"][0][1:].split(":")
+    qa[0]["evidence"] = [f"D:{s}:{t}"]
+    s, t = qa[1]["evidence"][0][1:].split(":")
+    qa[1]["evidence"] = [f"D{s}:{int(t):02d}"]
+    qa[-1]["evidence"] = ["; ".join(qa[-1]["evidence"])]
+    qa[2]["evidence"].append(f"D{n_sessions + 5}:1")
     conv: dict = {"speaker_a": a, "speaker_b": b}
     for s in range(n_sessions):
-        day, month = 1 + (5 * s) % 28, MONTHS[2 + (5 * s) // 28]
-        conv[f"session_{s + 1}_date_time"] = f"{1 + s % 11}:{(7 * s) % 60:02d} pm on {day} {month}, 2024"
+        conv[f"session_{s + 1}_date_time"] = f"{1 + s % 11}:{(7 * s) % 60:02d} pm on {session_date(s, ',')}"
         conv[f"session_{s + 1}"] = sessions[s]
-    conv[f"session_{n_sessions + 1}_date_time"] = "9:00 am on 1 August, 2024"  # a date with no session
+    conv[f"session_{n_sessions + 1}_date_time"] = "9:00 am on 1 December, 2024"  # a date with no session
     return {"sample_id": f"demo-{k + 1}", "qa": qa, "conversation": conv}
 
 

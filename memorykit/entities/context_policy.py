@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import islice
 from typing import Any
 
 from memorykit._history import memory_on_fresh_clock, newest_that_fit, system_tokens, timed_messages
@@ -69,6 +70,9 @@ def _default_memory(clock: StepClock) -> EntityMemory:
 
 class EntityContextPolicy:
     """An entity memory as a ``ContextPolicy`` (see the module docstring)."""
+
+    query_independent = True
+    """The context ignores the query: the harness asks once per question position."""
 
     def __init__(
         self,
@@ -132,18 +136,27 @@ class EntityContextPolicy:
     def replay(self, history: Sequence[Message]) -> tuple[EntityMemory, dict[str, list[str]]]:
         """The memory after the history, and for each entity the ids of the messages that
         mentioned it or referred to it (in history order)."""
-        clock, memory = memory_on_fresh_clock(self.make_memory, EntityMemory)
-        cited: dict[str, list[str]] = {}
-        for i, message in timed_messages(history, clock):
-            memory.turn = message.turn
-            for entity in self._mentions(message, i):
-                memory.add(entity)
-                cited.setdefault(entity.key, []).append(message.id)
-            if message.role == "user":  # the user refers; answers only name things
-                for resolution in self.resolver.resolve(message.content, memory):
-                    if resolution.entity_key is not None:
-                        cited.setdefault(resolution.entity_key, []).append(message.id)
-        return memory, {k: list(dict.fromkeys(v)) for k, v in cited.items()}
+        run = _Replay(self, history)
+        run.advance(len(run.history))
+        return run.memory, run.cited_ids()
+
+    def _step(self, memory: EntityMemory, cited: dict[str, list[str]], i: int, message: Message) -> None:
+        memory.turn = message.turn
+        for entity in self._mentions(message, i):
+            memory.add(entity)
+            cited.setdefault(entity.key, []).append(message.id)
+        if message.role == "user":  # the user refers; answers only name things
+            for resolution in self.resolver.resolve(message.content, memory):
+                if resolution.entity_key is not None:
+                    cited.setdefault(resolution.entity_key, []).append(message.id)
+
+    def prepare(self, conversation: Any) -> _PreparedEntities:
+        """One replay per conversation: questions asked later only advance it (the harness asks
+        positions in order), instead of replaying the whole history for each question."""
+        messages = getattr(conversation, "messages", None)
+        if messages is None:
+            raise TypeError(f"conversation must be an EvalConversation, got {conversation!r}")
+        return _PreparedEntities(self, messages)
 
     # ------------------------------------------------------------ context
     def _system_item(self, memory: EntityMemory, k: int,
@@ -157,6 +170,10 @@ class EntityContextPolicy:
     def build_context(self, history: Sequence[Message], query: str, budget: int) -> Context:
         check_request(query, budget)
         memory, cited = self.replay(history)
+        return self._context(memory, cited, history, budget)
+
+    def _context(self, memory: EntityMemory, cited: Mapping[str, list[str]],
+                 history: Sequence[Message], budget: int) -> Context:
         room = budget - self.chat_format.reply_primer
         notes: list[str] = []
         system = None
@@ -180,3 +197,42 @@ class EntityContextPolicy:
 
     def __repr__(self) -> str:
         return f"EntityContextPolicy({self.name!r}, top_k={self.top_k}, by={self.by!r})"
+
+
+class _Replay:
+    """A replay that can be advanced: the memory and citations after the first ``done`` messages."""
+
+    def __init__(self, policy: EntityContextPolicy, history: Sequence[Message]) -> None:
+        self.policy = policy
+        clock, self.memory = memory_on_fresh_clock(policy.make_memory, EntityMemory)
+        self._steps = timed_messages(history, clock)  # checks the whole history first
+        self.history = history
+        self.cited: dict[str, list[str]] = {}
+        self.done = 0
+
+    def advance(self, position: int) -> None:
+        for i, message in islice(self._steps, position - self.done):
+            self.policy._step(self.memory, self.cited, i, message)
+        self.done = position
+
+    def cited_ids(self) -> dict[str, list[str]]:
+        return {k: list(dict.fromkeys(v)) for k, v in self.cited.items()}
+
+
+class _PreparedEntities:
+    """One conversation's replay, advanced to each question's position in turn."""
+
+    def __init__(self, policy: EntityContextPolicy, messages: Sequence[Message]) -> None:
+        self.policy = policy
+        self.messages = tuple(messages)
+        self.run = _Replay(policy, self.messages)
+
+    def build_context(self, position: int, query: str, budget: int) -> Context:
+        check_request(query, budget)
+        if not 0 <= position <= len(self.messages):
+            raise ValueError(f"position must be in [0, {len(self.messages)}], got {position!r}")
+        if position < self.run.done:  # asked out of order: start again
+            self.run = _Replay(self.policy, self.messages)
+        self.run.advance(position)
+        return self.policy._context(self.run.memory, self.run.cited_ids(),
+                                    self.messages[:position], budget)

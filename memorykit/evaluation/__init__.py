@@ -13,12 +13,15 @@ Taught in ``notebooks/12_parameter_tuning.ipynb``.
 """
 
 from memorykit.evaluation.baselines import (
+    ANALYZERS,
     BM25Retrieval,
     FullContext,
     LastMessages,
     LastTokens,
     analyze,
+    analyze_stemmed,
     baseline_policies,
+    resolve_analyzer,
 )
 from memorykit.evaluation.chatlog import ChatLogError, load_chat_logs, parse_chat_logs
 from memorykit.evaluation.dataset import (
@@ -27,6 +30,7 @@ from memorykit.evaluation.dataset import (
     EvalQuestion,
     Session,
     as_dataset,
+    dataset_statistics,
     from_simulated,
 )
 from memorykit.evaluation.harness import (
@@ -63,10 +67,12 @@ from memorykit.evaluation.sweep import (
     run_sweep,
 )
 from memorykit.evaluation.table import Table
+from memorykit.evaluation.hybrid import HybridRetrieval, HybridSettings
 from memorykit.evaluation.toolkit import AttentionPolicy, toolkit_policies
 from memorykit.evaluation.tune import TuneResult, tune
 
 __all__ = [
+    "ANALYZERS",
     "AttentionPolicy",
     "BM25Retrieval",
     "CATEGORIES",
@@ -77,6 +83,8 @@ __all__ = [
     "EvalResult",
     "FullContext",
     "HarnessSettings",
+    "HybridRetrieval",
+    "HybridSettings",
     "LOCOMO_SHA256",
     "LOCOMO_URL",
     "LastMessages",
@@ -94,7 +102,10 @@ __all__ = [
     "Table",
     "Uniform",
     "analyze",
+    "analyze_stemmed",
+    "resolve_analyzer",
     "as_dataset",
+    "dataset_statistics",
     "baseline_policies",
     "cheapest_reaching",
     "coinciding_policies",

@@ -22,31 +22,86 @@ Taught in ``notebooks/12_parameter_tuning.ipynb``.
 from __future__ import annotations
 
 import bisect
+import re
+import threading
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from memorykit._text import STOPWORDS, WORD
-from memorykit._validate import require_int, require_non_negative, require_real
+from memorykit._validate import require_choice, require_int, require_non_negative, require_real
 from memorykit.context import Context, ContextItem, check_request, with_budget_note
 from memorykit.evaluation.dataset import EvalConversation
 from memorykit.messages import Message, check_history
 from memorykit.tokens import ChatFormat
 
 __all__ = [
+    "ANALYZERS",
     "BM25Retrieval",
     "FullContext",
     "LastMessages",
     "LastTokens",
     "analyze",
+    "analyze_stemmed",
     "baseline_policies",
+    "resolve_analyzer",
 ]
 
 
 def analyze(text: str) -> list[str]:
-    """Lower-cased words without common English function words (documents and queries alike)."""
+    """Lower-cased words without common English function words (documents and queries alike).
+
+    The plain analyzer (``analyzer="plain"``): no stemming, so "painting" never matches
+    "paint" and "caroline's" never matches "Caroline". ``analyze_stemmed`` is the default."""
     return [w for w in WORD.findall(text.lower()) if w not in STOPWORDS]
+
+
+_POSSESSIVE = re.compile(r"['’]s$")
+_STEMMERS = threading.local()  # a PyStemmer object is not safe to share between threads
+
+
+@lru_cache(maxsize=1 << 16)
+def _stem(word: str) -> str:
+    # A chat history repeats its vocabulary: caching the word, not the text, makes stemming free.
+    stemmer = getattr(_STEMMERS, "english", None)
+    if stemmer is None:
+        try:
+            import Stemmer
+        except ImportError as exc:  # pragma: no cover - the eval extra installs it
+            raise ImportError("analyze_stemmed needs PyStemmer: pip install 'memorykit[eval]'") from exc
+        stemmer = _STEMMERS.english = Stemmer.Stemmer("english")
+    return str(stemmer.stemWord(word))
+
+
+def analyze_stemmed(text: str) -> list[str]:
+    """``analyze`` plus possessives stripped and the Snowball English stem (PyStemmer).
+
+    Why: questions ask about "Caroline's art" and "paintings" while the turns say "Caroline"
+    and "painted"; without both, BM25 scores them as unrelated words. The function-word test
+    runs before and after stripping ("he's" and "it's" stay out)."""
+    out = []
+    for w in WORD.findall(text.lower()):
+        if w in STOPWORDS:
+            continue
+        w = _POSSESSIVE.sub("", w)
+        if w and w not in STOPWORDS:
+            out.append(_stem(w))
+    return out
+
+
+ANALYZERS: dict[str, Callable[[str], list[str]]] = {"stemmed": analyze_stemmed, "plain": analyze}
+"""The lexical policies' analyzers by name: ``stemmed`` (default) or ``plain`` (no stemming)."""
+
+
+def resolve_analyzer(analyzer: str | Callable[[str], list[str]]) -> Callable[[str], list[str]]:
+    """An analyzer by name (``ANALYZERS``) or any callable from text to terms."""
+    if isinstance(analyzer, str):
+        return ANALYZERS[require_choice("analyzer", analyzer, tuple(ANALYZERS))]
+    if not callable(analyzer):
+        raise TypeError(f"analyzer must be one of {', '.join(ANALYZERS)} or callable, got {analyzer!r}")
+    return analyzer
 
 
 class _Prepared:
@@ -202,7 +257,9 @@ class BM25Retrieval(_Baseline):
     """Messages ranked by BM25 against the question, packed best first into the budget.
 
     Scoring is the ``bm25s`` library's (Lucene variant by default); documents
-    and queries go through the same ``analyzer`` (default ``analyze``). Only
+    and queries go through the same ``analyzer``: a name of ``ANALYZERS`` (default
+    ``"stemmed"``: possessives stripped, Snowball stems; ``"plain"``: the old one) or a
+    callable from text to terms. Only
     messages scoring above ``min_score`` are candidates; each is taken if it
     still fits (a long one is skipped, not a stop), ties going to the newer
     message. The chosen messages are sent in conversation order. The index
@@ -213,7 +270,8 @@ class BM25Retrieval(_Baseline):
     query_independent = False
 
     def __init__(self, *, k1: float = 1.5, b: float = 0.75, method: str = "lucene",
-                 min_score: float = 0.0, analyzer: Callable[[str], list[str]] = analyze,
+                 min_score: float = 0.0,
+                 analyzer: str | Callable[[str], list[str]] = "stemmed",
                  keep_system: bool = True, chat_format: ChatFormat = ChatFormat(),
                  name: str = "bm25") -> None:
         super().__init__(keep_system, chat_format)
@@ -226,9 +284,7 @@ class BM25Retrieval(_Baseline):
             raise ValueError(f"method must be one of {', '.join(methods)}, got {method!r}")
         self.method = method
         self.min_score = require_non_negative("min_score", min_score)
-        if not callable(analyzer):
-            raise TypeError(f"analyzer must be callable, got {analyzer!r}")
-        self.analyzer = analyzer
+        self.analyzer = resolve_analyzer(analyzer)
         self.name = name
 
     def _prepare(self, messages: Sequence[Message]) -> Any:

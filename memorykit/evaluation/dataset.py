@@ -15,6 +15,7 @@ Taught in ``notebooks/12_parameter_tuning.ipynb``.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ __all__ = [
     "EvalQuestion",
     "Session",
     "as_dataset",
+    "dataset_statistics",
     "from_simulated",
 ]
 
@@ -255,6 +257,43 @@ class EvalDataset:
                 qs = qs[:max_questions]
             kept.append(EvalConversation(c.id, c.messages, tuple(qs), c.sessions, c.metadata))
         return EvalDataset(self.name, tuple(kept), self.report)
+
+
+def dataset_statistics(dataset: EvalDataset) -> dict[str, Any]:
+    """How long and how far back a dataset is: what makes retrieval hard, beside the question kinds.
+
+    Why: a fixture whose evidence always sits in the latest sessions, or whose sessions hold
+    five turns, flatters every memory; these figures say whether a dataset is in the range of
+    real multi-session chat (LoCoMo: about 19-35 sessions and 300-700 turns per conversation,
+    15-30 turns per session, evidence often many sessions back). ``sessions_back`` counts the
+    sessions between an evidence turn's session and the last session before the question (0:
+    the same one); conversations without sessions count as one session each.
+    """
+    if not isinstance(dataset, EvalDataset):
+        raise TypeError(f"dataset must be an EvalDataset, got {dataset!r}")
+    sessions, turns, per_session, back = [], [], [], []
+    for conv in dataset:
+        spans = [(s.start, s.stop) for s in conv.sessions] or [(0, len(conv.messages))]
+        starts = [start for start, _ in spans]
+        sessions.append(len(spans))
+        turns.append(len(conv.messages))
+        per_session += [stop - start for start, stop in spans]
+        for q in conv.questions:
+            last = bisect_right(starts, max(conv.position(q) - 1, 0)) - 1
+            back += [last - (bisect_right(starts, conv.index_of(e)) - 1) for e in q.evidence_ids]
+
+    def spread(values: list[int]) -> str:
+        if not values:
+            return "none"
+        v = sorted(values)
+        return f"{v[0]}-{v[-1]} (median {v[len(v) // 2]})"
+
+    far = sum(1 for b in back if b >= 5) / len(back) if back else 0.0
+    return {"conversations": len(dataset), "sessions_per_conversation": spread(sessions),
+            "turns_per_conversation": spread(turns), "turns_per_session": spread(per_session),
+            "evidence_sessions_back": spread(back),
+            "evidence_5_or_more_sessions_back": round(far, 3),
+            "questions_by_kind": dataset.categories()}
 
 
 def from_simulated(

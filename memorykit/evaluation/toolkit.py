@@ -1,9 +1,10 @@
 """The toolkit's short-term memories as ContextPolicies, ready for a side-by-side comparison.
 
 ``toolkit_policies()`` returns the registered buffers (FIFO, importance, hybrid,
-recency, window, summary: ``memorykit.buffers.registry``) through ``BufferPolicy`` and the attention window through
-``AttentionPolicy``, each built with module-level factories so a process pool
-can pickle them. ``AttentionPolicy`` has the harness's per-conversation fast
+recency, window, summary: ``memorykit.buffers.registry``) through ``BufferPolicy``, the
+attention window through ``AttentionPolicy`` and stemmed BM25 plus MiniLM through
+``HybridRetrieval`` ("hybrid-retrieval", not the hybrid buffer), each built with
+module-level factories so a process pool can pickle them. ``AttentionPolicy`` has the harness's per-conversation fast
 path (``prepare``): every message is embedded once per conversation, not once
 per question. Long-term architectures (episodic, semantic, reflection) are
 ContextPolicies of their own: add them to the mapping before calling
@@ -25,6 +26,7 @@ from memorykit.buffers import AttentionWindow, MessageBuffer
 from memorykit.buffers.registry import policies
 from memorykit.context import BufferPolicy, Context, check_request, context_from_messages
 from memorykit.evaluation.dataset import EvalConversation
+from memorykit.evaluation.hybrid import HybridRetrieval, make_hybrid
 from memorykit.embeddings import Embedder, LexicalHashingEmbedder
 from memorykit.messages import Message
 
@@ -107,7 +109,8 @@ def toolkit_policies(window_size: int = 20) -> dict[str, Any]:
 
     The buffers are every policy of the buffer registry (``memorykit.buffers.registry``)
     except presets, built by ``PolicySpec.build`` (picklable, for process pools); the window
-    is named for its size. The attention window comes last.
+    is named for its size. The attention window and the hybrid retrieval (stemmed BM25 plus
+    MiniLM, ``memorykit.evaluation.hybrid``) come last.
     """
     require_int("window_size", window_size, minimum=1)
     out: dict[str, Any] = {}
@@ -121,6 +124,7 @@ def toolkit_policies(window_size: int = 20) -> dict[str, Any]:
         else:
             out[spec.name] = BufferPolicy(spec.build, spec.name, spec.signals)
     out["attention"] = AttentionPolicy()
+    out["hybrid-retrieval"] = HybridRetrieval()
     return out
 
 
@@ -152,6 +156,8 @@ def _tunable() -> dict[str, Tunable]:
                         ((0.3, 0.6, 0.9, 1.2, 1.5, 2.0), (0.0, 0.25, 0.5, 0.75, 1.0)), (1.5, 0.75)),
         "attention": Tunable(make_attention, ("neighbours", "dimension"),
                              ((0, 1, 2, 3), (64, 128, 256, 512)), (1, 512)),
+        "hybrid-retrieval": Tunable(make_hybrid, ("lexical_weight", "neighbours"),
+                                    ((0.0, 0.25, 0.5, 0.75, 1.0), (0, 1, 2)), (0.5, 1)),
     }
 
 

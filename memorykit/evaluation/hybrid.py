@@ -1,0 +1,246 @@
+"""Hybrid retrieval: stemmed BM25 and MiniLM cosine together, hits with their session neighbours.
+
+``HybridRetrieval`` scores every message of the history for the question as
+``lexical_weight * BM25 / max BM25 + (1 - lexical_weight) * cosine``: BM25 finds the rare
+name or number a question repeats, the sentence embedding finds the paraphrase BM25 misses
+("adopt" against "a forever home"). Two session-aware steps then turn ranked turns into
+readable context:
+
+* smoothing: each message adds ``smoothing`` times the mean score of its same-session
+  neighbours, so a turn whose neighbours match (the answer to a matching question) rises;
+* neighbours: each hit brings up to ``neighbours`` same-session messages on each side (nearest
+  first) while they fit, because an answer often sits in the reply to the matching turn.
+
+With ``dates`` each session present in the context is introduced by a header item carrying its
+date ("Session 3, 8 May 2023 13:56"), so a "When did...?" question can be answered from the
+context and not only "covered"; headers cost tokens and count against the budget. Sessions
+are read from each message's ``metadata["session"]`` and dates from ``created_at`` (the LoCoMo
+loader stamps both), so the plain path and the per-conversation fast path (``prepare``: every
+message and every question of a conversation embedded once, in one batch) agree.
+Taught in ``notebooks/12_parameter_tuning.ipynb``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+
+from memorykit._validate import (require_bool, require_int, require_non_negative, require_str,
+                                 require_unit_interval)
+from memorykit.context import Context, ContextItem, check_request, with_budget_note
+from memorykit.embeddings import Embedder
+from memorykit.evaluation.baselines import BM25Retrieval, _Baseline, _BM25Prepared, _State
+from memorykit.evaluation.dataset import EvalConversation
+from memorykit.messages import Message, MessageFactory
+from memorykit.tokens import ChatFormat
+
+__all__ = ["HybridRetrieval", "HybridSettings", "make_hybrid", "shared_minilm"]
+
+
+@dataclass(frozen=True)
+class HybridSettings:
+    """How ``HybridRetrieval`` weighs, smooths and widens its hits."""
+
+    lexical_weight: float = 0.5
+    """Weight of the max-normalised BM25 score; the cosine gets ``1 - lexical_weight``
+    (1: BM25 alone, 0: MiniLM alone)."""
+    smoothing: float = 0.5
+    """Share of the mean score of a message's same-session neighbours added to its own, in
+    [0, 1] (0: none; above 1 the neighbours would outweigh the message itself)."""
+    neighbours: int = 1
+    """Same-session messages taken on each side of a hit, nearest first, when they fit."""
+    dates: bool = True
+    """Introduce each session in the context by a header item with its date (costs tokens)."""
+    k1: float = 1.5
+    """BM25 term-frequency saturation."""
+    b: float = 0.75
+    """BM25 length normalisation."""
+    analyzer: str = "stemmed"
+    """The lexical analyzer by name (``memorykit.evaluation.baselines.ANALYZERS``)."""
+
+    def __post_init__(self) -> None:
+        require_unit_interval("lexical_weight", self.lexical_weight)
+        require_unit_interval("smoothing", self.smoothing)
+        require_int("neighbours", self.neighbours, minimum=0, maximum=50)
+        require_bool("dates", self.dates)
+        require_non_negative("k1", self.k1)
+        require_unit_interval("b", self.b)
+        require_str("analyzer", self.analyzer)
+
+
+_SHARED: dict[str, Embedder] = {}
+
+
+def shared_minilm() -> Embedder:
+    """One MiniLM embedder (memo + disk cache) per process: every hybrid policy of a sweep
+    reuses its remembered vectors instead of reading the disk cache again."""
+    if "minilm" not in _SHARED:
+        from memorykit.longterm.minilm import minilm_embedder
+
+        _SHARED["minilm"] = minilm_embedder()
+    return _SHARED["minilm"]
+
+
+def _session_date(created_at: float) -> str:
+    when = datetime.fromtimestamp(created_at, tz=timezone.utc)
+    return f"{when.day} {when:%B %Y %H:%M}"
+
+
+class _HybridPrepared(_BM25Prepared):
+    """One history's BM25 documents, vectors, sessions and date headers."""
+
+    def __init__(self, messages: Sequence[Message], policy: HybridRetrieval,
+                 questions: Sequence[str] = ()) -> None:
+        super().__init__(messages, policy.keep_system, policy.chat_format, policy.bm25.analyzer)
+        self.embedder = policy.embedder if policy.embedder is not None else shared_minilm()
+        texts = [m.content for m in self.messages]
+        asked = list(dict.fromkeys(questions))
+        vectors = _unit(np.asarray(self.embedder.embed(texts + asked), dtype=np.float32)) \
+            if texts or asked else np.zeros((0, 1), dtype=np.float32)
+        self.vectors = vectors[:len(texts)]
+        self.queries = dict(zip(asked, vectors[len(texts):]))
+        keys = [m.metadata.get("session") for m in self.messages]
+        # A session is a run of messages with the same key; messages without one form no session.
+        self.session = np.array([hash(k) if k is not None else -1 for k in keys], dtype=np.int64)
+        self.same_as_next = np.zeros(len(keys), dtype=bool)
+        if len(keys) > 1:
+            self.same_as_next[:-1] = (self.session[:-1] == self.session[1:]) & (self.session[:-1] != -1)
+        factory = MessageFactory(chat_format=policy.chat_format)
+        self.headers: dict[int, ContextItem] = {}
+        for i, (m, k) in enumerate(zip(self.messages, keys)):
+            if policy.settings.dates and k is not None and (i == 0 or not self.same_as_next[i - 1]):
+                text = f"Session {k}" + (f", {_session_date(m.created_at)}" if m.created_at > 0 else "")
+                header = factory.system(text)
+                self.headers[i] = ContextItem("system", text, header.billed_tokens, (), "date")
+        self.first = np.zeros(len(keys), dtype=np.int64)  # index of each message's session start
+        for i in range(1, len(keys)):
+            self.first[i] = self.first[i - 1] if self.same_as_next[i - 1] else i
+
+    def query_vector(self, query: str) -> np.ndarray:
+        vector = self.queries.get(query)
+        if vector is None:
+            vector = _unit(np.asarray(self.embedder.embed([query]), dtype=np.float32))[0]
+        return vector
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms > 0, norms, 1.0)
+
+
+class HybridRetrieval(_Baseline):
+    """Messages ranked by a blend of BM25 and MiniLM cosine, smoothed within sessions,
+    each hit packed with its same-session neighbours, sessions introduced by their dates.
+
+    ``embedder`` defaults to all-MiniLM-L6-v2 in numpy with its disk cache
+    (``shared_minilm``); any ``Embedder`` works (tests pass a lexical one). Ranking ties go
+    to the newer message; the context is sent in conversation order.
+    """
+
+    query_independent = False
+
+    def __init__(self, settings: HybridSettings | None = None, *, embedder: Embedder | None = None,
+                 keep_system: bool = True, chat_format: ChatFormat = ChatFormat(),
+                 name: str = "hybrid-retrieval") -> None:
+        super().__init__(keep_system, chat_format)
+        settings = settings if settings is not None else HybridSettings()
+        if not isinstance(settings, HybridSettings):
+            raise TypeError(f"settings must be a HybridSettings, got {settings!r}")
+        if embedder is not None and not callable(getattr(embedder, "embed", None)):
+            raise TypeError(f"embedder must have an embed(texts) method, got {embedder!r}")
+        self.settings = settings
+        self.embedder = embedder
+        self.bm25 = BM25Retrieval(k1=settings.k1, b=settings.b, analyzer=settings.analyzer,
+                                  keep_system=keep_system, chat_format=chat_format)
+        self.name = require_str("name", name, non_empty=True)
+
+    def _prepare(self, messages: Sequence[Message]) -> Any:
+        return _State(self, _HybridPrepared(messages, self))
+
+    def prepare(self, conversation: EvalConversation) -> Any:
+        if not isinstance(conversation, EvalConversation):
+            raise TypeError(f"conversation must be an EvalConversation, got {conversation!r}")
+        return _State(self, _HybridPrepared(conversation.messages, self,
+                                            [q.question for q in conversation.questions]))
+
+    def scores(self, p: _HybridPrepared, position: int, query: str) -> np.ndarray:
+        """The blended, smoothed score of each of the first ``position`` messages."""
+        s = self.settings
+        lexical = np.asarray(self.bm25.scores(p, position, query), dtype=np.float64)
+        top = lexical.max() if position else 0.0
+        if top > 0:
+            lexical /= top
+        cosine = p.vectors[:position] @ p.query_vector(query) if position else np.zeros(0)
+        score = s.lexical_weight * lexical + (1.0 - s.lexical_weight) * cosine
+        if s.smoothing and position > 1:
+            link = p.same_as_next[:position - 1]  # message i and i + 1 share a session
+            left = np.zeros(position)
+            right = np.zeros(position)
+            left[1:] = np.where(link, score[:-1], 0.0)
+            right[:-1] = np.where(link, score[1:], 0.0)
+            count = np.zeros(position)
+            count[1:] += link
+            count[:-1] += link
+            score = score + s.smoothing * (left + right) / np.maximum(count, 1)
+        return score
+
+    def _widen(self, p: _HybridPrepared, hit: int, position: int) -> list[int]:
+        """``hit`` and its same-session neighbours before ``position``, nearest first."""
+        out = [hit]
+        start = p.first[hit]
+        for d in range(1, self.settings.neighbours + 1):
+            if hit - d >= start and p.session[hit] != -1:
+                out.append(hit - d)
+            if hit + d < position and p.first[hit + d] == start and p.session[hit] != -1:
+                out.append(hit + d)
+        return out
+
+    def _build(self, p: _HybridPrepared, position: int, query: str, budget: int) -> Context:  # type: ignore[override]
+        system, room = p.system(position, budget - p.primer)
+        chosen = set(system)
+        if position and room > 0:
+            score = self.scores(p, position, query)
+            order = np.lexsort((-np.arange(position), -score)).tolist()
+            tokens = p.tokens
+            smallest = int(tokens[:position].min())
+            opened: set[int] = set()  # sessions whose header is already paid for
+            for hit in order:
+                if room < smallest:
+                    break
+                for i in self._widen(p, hit, position):
+                    if i in chosen or p.pinned[i]:
+                        continue
+                    start = int(p.first[i])
+                    header = p.headers.get(start)
+                    cost = int(tokens[i]) + (header.tokens if header and start not in opened else 0)
+                    if cost <= room:
+                        chosen.add(i)
+                        room -= cost
+                        if header:
+                            opened.add(start)
+        return self._context(p, sorted(chosen), budget)
+
+    def _context(self, p: _HybridPrepared, indices: list[int], budget: int) -> Context:
+        items: list[ContextItem] = []
+        opened: set[int] = set()
+        for i in indices:
+            start = int(p.first[i])
+            header = p.headers.get(start)
+            if header is not None and start not in opened:
+                items.append(header)
+                opened.add(start)
+            items.append(p.items[i])
+        return with_budget_note(Context(tuple(items), budget, self.name, p.chat_format))
+
+    def __repr__(self) -> str:
+        return f"HybridRetrieval({self.name!r}, {self.settings!r})"
+
+
+def make_hybrid(lexical_weight: float = 0.5, neighbours: int = 1, **settings: Any) -> HybridRetrieval:
+    """A ``HybridRetrieval`` over the shared MiniLM embedder (picklable factory for sweeps)."""
+    return HybridRetrieval(HybridSettings(lexical_weight=lexical_weight, neighbours=neighbours,
+                                          **settings))
