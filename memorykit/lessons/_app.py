@@ -17,10 +17,32 @@ from __future__ import annotations
 import base64
 import html
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
-from memorykit._validate import require_real
+from memorykit._validate import require_choice, require_real
+from memorykit.embeddings import Embedder
 from memorykit.lessons._figure import live_figure, publish, static_figures_enabled, static_png
+
+
+EMBEDDERS = {"minilm": "a sentence embedder: meaning, not only shared words",
+             "lexical": "the lexical hashing baseline: word overlap, not meaning"}
+"""The long-term lessons' embedders (09, 10) and what each measures; the first is the default:
+all-MiniLM-L6-v2, the embedder seed 003 chose its 0.65 threshold for."""
+
+
+@lru_cache(maxsize=None)
+def lesson_embedder(kind: str = "minilm") -> Embedder:
+    """One shared instance per kind of ``EMBEDDERS``, so every lesson embeds a text once per
+    process (MiniLM also keeps its vectors on disk: ``minilm_embedder``)."""
+    require_choice("embedder", kind, tuple(EMBEDDERS))
+    if kind == "minilm":
+        from memorykit.longterm.minilm import minilm_embedder
+
+        return minilm_embedder()
+    from memorykit.embeddings import LexicalHashingEmbedder
+
+    return LexicalHashingEmbedder()
 
 
 def _widgets():

@@ -1,21 +1,21 @@
 """Lesson 10: seed 003's four memory architectures on inject / distract / probe.
 
-* ``probe_run()``: the lesson's ``ProbeCheckpoints`` (``memorykit.evaluation.recall_curves``:
-  one seeded conversation whose prefixes are the conversations with fewer distractors),
-  its components memoized (``MemoCounter``, ``MemoEmbedder``, ``MemoSummarizer``).
-* ``curve(letter, window, factor, episodic_threshold, semantic_threshold)``: recall (the
-  fact's key in the built context) and mean tokens per call at every checkpoint, memoized
-  per architecture on the parameters it depends on: a threshold move re-selects captured
-  probes, a window or factor move re-ingests only the architectures it changes.
+* ``probe_run()``: the lesson's ``ProbeCheckpoints`` (one seeded conversation whose prefixes
+  are those with fewer distractors), its components memoized.
+* ``curve(letter, window, factor, episodic_threshold, semantic_threshold, embedder)``: recall
+  (the key in the built context) and tokens per call at every checkpoint, memoized on the
+  parameters the architecture depends on: a threshold move re-selects captured probes.
 * ``recall_table``, ``why_missed``, ``seed_comparison``: the benchmark beside seed 003's
   numbers, and for B and C every probe with the computed reason it was or was not recalled.
 * ``learned_rules(distractors)``: what D's critic learned in the booking scenario, with
   the messages each rule cites, and every architecture's reply to the second request.
 
 Explorer: ``ArchitecturesExplorer`` (window, consolidation factor, episodic and semantic
-thresholds; recall and tokens per call vs distractor turns for A-D). Everything is offline:
-the embedder is lexical (word overlap, not meaning), the summarizer extractive, the critic
-and actor scripted; none of them is a language model.
+thresholds; recall and tokens per call vs distractor turns for A-D). Everything is offline.
+C and D embed with all-MiniLM-L6-v2 (numpy, vectors cached on disk) by default, the embedder
+seed 003 chose its 0.65 for; ``embedder="lexical"`` (word overlap, not meaning) is the
+baseline, ``embedder_comparison`` the two side by side. The summarizer is extractive, the
+critic and actor scripted: none of the components is a language model.
 Taught in ``notebooks/10_architectures.ipynb``.
 """
 
@@ -26,22 +26,16 @@ from typing import Any
 
 import numpy as np
 
-from memorykit._validate import require_int
-from memorykit.embeddings import MemoEmbedder
+from memorykit._validate import require_choice, require_int
 from memorykit.evaluation.recall_benchmark import SEED_003_RECALL, run_benchmark
 from memorykit.evaluation.recall_curves import Captured, Curve, ProbeCheckpoints
-from memorykit.lessons._app import LessonExplorer, Setting, _go, defaults
+from memorykit.lessons._app import EMBEDDERS, LessonExplorer, Setting, _go, defaults, lesson_embedder
 from memorykit.lessons._figure import legend_below
 from memorykit.longterm.architectures import ReflectionArchitecture, make_architectures
 from memorykit.longterm.episodic import EpisodicSettings, explain
 from memorykit.longterm.semantic import SemanticSettings
-from memorykit.scenarios.probes import (
-    adaptability_scenario,
-    asks_for_confirmation,
-    booking_actor,
-    booking_critic,
-    probe_conversation,
-)
+from memorykit.scenarios.probes import (adaptability_scenario, asks_for_confirmation, booking_actor,
+                                      booking_critic, probe_conversation)
 from memorykit.summary import ExtractiveSummarizer, MemoSummarizer
 from memorykit.tokens import MemoCounter
 
@@ -63,12 +57,13 @@ SETTINGS = (
 DEFAULTS = defaults(SETTINGS)
 
 
-@lru_cache(maxsize=1)
-def probe_run() -> ProbeCheckpoints:
-    """The longest probe conversation, its checkpoints and the shared memoized components."""
+@lru_cache(maxsize=len(EMBEDDERS))
+def probe_run(embedder: str = "minilm") -> ProbeCheckpoints:
+    """The longest probe conversation, its checkpoints and the shared memoized components
+    (C and D embed with ``embedder``, a key of ``EMBEDDERS``; A and B use none)."""
     counter = MemoCounter()
     return ProbeCheckpoints(DISTRACTORS, budget=BUDGET, counter=counter,
-                            embedder=MemoEmbedder(),
+                            embedder=lesson_embedder(embedder),
                             summarizer=MemoSummarizer(ExtractiveSummarizer(counter)))
 
 
@@ -94,62 +89,77 @@ def _episodic_capture(window: int, factor: float) -> Captured:
     return probe_run().capture_episodic(window, factor)
 
 
-@lru_cache(maxsize=64)
-def _semantic_capture(window: int) -> tuple[Captured, Captured]:
-    return probe_run().capture_semantic(window)
+@lru_cache(maxsize=128)
+def _semantic_capture(window: int, embedder: str) -> tuple[Captured, Captured]:
+    return probe_run(embedder).capture_semantic(window)
 
 
 @lru_cache(maxsize=2048)
-def _curve(letter: str, window: int, factor: float, threshold: float) -> Curve:
+def _curve(letter: str, window: int, factor: float, threshold: float, embedder: str) -> Curve:
     if letter == "A":
         return _window_curve(window)
     if letter == "B":
         return probe_run().score(_episodic_capture(window, factor), threshold)
-    c, d = _semantic_capture(window)
-    return probe_run().score(c if letter == "C" else d, threshold)
+    c, d = _semantic_capture(window, embedder)
+    return probe_run(embedder).score(c if letter == "C" else d, threshold)
 
 
 def curve(letter: str, window: int = 20, factor: float = 1.5, episodic_threshold: float = 0.7,
-          semantic_threshold: float = 0.65) -> Curve:
+          semantic_threshold: float = 0.65, embedder: str = "minilm") -> Curve:
     """Recall and tokens per call of one architecture at every checkpoint (memoized).
 
     Only the parameters the architecture uses are part of its cache key: A
     depends on the window; B on window, factor and the episodic threshold; C and
-    D on window and the semantic threshold.
+    D on window, the semantic threshold and the embedder.
     """
     if letter not in LETTERS:
         raise ValueError(f"letter must be one of {LETTERS}, got {letter!r}")
     w, f, e, s = check_params(window, factor, episodic_threshold, semantic_threshold)
     if letter == "A":
-        return _curve("A", w, 1.5, 0.0)
+        return _curve("A", w, 1.5, 0.0, "")
     if letter == "B":
-        return _curve("B", w, f, e)
-    return _curve(letter, w, 1.5, s)
+        return _curve("B", w, f, e, "")
+    return _curve(letter, w, 1.5, s, require_choice("embedder", embedder, tuple(EMBEDDERS)))
 
 
 def warm(factor: float = 1.5) -> None:
-    """Capture every window of the slider (A, C, D; B at ``factor``) so window moves are lookups."""
+    """Capture every window of the slider (A; C, D on MiniLM; B at ``factor``) so window moves
+    are lookups: MiniLM embeds each text once here, never during a slider move."""
     for w in WINDOWS:
         _window_curve(w)
-        _semantic_capture(w)
+        _semantic_capture(w, "minilm")
         _episodic_capture(w, round(float(factor), 4))
 
 
 def curves(window: int = 20, factor: float = 1.5, episodic_threshold: float = 0.7,
-           semantic_threshold: float = 0.65) -> dict[str, Curve]:
-    return {k: curve(k, window, factor, episodic_threshold, semantic_threshold) for k in LETTERS}
+           semantic_threshold: float = 0.65, embedder: str = "minilm") -> dict[str, Curve]:
+    return {k: curve(k, window, factor, episodic_threshold, semantic_threshold, embedder)
+            for k in LETTERS}
+
+
+def embedder_comparison(window: int = 20, threshold: float = 0.65) -> list[dict[str, Any]]:
+    """C's recall at every checkpoint with each embedder of ``EMBEDDERS`` (D recalls what C
+    does), and the mean recall of the benchmark's table with it."""
+    return [{"embedder": probe_run(kind).embedder.name,
+             "C recall % at " + ",".join(map(str, DISTRACTORS)): ",".join(
+                 f"{v * 100:.0f}" for v in curve("C", window, semantic_threshold=threshold,
+                                                 embedder=kind).recall),
+             "C, D table mean": ", ".join(r["mean"] for r in recall_table(embedder=kind)[2:])}
+            for kind in EMBEDDERS]
 
 
 # ------------------------------------------------------------------ the table
-@lru_cache(maxsize=4)
-def benchmark(distractors: tuple[int, ...] = (10, 25, 50, 100)) -> Any:
-    """``run_benchmark`` with its offline defaults (what ``python -m bench.architectures`` runs)."""
-    return run_benchmark(distractors)
+@lru_cache(maxsize=8)
+def benchmark(distractors: tuple[int, ...] = (10, 25, 50, 100), embedder: str = "minilm") -> Any:
+    """``run_benchmark`` offline with C and D on ``embedder`` (what ``python -m
+    bench.architectures --embedder minilm`` runs; ``"lexical"``: its defaults)."""
+    return run_benchmark(distractors, embedder=lesson_embedder(embedder))
 
 
-def recall_table(distractors: tuple[int, ...] = (10, 25, 50, 100)) -> list[dict[str, Any]]:
+def recall_table(distractors: tuple[int, ...] = (10, 25, 50, 100),
+                 embedder: str = "minilm") -> list[dict[str, Any]]:
     """A-D: recall per distractor count and the mean, beside seed 003's reported recall."""
-    result = benchmark(tuple(distractors))
+    result = benchmark(tuple(distractors), embedder)
     out = []
     for s in result.summary():
         letter = s["architecture"][0]
@@ -166,12 +176,12 @@ def recall_table(distractors: tuple[int, ...] = (10, 25, 50, 100)) -> list[dict[
     return out
 
 
-def why_missed(distractors: int = 50, window: int = 20) -> list[dict[str, Any]]:
+def why_missed(distractors: int = 50, window: int = 20, embedder: str = "minilm") -> list[dict[str, Any]]:
     """For B and C at one distractor count: each probe, recalled or not, and why (computed)."""
     require_int("distractors", distractors, minimum=0)
-    counter = probe_run().counter
-    conv = probe_conversation(distractors, counter=counter)
-    archs = make_architectures(window=window, counter=counter)
+    run = probe_run(embedder)
+    conv = probe_conversation(distractors, counter=run.counter)
+    archs = make_architectures(window=window, counter=run.counter, embedder=run.embedder)
     out: list[dict[str, Any]] = []
     b, c = archs["B"], archs["C"]
     for f in conv.facts:
@@ -205,16 +215,17 @@ def why_missed(distractors: int = 50, window: int = 20) -> list[dict[str, Any]]:
             cos = float(np.dot(q, v) / (np.linalg.norm(q) * np.linalg.norm(v)))
             op = ">" if cos > c.settings.threshold else "<="
             why = (f"cosine(question, fact sentence) = {cos:.3f} {op} threshold "
-                   f"{c.settings.threshold:g} (lexical embedder: shared words, not meaning)")
+                   f"{c.settings.threshold:g} ({run.embedder.name}: {EMBEDDERS[embedder]})")
         out.append({"arch": "C", "question": f.question, "key": f.key, "recalled": hit, "why": why})
     return out
 
 
-def seed_comparison(distractors: int = 50) -> list[str]:
+def seed_comparison(distractors: int = 50, embedder: str = "minilm") -> list[str]:
     """One line per architecture: our mean recall against seed 003's, and where they differ,
     the computed reason (from ``why_missed`` at ``distractors`` turns)."""
-    table = {r["arch"][0]: r for r in recall_table()}
-    why = why_missed(distractors)
+    table = {r["arch"][0]: r for r in recall_table(embedder=embedder)}
+    why = why_missed(distractors, embedder=embedder)
+    name = probe_run(embedder).embedder.name
     lines = []
     for letter in LETTERS:
         r = table[letter]
@@ -232,8 +243,9 @@ def seed_comparison(distractors: int = 50) -> list[str]:
                        f"its keywords), {ghost} summary(ies) lost the key")
         else:
             below = sum("<=" in w["why"] for w in missed)
-            reason += (f"{below} fact sentence(s) at or below the cosine threshold with the lexical "
-                       "embedder (seed 003 used all-MiniLM-L6-v2, a semantic one)")
+            reason += (f"{below} fact sentence(s) at or below the cosine threshold with {name} ("
+                       + ("seed 003's embedder, but these questions paraphrase their facts)"
+                          if embedder == "minilm" else "word overlap; seed 003 used all-MiniLM-L6-v2)"))
             if letter == "D":
                 reason += "; D recalls what C recalls (its rules change behaviour, not recall)"
         lines.append(f"{head}: differs; {reason}")
@@ -243,9 +255,9 @@ def seed_comparison(distractors: int = 50) -> list[str]:
 def learned_rules(distractors: int = 50) -> dict[str, Any]:
     """The adaptability scenario: D's rules (with their sources) and every actor reply."""
     require_int("distractors", distractors, minimum=0)
-    counter = probe_run().counter
-    sc = adaptability_scenario(distractors, counter=counter)
-    archs = make_architectures(critic=booking_critic(), counter=counter)
+    run = probe_run()
+    sc = adaptability_scenario(distractors, counter=run.counter)
+    archs = make_architectures(critic=booking_critic(), counter=run.counter, embedder=run.embedder)
     actor = booking_actor()
     by_id = {m.id: m for m in sc.messages}
     replies, rules = {}, []
@@ -270,7 +282,7 @@ _COLORS = {"A": "#7f7f7f", "B": "#ff7f0e", "C": "#1f77b4", "D": "#2ca02c"}
 class ArchitecturesExplorer(LessonExplorer):
     """Recall and tokens per call vs distractor turns for A-D."""
 
-    title = "Recall and tokens per call vs distractor turns (offline components)"
+    title = "Recall and tokens per call vs distractor turns (C, D on all-MiniLM-L6-v2)"
 
     settings = SETTINGS
 
@@ -315,32 +327,20 @@ class ArchitecturesExplorer(LessonExplorer):
 
     def summary(self) -> dict[str, Any]:
         r: dict[str, Curve] = self.result
-        p = self.params
-        out: dict[str, Any] = {
-            "window": p["window"], "consolidation_factor": p["consolidation_factor"],
-            "episodic_threshold": p["episodic_threshold"], "semantic_threshold": p["semantic_threshold"],
-            "distractors": ",".join(map(str, DISTRACTORS)),
-        }
-        for k in LETTERS:
-            out[f"{k}_recall_%"] = ",".join(f"{v * 100:.0f}" for v in r[k].recall)
-        for k in LETTERS:
-            out[f"{k}_tokens_per_call"] = ",".join(f"{v:.0f}" for v in r[k].tokens)
+        out: dict[str, Any] = {s.name: self.params[s.name] for s in SETTINGS}
+        out["distractors"] = ",".join(map(str, DISTRACTORS))
+        out.update({f"{k}_recall_%": ",".join(f"{v * 100:.0f}" for v in r[k].recall) for k in LETTERS})
+        out.update({f"{k}_tokens_per_call": ",".join(f"{v:.0f}" for v in r[k].tokens) for k in LETTERS})
         return out
 
     def readout_numbers(self) -> dict[str, Any]:
         r: dict[str, Curve] = self.result
-        p = self.params
-        out: dict[str, Any] = {k: p[k] for k in ("window", "consolidation_factor",
-                                                 "episodic_threshold", "semantic_threshold")}
-        last = DISTRACTORS[-1]
-        for k in LETTERS:
-            out[f"{k} recall after {last} distractors"] = f"{r[k].recall[-1]:.0%}"
-        for k in LETTERS:
-            out[f"{k} tokens per call, mean"] = f"{float(np.mean(r[k].tokens)):.0f}"
+        out: dict[str, Any] = {s.name: self.params[s.name] for s in SETTINGS}
+        out.update({f"{k} recall after {DISTRACTORS[-1]} distractors": f"{r[k].recall[-1]:.0%}"
+                    for k in LETTERS})
+        out.update({f"{k} tokens per call, mean": f"{float(np.mean(r[k].tokens)):.0f}" for k in LETTERS})
         return out
 
-
-__all__ = [
-    "ArchitecturesExplorer", "BUDGET", "DEFAULTS", "DISTRACTORS", "SETTINGS", "curve", "curves",
-    "learned_rules", "probe_run", "recall_table", "seed_comparison", "why_missed",
-]
+__all__ = ["ArchitecturesExplorer", "BUDGET", "DEFAULTS", "DISTRACTORS", "EMBEDDERS", "SETTINGS", "curve",
+           "curves", "embedder_comparison", "learned_rules", "probe_run", "recall_table",
+           "seed_comparison", "why_missed"]

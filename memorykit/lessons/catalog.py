@@ -95,8 +95,9 @@ CATALOG: tuple[Lesson, ...] = (
             "memorykit.longterm.search_tool"), ("003", "004")),
     Lesson(10, "10_architectures.ipynb", "Memory architectures compared",
            "Context window, episodic, semantic and reflective memory on seed 003's "
-           "inject/distract/probe benchmark: recall vs distractors, tokens per call, learned rules; "
-           "seed 003's table reproduced with a local LLM and all-MiniLM-L6-v2.",
+           "inject/distract/probe benchmark, C and D on all-MiniLM-L6-v2 (numpy, offline) beside the "
+           "lexical baseline: recall vs distractors, tokens per call, learned rules; seed 003's "
+           "table reproduced with a local LLM and all-MiniLM-L6-v2.",
            ("memorykit.longterm.architectures", "memorykit.scenarios.probes",
             "memorykit.evaluation.recall_benchmark", "memorykit.evaluation.recall_curves",
             "memorykit.longterm.reflection", "memorykit.evaluation.reproduction"), ("003",)),

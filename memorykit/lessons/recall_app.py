@@ -26,13 +26,11 @@ from typing import Any
 import numpy as np
 
 from memorykit._validate import require_choice, require_int
-from memorykit.embeddings import Embedder, LexicalHashingEmbedder
 from memorykit.buffers import SummaryBuffer
 from memorykit.clock import StepClock
-from memorykit.lessons._app import LessonExplorer, Setting, _go, defaults
+from memorykit.lessons._app import EMBEDDERS, LessonExplorer, Setting, _go, defaults, lesson_embedder
 from memorykit.lessons._figure import heat_grid, legend_below
 from memorykit.lessons.data import GYM_SESSIONS
-from memorykit.longterm.minilm import minilm_embedder
 from memorykit.longterm.episodic import (HOUR, EpisodicMemory, EpisodicSettings, episode_scores,
                                          full_match_horizon_seconds, overlap_needed)
 from memorykit.longterm.semantic import SemanticMemory, SemanticSettings
@@ -170,22 +168,12 @@ class SemanticMatrix:
     recall_limit: int
 
 
-EMBEDDERS = {"minilm": "a sentence embedder: meaning, not only shared words",
-             "lexical": "the lexical hashing baseline: word overlap, not meaning"}
-"""The semantic section's embedders and what each measures; the first is the default."""
-
-
-@lru_cache(maxsize=None)
-def _embedder(kind: str) -> Embedder:
-    return minilm_embedder() if kind == "minilm" else LexicalHashingEmbedder()
-
-
 @lru_cache(maxsize=None)
 def _semantic_memory(embedder: str = "minilm") -> tuple[Any, SemanticMemory, np.ndarray]:
     """The fact bank's eight facts in a ``SemanticMemory``, and each question's vector."""
     require_choice("embedder", embedder, tuple(EMBEDDERS))
     conv = probe_conversation(0, n_facts=8)
-    mem = SemanticMemory(SemanticSettings(), embedder=_embedder(embedder))
+    mem = SemanticMemory(SemanticSettings(), embedder=lesson_embedder(embedder))
     mem.add([m for m in conv.messages if m.metadata.get("kind") == "fact"])
     vectors = np.stack([mem.embed_query(f.question) for f in conv.facts])
     vectors.flags.writeable = False
