@@ -400,6 +400,9 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
         "rows": [{"tokens": 100, "recall": 0.5}, {"tokens": 300, "recall": 0.9}], "recall": 0.8},
     "memorykit.evaluation.service_loop.make_service": lambda: {
         "summarizer": _summarizer(), "budget": 400, "threshold": 0.8, "recall_limit": 2},
+    "memorykit.evaluation.service_loop.probe": lambda: {
+        "service": _service_loop_service(), "session": "probes", "conv": _probe_conversation(),
+        "chat": None},
     "memorykit.evaluation.service_loop.run_loop": lambda: {
         "backend": _backend(), "conv": _probe_conversation(), "budget": 400, "threshold": 0.8,
         "recall_limit": 2},
@@ -441,6 +444,11 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
 }
 """Valid arguments for callables whose required parameters no annotation can fill, or
 whose defaults are slow (the probes call with these). Keys: qualified names."""
+
+
+def _service_loop_service() -> Any:
+    from memorykit.evaluation import service_loop
+    return service_loop.make_service(_summarizer(), budget=400, threshold=0.8, recall_limit=2)
 
 
 def baseline(qualname: str, fn: Any) -> dict[str, Any] | None:

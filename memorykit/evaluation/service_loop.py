@@ -133,7 +133,7 @@ def probe(service: MemoryService, session: str, conv: ProbeConversation,
     """Ask every planted fact's question with the session's context; ``chat`` answers
     (None: nothing is asked, replies are empty) in at most ``reply_tokens`` tokens (None: the
     model's own limit, which for a small local model can be its whole context window)."""
-    require_optional_int("reply_tokens", reply_tokens, minimum=1)
+    require_optional_int("reply_tokens", reply_tokens, minimum=1, maximum=1_000_000)
     out = []
     for fact in conv.facts:
         ctx = service.get_context(session, fact.question)
