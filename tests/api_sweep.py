@@ -85,7 +85,7 @@ for _name in (
     "memorykit.evaluation.episode_probes.ProbeEpisode",
     "memorykit.llm.calibration.Calibration", "memorykit.llm.calibration.CalibrationRow",
     "memorykit.workspace.memory.TurnReport", "memorykit.buffers.attention.AttentionSelection",
-    "memorykit.llm.local_server.Availability",
+    "memorykit.availability.Availability",
     # what the seeded generators produce (they are probed: their inputs are the knobs)
     "memorykit.scenarios.cms.CMSScenario", "memorykit.scenarios.cms.LabelledReference",
     "memorykit.scenarios.cms.Mention", "memorykit.scenarios.cms.ScenarioTurn",

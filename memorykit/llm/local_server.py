@@ -34,10 +34,10 @@ import time
 import urllib.error
 import urllib.request
 import weakref
-from dataclasses import dataclass
 from pathlib import Path
 
 from memorykit._validate import require_int, require_positive
+from memorykit.availability import Availability
 
 DEFAULT_PORT = 8765
 """The port ``./run model`` serves on unless ``--port`` says otherwise."""
@@ -67,18 +67,6 @@ class LocalServerFailed(RuntimeError):
     def __init__(self, message: str, *, log_path: Path | None) -> None:
         super().__init__(message)
         self.log_path = log_path
-
-
-@dataclass(frozen=True)
-class Availability:
-    """Whether the local model can be served here; true in a boolean context when it can."""
-
-    ok: bool
-    reason: str
-    """Why not (the missing piece and how to install it), or what will be served."""
-
-    def __bool__(self) -> bool:
-        return self.ok
 
 
 def local_model_path() -> Path:

