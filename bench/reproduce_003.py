@@ -38,12 +38,12 @@ def make_embedder(spec: str) -> Any:
     raise SystemExit(f"--embedder must be lexical or minilm, got {spec!r}")
 
 
-def make_chat(base_url: str) -> Any:
+def make_chat(base_url: str, *, timeout: float = 120.0) -> Any:
     from memorykit.llm import OpenAIChatModel
     from memorykit.llm.backend import served_model
     from memorykit.llm.client import make_client
 
-    client = make_client(base_url=base_url, api_key="no-key-needed", timeout=120.0,
+    client = make_client(base_url=base_url, api_key="no-key-needed", timeout=timeout,
                          max_retries=0)
     model, _note = served_model(client, where=base_url)
     return OpenAIChatModel(model, client)

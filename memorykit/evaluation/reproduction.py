@@ -320,6 +320,9 @@ class ReproductionResult:
                 failed = sum(f["role"] == "critic" for f in self.failures)
                 head += (f"; the critic left {len(self.rules)} rule(s) in the prompt, "
                          f"{failed} critique(s) failed")
+            unanswered = sum(f["role"] == f"reader {letter}" for f in self.failures)
+            if unanswered:  # a failed call is a wrong answer that bills nothing: say so
+                head += f"; {unanswered} reader call(s) failed (counted wrong)"
             lines.append(head)
         return lines
 
