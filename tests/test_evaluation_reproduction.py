@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 
 import pytest
+from ports import free_port
 
 from memorykit.evaluation.recall_benchmark import answer_contains_key
 from memorykit.evaluation.reproduction import (
@@ -201,12 +201,9 @@ def test_a_small_reproduction_against_the_real_local_model():
 
     # one fact, 16 turns: one consolidation and two critiques, six answers (~10 model calls)
     settings = ReproductionSettings(conversations=1, n_facts=1, distractors=16)
-    with socket.socket() as free:
-        free.bind(("127.0.0.1", 0))
-        port = free.getsockname()[1]
     # a generous timeout: on a loaded 2-core machine a 120-token critique can take minutes,
     # and a timed-out call bills nothing, which would void the token comparison below
-    with LocalModelServer(port) as server:
+    with LocalModelServer(free_port()) as server:
         r = run_reproduction(settings, chat=make_chat(server.base_url, timeout=900.0))
     # every model call answered (a critique that is not JSON is the model's own failure, kept)
     unanswered = [f for f in r.failures if "request failed" in f["error"]]

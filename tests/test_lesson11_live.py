@@ -13,23 +13,16 @@ must show that it ran. Its time is printed (``-s``), never asserted.
 from __future__ import annotations
 
 import os
-import socket
 import time
 from pathlib import Path
 
 import pytest
+from ports import free_port
 
 from memorykit.llm.local_server import LocalModelServer, local_model_available
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "notebooks" / "11_llm_in_the_loop.ipynb"
-
-
-def free_port() -> int:
-    """A port the system says is free: never ``./run model``'s, never another test run's."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_lesson11_executes_live_against_the_local_server(monkeypatch):

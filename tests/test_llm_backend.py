@@ -3,9 +3,9 @@ server which model it serves when OPENAI_MODEL is unset."""
 
 from __future__ import annotations
 
-import socket
 
 import pytest
+from ports import free_port
 
 from memorykit.llm import (
     Backend,
@@ -74,9 +74,7 @@ def test_a_server_serving_no_model_or_none_at_all_fails_naming_the_url():
         with pytest.raises(LLMCallFailed, match="could not ask") as info:
             _backend_at(server)
         assert info.value.kind == "http 500"
-    with socket.socket() as s:  # a port nobody listens on once closed
-        s.bind(("127.0.0.1", 0))
-        url = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    url = f"http://127.0.0.1:{free_port()}/v1"  # a port nobody listens on
     with pytest.raises(LLMCallFailed, match="is the server running") as info:
         choose_backend({"OPENAI_BASE_URL": url}, timeout=5.0, max_retries=0)
     assert info.value.kind == "connection" and url in str(info.value)

@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from ports import free_port
 
 from memorykit.llm import local_server as ls
 from memorykit.llm.local_server import (
@@ -61,12 +62,6 @@ def fake_llama(tmp_path, monkeypatch):
         p for p in (str(tmp_path), os.environ.get("PYTHONPATH")) if p))
     monkeypatch.setenv("FAKE_LLAMA", "serve")
     return lambda mode: monkeypatch.setenv("FAKE_LLAMA", mode)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def alive(pid: int) -> bool:

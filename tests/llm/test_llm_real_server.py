@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 
 import pytest
+from ports import free_port
 
 from memorykit.llm import (
     CritiqueFailed,
@@ -53,9 +53,7 @@ def _port(offset: int = 0) -> int:
     """``PORT_ENV`` + ``offset`` when it is set, else a port the system says is free."""
     if os.environ.get(PORT_ENV):
         return int(os.environ[PORT_ENV]) + offset
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_port()
 
 
 def _require_local_model() -> None:
@@ -211,9 +209,7 @@ def test_calibration_against_the_real_tokenizer_is_consistent(chat, exchange):
 
 
 def test_a_server_that_is_down_is_an_llm_call_failure_with_a_kind(real_server):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    dead = f"http://127.0.0.1:{free_port()}/v1"  # nobody listens there
     model = OpenAIChatModel(real_server.model, _client(dead))
     with pytest.raises(LLMCallFailed) as info:
         model.complete(QUESTION, max_tokens=4)

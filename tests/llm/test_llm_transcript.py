@@ -4,9 +4,9 @@ loop's handling of a real model's failures (cut off, empty, off-topic, a dead en
 from __future__ import annotations
 
 import json
-import socket
 
 import pytest
+from ports import free_port
 
 from memorykit.evaluation import service_loop
 from memorykit.lessons import llm_app as L
@@ -27,12 +27,6 @@ from memorykit.messages import MessageFactory
 pytest.importorskip("openai")
 
 ASK = [{"role": "user", "content": "Say something long about parcels and numbers."}]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_replay_returns_what_was_recorded_usage_and_failures_included(tmp_path):
@@ -141,7 +135,7 @@ def test_fact_survival_counts_what_the_first_summary_lost():
 
 
 def test_a_dead_endpoint_fails_each_probe_not_the_lesson():
-    url = f"http://127.0.0.1:{_free_port()}/v1"
+    url = f"http://127.0.0.1:{free_port()}/v1"
     # OPENAI_MODEL unset: the server cannot be asked for its model; the lesson says so
     backend = L.choose_backend({"OPENAI_BASE_URL": url}, timeout=2.0, max_retries=0)
     assert backend.kind == "offline" and "is the server running" in backend.description
