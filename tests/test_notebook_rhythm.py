@@ -35,7 +35,7 @@ NOTEBOOKS = sorted(NB_DIR.glob("*.ipynb"))
 INDEX = NB_DIR / "00_index.ipynb"
 MAX_BYTES = 2_000_000
 
-LESSON_HEADINGS = ["Objectives", "Background", "Exercises", "Summary", "Next"]
+LESSON_HEADINGS = ["Objectives", "Background", "Exercises", "Summary", "Review questions", "Next"]
 INDEX_HEADINGS = ["Objectives", "Summary", "Next"]
 TITLE = re.compile(r"^(\d{2})\s*[·:\-–—]\s*\S")
 DEFINITION = re.compile(r"\s*(?:async\s+def|def|class)\s")
@@ -131,10 +131,19 @@ def _lambda_lines(source: str) -> set[int]:
         return {n for n, line in enumerate(source.splitlines()) if re.search(r"\blambda\b", line)}
 
 
+def _nbgrader(cell: dict) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def _is_answer_cell(cell: dict) -> bool:
+    return cell["cell_type"] == "code" and bool(_nbgrader(cell).get("solution"))
+
+
 def rule_no_definitions(path: Path, nb: dict) -> list[str]:
     problems = []
     for i, cell in enumerate(nb["cells"]):
-        if cell["cell_type"] != "code":
+        # A student's answer (an nbgrader solution cell) is where a student writes code.
+        if cell["cell_type"] != "code" or _is_answer_cell(cell):
             continue
         source = _source(cell)
         lambdas = _lambda_lines(source)
@@ -159,6 +168,127 @@ def rule_checker_exercise(path: Path, nb: dict) -> list[str]:
         if cell["cell_type"] == "code" and CHECKER_CALL.search(_source(cell)):
             return []
     return ["no code cell between '## Exercises' and '## Summary' calls a checker (check_...())"]
+
+
+SOLUTION_BEGIN, SOLUTION_END = "### BEGIN SOLUTION", "### END SOLUTION"
+GRADED_CALL = re.compile(r"\bcheck_\w*\s*\(.*\)\s*\.assert_passed\(\)\s*$", re.S)
+REVEALING = re.compile(r"reference answer|the answer is", re.I)
+
+
+def _solution_regions(source: str) -> list[str] | None:
+    """The text between each BEGIN/END SOLUTION pair; None when the markers do not pair up."""
+    regions, current = [], None
+    for line in source.splitlines():
+        marker = line.strip()
+        if marker == SOLUTION_BEGIN:
+            if current is not None:
+                return None
+            current = []
+        elif marker == SOLUTION_END:
+            if current is None:
+                return None
+            regions.append("\n".join(current))
+            current = None
+        elif current is not None:
+            current.append(line)
+    return regions if current is None else None
+
+
+def rule_graded_exercises(path: Path, nb: dict) -> list[str]:
+    """nbgrader's conventions (docs/LESSON_FORMAT.md, "Exercises"): every reference answer sits in
+    a solution region of an answer cell, followed by a locked graded cell that calls a checker's
+    ``.assert_passed()``; at least one answer is code the student writes; every answer cell
+    carries a wrong answer for the grading test; no markdown reveals an answer."""
+    if _is_index(path):
+        return []
+    problems: list[str] = []
+    cells = nb["cells"]
+    prefix = path.name[:2]
+    ids: list[str] = []
+    graded = code_answers = 0
+    for i, cell in enumerate(cells):
+        meta = _nbgrader(cell)
+        if cell["cell_type"] == "markdown" and REVEALING.search(_source(cell)):
+            problems.append(f"markdown cell {i} reveals an answer "
+                            f"({REVEALING.search(_source(cell)).group(0)!r}): put the reference "
+                            "answer and its discussion in the answer cell's solution region")
+        if not meta:
+            if SOLUTION_BEGIN in _source(cell):
+                problems.append(f"cell {i} has a solution region but no nbgrader metadata")
+            continue
+        grade_id = meta.get("grade_id", "")
+        ids.append(grade_id)
+        if not grade_id.startswith(f"{prefix}-"):
+            problems.append(f"cell {i}: grade_id {grade_id!r} must start with '{prefix}-'")
+        if meta.get("schema_version") != 3:
+            problems.append(f"cell {i}: nbgrader schema_version must be 3")
+        if meta.get("solution"):
+            regions = _solution_regions(_source(cell))
+            if cell["cell_type"] != "code" or meta.get("grade") or meta.get("locked"):
+                problems.append(f"cell {i}: an answer cell is an ungraded, unlocked code cell")
+            if not regions:
+                problems.append(f"cell {i}: answer cell without a paired "
+                                f"'{SOLUTION_BEGIN}' / '{SOLUTION_END}' region")
+            elif any(re.search(r"^\s*(?:def|class)\s", r, re.M) for r in regions):
+                code_answers += 1
+            wrong = cell.get("metadata", {}).get("memorykit", {}).get("wrong_answer")
+            if not isinstance(wrong, str) or not wrong.strip() or wrong == _source(cell):
+                problems.append(f"cell {i}: answer cell needs metadata.memorykit.wrong_answer "
+                                "(a plausible wrong answer, the whole cell, for the grading test)")
+            following = next((c for c in cells[i + 1:] if c["cell_type"] == "code"), None)
+            if following is None or not _nbgrader(following).get("grade"):
+                problems.append(f"cell {i}: the next code cell after an answer cell must be "
+                                "its graded cell")
+        elif meta.get("grade"):
+            graded += 1
+            if cell["cell_type"] != "code" or not meta.get("locked"):
+                problems.append(f"cell {i}: a graded cell is a locked code cell")
+            if not (isinstance(meta.get("points"), (int, float)) and meta["points"] > 0):
+                problems.append(f"cell {i}: a graded cell needs points > 0")
+            if not GRADED_CALL.search(_source(cell).strip()):
+                problems.append(f"cell {i}: a graded cell ends in check_...(...).assert_passed()")
+    duplicates = sorted({g for g in ids if ids.count(g) > 1})
+    if duplicates:
+        problems.append(f"duplicate grade_ids: {duplicates}")
+    if not graded:
+        problems.append("no graded cell (nbgrader grade=true) in the exercises")
+    if not code_answers:
+        problems.append("no exercise whose answer is code the student writes (a def or class "
+                        "inside a solution region)")
+    return problems
+
+
+SEED_CITATION = re.compile(r"\bseeds?\s+00[0-4]", re.I)
+BIBLIOGRAPHY_LINK = "../docs/BIBLIOGRAPHY.md"
+
+
+def rule_cites_the_bibliography(path: Path, nb: dict) -> list[str]:
+    """Sources are cited from docs/BIBLIOGRAPHY.md (D0-D4, the literature), never as "seed 00x",
+    which names nothing a student can read."""
+    problems = []
+    for i, cell in enumerate(nb["cells"]):
+        text = _source(cell) + (_output_text(cell) if cell["cell_type"] == "code" else "")
+        found = SEED_CITATION.search(text)
+        if found:
+            problems.append(f"cell {i} cites {found.group(0)!r}: cite the bibliography "
+                            f"([D1]({BIBLIOGRAPHY_LINK}#d1)) instead")
+    if not any(BIBLIOGRAPHY_LINK in _source(c) for c in nb["cells"] if c["cell_type"] == "markdown"):
+        problems.append(f"no markdown cell links to {BIBLIOGRAPHY_LINK}")
+    return problems
+
+
+def rule_review_questions(path: Path, nb: dict) -> list[str]:
+    if _is_index(path):
+        return []
+    heads = _headings(nb)
+    at = next((i for i, lvl, t in heads if lvl == 2 and t.lower().startswith("review questions")),
+              None)
+    if at is None:
+        return []  # rule_headings reports it
+    questions = re.findall(r"^\s*\d+\.\s+\S", _source(nb["cells"][at]), re.M)
+    if len(questions) < 3:
+        return [f"'## Review questions' has {len(questions)} numbered questions, wants 3-6"]
+    return []
 
 
 def rule_executed(path: Path, nb: dict) -> list[str]:
@@ -334,7 +464,8 @@ def rule_background_names_its_modules(path: Path, nb: dict) -> list[str]:
 RULES = [rule_headings, rule_no_definitions, rule_checker_exercise, rule_executed,
          rule_no_widget_state, rule_size, rule_ignored_output_followed_by_summary,
          rule_listed_in_index, rule_summary_numbers_printed, rule_next_links_to_following_lesson,
-         rule_predict_first_before_explorer, rule_background_names_its_modules]
+         rule_predict_first_before_explorer, rule_background_names_its_modules,
+         rule_graded_exercises, rule_cites_the_bibliography, rule_review_questions]
 
 
 def _cases():

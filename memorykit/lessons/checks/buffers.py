@@ -12,6 +12,32 @@ from typing import Any
 from memorykit.lessons.data import default_conversation
 from memorykit.lessons.checks.verdict import Verdict, report
 
+def check_victim_choice(buffer_class: Any, *, show: bool = False) -> Verdict:
+    """Lesson 02, build it yourself: ``buffer_class`` subclasses ``MessageBuffer`` and overrides
+    only ``_choose_victim`` to evict the least important evictable message, the oldest among
+    equals. The library's buffer contract (``memorykit.contracts.buffers``, the suite every
+    policy of the registry passes) runs over it, and it must choose the same victims as the
+    library's ``ImportanceBuffer`` on the same random conversations."""
+    from memorykit.buffers.base import MessageBuffer
+    from memorykit.buffers.policies import ImportanceBuffer
+    from memorykit.contracts import run_contracts
+    from memorykit.contracts.buffers import BUFFER_CONTRACTS, agrees_with
+
+    if not (isinstance(buffer_class, type) and issubclass(buffer_class, MessageBuffer)):
+        raise TypeError("buffer_class must be a class that subclasses MessageBuffer "
+                        f"(pass the class itself, not an instance), got {buffer_class!r}")
+    if buffer_class._choose_victim is MessageBuffer._choose_victim:
+        return report(Verdict("02 victim choice", False,
+                              f"{buffer_class.__name__} does not override _choose_victim: "
+                              "it is still the base class's FIFO choice"), show)
+    contracts = (*BUFFER_CONTRACTS, agrees_with(
+        lambda budget, clock: ImportanceBuffer(max_tokens=budget, clock=clock),
+        "the library's ImportanceBuffer"))
+    return report(run_contracts(
+        lambda budget, clock: buffer_class(max_tokens=budget, clock=clock), contracts,
+        exercise="02 victim choice"), show)
+
+
 # -------------------------------------------------------------- lesson 01
 BUDGET_EXERCISE = {
     "n_turns": 30,

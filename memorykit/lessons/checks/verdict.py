@@ -2,33 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
 from memorykit._validate import require_bool
+from memorykit.contracts.verdict import Verdict
 
-
-@dataclass(frozen=True, repr=False)
-class Verdict:
-    """The outcome of a checker: passed or not, one-line reason, and supporting details."""
-
-    exercise: str
-    passed: bool
-    reason: str
-    details: tuple[str, ...] = field(default=())
-
-    def __bool__(self) -> bool:
-        return self.passed
-
-    def __str__(self) -> str:
-        head = f"[{self.exercise}] {'PASS' if self.passed else 'NOT YET'}: {self.reason}"
-        return "\n".join([head, *(f"  - {d}" for d in self.details)])
-
-    def __repr__(self) -> str:
-        return str(self)
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:  # pragma: no cover - IPython
-        p.text(str(self))
+__all__ = ["Verdict", "report"]
 
 
 def report(verdict: Verdict, show: bool) -> Verdict:
