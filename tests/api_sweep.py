@@ -77,7 +77,8 @@ for _name in (
     "memorykit.evaluation.recall_curves.Curve", "memorykit.evaluation.recall_curves.Probe",
     "memorykit.evaluation.service_loop.FailureCase", "memorykit.evaluation.service_loop.LoopProbe",
     "memorykit.evaluation.service_loop.LoopResult", "memorykit.evaluation.summary_replay.Round",
-    "memorykit.evaluation.summary_replay.SummaryRun", "memorykit.lessons.checks.verdict.Verdict",
+    "memorykit.evaluation.summary_replay.SummaryRun", "memorykit.contracts.verdict.Verdict",
+    "memorykit.contracts.runner.Contract",
     "memorykit.lessons.llm_app.LoopbackReport", "memorykit.lessons.llm_app.ReflectResult",
     "memorykit.llm.chat.Usage", "memorykit.llm.testing.RecordedRequest",
     "memorykit.longterm.episodic.EpisodeScore", "memorykit.longterm.vectorstore.Hit",
@@ -597,7 +598,7 @@ def _names(text: str, param: str, value: Any) -> bool:
 def _is_refusal(result: Any, param: str, value: Any) -> bool:
     """A lesson checker answers every input with a Verdict: a failing one naming the
     parameter or the value is its clear error (the student reads it in the notebook)."""
-    from memorykit.lessons.checks.verdict import Verdict
+    from memorykit.contracts.verdict import Verdict
 
     return isinstance(result, Verdict) and not result.passed and _names(result.reason, param, value)
 

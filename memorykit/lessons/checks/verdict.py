@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 from memorykit._validate import require_bool
-from memorykit.contracts.verdict import Verdict
-
-__all__ = ["Verdict", "report"]
-
+from memorykit.contracts.verdict import Verdict  # noqa: F401  (checkers import it from here)
 
 def report(verdict: Verdict, show: bool) -> Verdict:
     """Return ``verdict``, printing it first when ``show`` (for scripts without a display).
