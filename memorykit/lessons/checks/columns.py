@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from memorykit._validate import require_between, require_int
+from memorykit._validate import require_between, require_bool, require_int
 from memorykit.lessons.checks.verdict import Verdict, report
 
 # -------------------------------------------------------------- lesson 06
@@ -280,6 +280,7 @@ def check_escalated_priority(escalated_priority: Any, *, show: bool = False) -> 
     from memorykit.contracts import run_contracts
     from memorykit.contracts.workspace import ESCALATION_AGREES, ESCALATION_CONTRACTS
 
+    require_bool("show", show)  # before the contracts run: a bad flag fails fast
     _function("escalated_priority", escalated_priority, ("priority", "remaining", "settings"))
     return report(run_contracts(escalated_priority, (*ESCALATION_CONTRACTS, ESCALATION_AGREES),
                                 exercise="06 escalation rule"), show)
@@ -295,6 +296,7 @@ def check_object_salience(object_salience: Any, *, show: bool = False) -> Verdic
     from memorykit.contracts import run_contracts
     from memorykit.contracts.workspace import SALIENCE_AGREES, SALIENCE_CONTRACTS
 
+    require_bool("show", show)  # before the contracts run: a bad flag fails fast
     _function("object_salience", object_salience, ("turns_since_mention", "task_hops", "note_hops",
                                                    "relationship_value", "strength", "weights"))
     return report(run_contracts(object_salience, (*SALIENCE_CONTRACTS, SALIENCE_AGREES),
@@ -310,6 +312,7 @@ def check_three_columns(three_columns: Any, *, show: bool = False) -> Verdict:
     from memorykit.contracts import run_contracts
     from memorykit.contracts.workspace import COLUMN_CONTRACTS, COLUMNS_AGREE
 
+    require_bool("show", show)  # before the contracts run: a bad flag fails fast
     _function("three_columns", three_columns, ("task_lines", "note_lines", "objects"),
               ("max_slots", "top_notes", "max_objects"))
     return report(run_contracts(three_columns, (*COLUMN_CONTRACTS, COLUMNS_AGREE),
