@@ -433,13 +433,23 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
         "answer": {"threshold": 0.5, "wrong_recalls": 1}},
     "memorykit.lessons.checks.longterm.check_window_size": {"window": 20},
     "memorykit.lessons.checks.tuning.check_beats_bm25": {"config": {"policy": "bm25"}},
-    "memorykit.lessons.checks.workspace.check_column_limits": {"top_notes": 8, "max_objects": 20},
-    "memorykit.lessons.checks.workspace.check_escalation": {
-        "warn_fraction": 0.5, "warn_multiplier": 1.3, "critical_fraction": 0.8,
-        "critical_multiplier": 1.6},
-    "memorykit.lessons.checks.workspace.check_min_shared_entities": {"min_shared_entities": 2},
+    "memorykit.lessons.checks.columns.check_column_limits": {"top_notes": 8, "max_objects": 20},
+    "memorykit.lessons.checks.columns.check_escalation": {
+        "warn_fraction": 0.4, "warn_multiplier": 1.5, "critical_fraction": 0.3,
+        "critical_multiplier": 2.0},
+    # The build-it-yourself checkers take the student's function; the library's own passes.
+    "memorykit.lessons.checks.columns.check_escalated_priority": lambda: {
+        "escalated_priority": importlib.import_module(
+            "memorykit.contracts.workspace").library_escalated_priority},
+    "memorykit.lessons.checks.columns.check_object_salience": lambda: {
+        "object_salience": importlib.import_module(
+            "memorykit.contracts.workspace").library_object_salience},
+    "memorykit.lessons.checks.columns.check_three_columns": lambda: {
+        "three_columns": importlib.import_module(
+            "memorykit.workspace.render").three_column_lines},
+    "memorykit.lessons.checks.columns.check_min_shared_entities": {"min_shared_entities": 2},
     "memorykit.lessons.checks.workspace.check_preemption_ratio": {"preemption_ratio": 1.3},
-    "memorykit.lessons.checks.workspace.check_salience_weights": {
+    "memorykit.lessons.checks.columns.check_salience_weights": {
         "weights": {"belief_strength": 0.5}},
     "memorykit.longterm.search_tool.answer_memory_search": lambda: _memory_search_call(),
 }

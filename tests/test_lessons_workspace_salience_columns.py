@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from memorykit.lessons.checks import check_column_limits, check_salience_weights
-from memorykit.lessons.checks.workspace import most_objects_meeting_target
+from memorykit.lessons.checks.columns import most_objects_meeting_target
 from memorykit.lessons.columns_app import ColumnsExplorer, default_replay, default_tables, replay_columns
 from memorykit.lessons.salience_app import SalienceExplorer, link_hops_comparison, salience_lesson_data
 from memorykit.scenarios.workflow import generate_workflow_scenario, play, run_workflow
@@ -134,9 +134,18 @@ def test_salience_exercise_checker():
     good = dict(recent_mention=0.0, active_task_link=0.4, note_link=0.2, relationship=0.65, belief_strength=0.7)
     v = check_salience_weights(good, show=False)
     assert v.passed, v
-    assert not check_salience_weights({"belief_strength": 2.0}, show=False)
-    assert not check_salience_weights({"gamma": 1}, show=False)
-    assert not check_salience_weights([0.3], show=False)
+    with pytest.raises(ValueError, match="belief_strength must be in \\[0, 1\\], got 2.0"):
+        check_salience_weights({"belief_strength": 2.0})
+    with pytest.raises(ValueError, match="unknown weight.s. 'gamma'"):
+        check_salience_weights({"gamma": 1})
+    with pytest.raises(ValueError, match="unknown weight.s. 'link_hops'"):  # not this exercise's
+        check_salience_weights({"link_hops": 1})
+    with pytest.raises(TypeError, match="weights must be a dict"):
+        check_salience_weights([0.3])
+    with pytest.raises(TypeError, match="relationship"):
+        check_salience_weights({"relationship": True})
+    with pytest.raises(ValueError, match="nan"):
+        check_salience_weights({"relationship": float("nan")})
     view = salience_lesson_data().view(551, SalienceWeights(**good))
     # behind the two pinned objects (month-end close, the active task's pattern)
     assert object_rank(view, "b_acme_gl") == 6 and object_rank(view, "maya") == 5
@@ -263,8 +272,18 @@ def test_columns_exercise_checker():
     assert not check_column_limits(8, 17, show=False)  # 39.4%
     assert not check_column_limits(9, 15, show=False)  # meets both, but 16 objects fit at 8 notes
     assert check_column_limits(8, 16, show=False)
-    assert not check_column_limits(2.0, 27, show=False)
-    assert not check_column_limits(2, 0, show=False)
+    with pytest.raises(TypeError, match="top_notes must be an integer, got 2.0"):
+        check_column_limits(2.0, 27)
+    with pytest.raises(ValueError, match="max_objects must be >= 1, got 0"):
+        check_column_limits(2, 0)
+    with pytest.raises(TypeError, match="max_objects must be an integer, got True"):
+        check_column_limits(8, True)
+
+
+def test_lessons_07_08_checkers_return_without_printing(capsys):
+    check_column_limits(8, 16)
+    check_salience_weights({})
+    assert capsys.readouterr().out == ""  # a bare call in a notebook displays the verdict once
 
 
 

@@ -208,7 +208,6 @@ def test_check_preemption_ratio(ratio, passed, why):
     ((0.3, 1.8, 0.05, 2.0), True, "last 50 min"),
     ((0.3, 1.6, 0.28, 2.5), False, "U016 would surface"),
     ((0.6, 1.5, 0.3, 2.0), False, "more than half"),
-    ((0.2, 1.5, 0.3, 2.0), False, "not valid"),
     ((0.4, 1.2, 0.3, 1.5), False, "never reaches 1.0"),
 ])
 def test_check_escalation(args, passed, why):
@@ -218,11 +217,27 @@ def test_check_escalation(args, passed, why):
 
 @pytest.mark.parametrize(("k", "passed", "why"), [
     (1, False, "precision 56.9%"), (2, True, "precision 90.7%"), (3, False, "recall 12.2%"),
-    (0, False, "integer from 1 to 6"),
 ])
 def test_check_min_shared_entities(k, passed, why):
     v = check_min_shared_entities(k)
     assert v.passed is passed and why in v.reason
+
+
+def test_lesson_06_checkers_refuse_nonsense_naming_the_value(capsys):
+    with pytest.raises(ValueError, match="critical_fraction must be < warn_fraction, got 0.3 >= 0.2"):
+        check_escalation(0.2, 1.5, 0.3, 2.0)
+    with pytest.raises(TypeError, match="warn_multiplier must be a number, got True"):
+        check_escalation(0.4, True, 0.3, 2.0)
+    with pytest.raises(ValueError, match="warn_fraction must be finite, got nan"):
+        check_escalation(float("nan"), 1.5, 0.3, 2.0)
+    with pytest.raises(ValueError, match="critical_multiplier must be >= 1"):
+        check_escalation(0.4, 1.0, 0.3, 0.5)
+    for bad, error in ((0, ValueError), (7, ValueError), (2.0, TypeError), (True, TypeError), ("2", TypeError)):
+        with pytest.raises(error, match=f"min_shared_entities must be an integer from 1 to 6, got {bad!r}"):
+            check_min_shared_entities(bad)
+    check_escalation(0.4, 1.5, 0.3, 2.0)
+    check_min_shared_entities(2)
+    assert capsys.readouterr().out == ""  # a bare call displays the returned verdict once
 
 
 def test_month_completion_rate_unscaled_and_at_month_end_urgency(scenario):

@@ -96,7 +96,7 @@ def salience_lesson_data() -> SalienceLessonData:
     return SalienceLessonData(run.inputs, run.times, graph, names, layout, edges)
 
 
-LINK_RULES = {0: "named in it (seed 002)", 1: "or one hop from what it names"}
+LINK_RULES = {0: "named in it (D2)", 1: "or one hop from what it names"}
 """What ``SalienceWeights.link_hops`` makes "linked to an active task or note" mean."""
 
 

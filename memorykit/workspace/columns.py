@@ -34,7 +34,7 @@ from memorykit.workspace.objects import OBJECT_KINDS, SalienceInputs, SalienceWe
 from memorykit.workspace.render import (
     NONE_LINE,
     OBJECTS_HEADER,
-    column_lines,
+    three_column_lines,
     kind_header,
     note_line,
     notes_header,
@@ -188,10 +188,10 @@ def _turn_index(replay: ColumnReplay, turn: int) -> int:
 def prompt_lines(replay: ColumnReplay, turn: int, top_notes: int = 8, max_objects: int = 20) -> list[str]:
     """The lines of the three-column prompt at ``turn`` (1-based) under the given limits."""
     tl = replay.turns[_turn_index(replay, turn)]
-    require_int("top_notes", top_notes, minimum=0)
     require_int("max_objects", max_objects, minimum=1)
     objects = [(replay.object_kinds[i], replay.object_lines[i]) for i in tl.objects[:max_objects]]
-    return column_lines(tl.tasks, tl.notes[:top_notes], len(tl.notes), objects, max_slots=replay.max_slots)
+    return three_column_lines(tl.tasks, tl.notes, objects, max_slots=replay.max_slots,
+                              top_notes=top_notes, max_objects=max_objects)
 
 
 def render_prompt(replay: ColumnReplay, turn: int, top_notes: int = 8, max_objects: int = 20) -> str:

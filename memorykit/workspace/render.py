@@ -109,6 +109,25 @@ def column_lines(
     return lines
 
 
+def three_column_lines(
+    task_lines: Sequence[str],
+    note_lines: Sequence[str],
+    objects: Sequence[tuple[str, str]],
+    *,
+    max_slots: int,
+    top_notes: int,
+    max_objects: int,
+) -> list[str]:
+    """The prompt's lines under the column limits: the first ``top_notes`` of ``note_lines``
+    (every live note, best first; the header counts the hidden ones) and the first
+    ``max_objects`` of ``objects`` ((kind, line), most salient first), grouped by kind.
+    The contract it keeps is ``memorykit.contracts.workspace.COLUMN_CONTRACTS``."""
+    require_int("top_notes", top_notes, minimum=0)
+    require_int("max_objects", max_objects, minimum=1)
+    return column_lines(task_lines, list(note_lines)[:top_notes], len(note_lines),
+                        list(objects)[:max_objects], max_slots=max_slots)
+
+
 def render_columns(
     tasks: Sequence[Task],
     notes: Sequence[tuple[Note, float]],

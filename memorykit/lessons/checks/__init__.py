@@ -15,9 +15,10 @@ from ``memorykit.lessons.checks``.
   ``notebooks/03_summary_buffer.ipynb``.
 * ``check_entity_capacity``, ``check_entity_ttl``: ``notebooks/04_entity_memory.ipynb``.
 * ``check_preemption_ratio``: ``notebooks/05_task_slots.ipynb``.
-* ``check_escalation``, ``check_min_shared_entities``: ``notebooks/06_notes_ttl.ipynb``.
-* ``check_salience_weights``: ``notebooks/07_objects_salience.ipynb``.
-* ``check_column_limits``: ``notebooks/08_three_columns.ipynb``.
+* ``check_escalation``, ``check_min_shared_entities``, ``check_escalated_priority``:
+  ``notebooks/06_notes_ttl.ipynb``.
+* ``check_salience_weights``, ``check_object_salience``: ``notebooks/07_objects_salience.ipynb``.
+* ``check_column_limits``, ``check_three_columns``: ``notebooks/08_three_columns.ipynb``.
 * ``check_episodic_tau``, ``check_semantic_threshold``: ``notebooks/09_long_term_memory.ipynb``.
 * ``check_window_size``, ``check_semantic_best``: ``notebooks/10_architectures.ipynb``.
 * ``check_recall_limit``, ``check_loop_settings``: ``notebooks/11_llm_in_the_loop.ipynb``.
@@ -41,6 +42,8 @@ from memorykit.lessons.checks.buffers import (
 from memorykit.lessons.checks.workspace import (
     PREEMPTION_EXERCISE,
     check_preemption_ratio,
+)
+from memorykit.lessons.checks.columns import (
     ESCALATION_EXERCISE,
     check_escalation,
     SURFACING_EXERCISE,
@@ -49,6 +52,9 @@ from memorykit.lessons.checks.workspace import (
     check_salience_weights,
     COLUMNS_EXERCISE,
     check_column_limits,
+    check_escalated_priority,
+    check_object_salience,
+    check_three_columns,
 )
 from memorykit.lessons.checks.entities import (
     ENTITY_TTL_TARGET,
@@ -102,9 +108,11 @@ __all__ = [
     "check_entity_capacity",
     "check_entity_ttl",
     "check_episodic_tau",
+    "check_escalated_priority",
     "check_escalation",
     "check_loop_settings",
     "check_min_shared_entities",
+    "check_object_salience",
     "check_preemption_ratio",
     "check_pruning_choice",
     "check_recall_limit",
@@ -112,6 +120,7 @@ __all__ = [
     "check_semantic_best",
     "check_semantic_threshold",
     "check_summary_settings",
+    "check_three_columns",
     "check_window_size",
     "entity_capacity_answer",
     "entity_ttl_answer",
