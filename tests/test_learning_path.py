@@ -9,8 +9,8 @@ import re
 import pytest
 
 from memorykit.lessons import catalog
-from memorykit.lessons.catalog import (CATALOG, DOCS_DIR, ROUTES, Lesson, check_catalog,
-                                       render_learning_path, render_map, sync_learning_path)
+from memorykit.lessons.catalog import CATALOG, DOCS_DIR, Lesson, check_catalog, render_map
+from memorykit.lessons.learning_path import ROUTES, render_learning_path, sync_learning_path
 
 
 def test_learning_path_is_current():
@@ -98,3 +98,12 @@ def test_bibliography_table_names_the_lessons_the_catalog_gives():
 def test_glossary_defines_the_terms(term):
     text = (DOCS_DIR / "GLOSSARY.md").read_text(encoding="utf-8")
     assert re.search(rf"^\*\*{re.escape(term)}\*\*", text, re.M | re.I), term
+
+
+def test_check_routes_reports_a_route_through_a_missing_lesson(monkeypatch):
+    from memorykit.lessons import learning_path
+
+    bad = (learning_path.Route("nowhere", "nobody", (0, 99), "-"),)
+    monkeypatch.setattr(learning_path, "ROUTES", bad)
+    assert learning_path.check_routes() == ["route 'nowhere': no lesson [99]"]
+    assert "route 'nowhere': no lesson [99]" in check_catalog()
