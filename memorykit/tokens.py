@@ -329,7 +329,7 @@ def count_chat_tokens(
 
 @dataclass(frozen=True)
 class ContextBudget:
-    """How one request's context window is shared (seed 004's 128K picture).
+    """How one request's context window is shared (D4's 128K picture).
 
     The memory share is what a conversation buffer's ``max_tokens`` should be.
     """

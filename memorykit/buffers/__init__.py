@@ -1,4 +1,4 @@
-"""Conversation buffers: the short-term memory patterns of seeds 001 and 004.
+"""Conversation buffers: the short-term memory patterns of D1 and D4.
 
 Taught in ``notebooks/02_pruning_strategies.ipynb`` and ``notebooks/03_summary_buffer.ipynb``.
 """

@@ -169,7 +169,7 @@ class MessageBuffer:
         return self._added
 
     def stats(self) -> dict[str, Any]:
-        """Entries, tokens and utilization, as seed 001's memory stats."""
+        """Entries, tokens and utilization, as D1's memory stats."""
         return {
             "entries": len(self._messages),
             "tokens": self._tokens,

@@ -1,4 +1,4 @@
-"""Compression: shrink the oldest part of a buffer instead of evicting it (seed 001).
+"""Compression: shrink the oldest part of a buffer instead of evicting it (D1).
 
 A ``Compressor`` maps a run of messages to a shorter run. Every input either
 comes out unchanged (same id) or is represented by a new output message whose
@@ -6,7 +6,7 @@ comes out unchanged (same id) or is represented by a new output message whose
 reports what each output covers and nothing is silently lost. Two ship here:
 
 * ``LLMSummaryCompressor``: one summary message (importance 0.8) from a
-  ``Summarizer`` capped at about 2-3 sentences. Named after seed 001's LLM
+  ``Summarizer`` capped at about 2-3 sentences. Named after D1's LLM
   step; with the default ``ExtractiveSummarizer`` no LLM is involved, and its
   ``name``/``is_llm`` say so.
 * ``SelectiveCompressor``: keeps messages with importance >= 0.7 and replaces
@@ -51,7 +51,7 @@ def _derived_id(prefix: str, messages: Sequence[Message]) -> str:
 
 
 class LLMSummaryCompressor:
-    """Replace the run by one summary message (seed 001's summarization step).
+    """Replace the run by one summary message (D1's summarization step).
 
     ``max_tokens`` caps the summary (default ``sentences x tokens_per_sentence``
     = 3 x 25 = 75 tokens, the seed's "2-3 sentences"). Runs shorter than

@@ -1,4 +1,4 @@
-"""Named contexts: one buffer per topic or task, with a stack to come back (seed 001).
+"""Named contexts: one buffer per topic or task, with a stack to come back (D1).
 
 An agent that handles several tasks keeps each in its own buffer. ``switch``
 moves to another context (creating it if needed) and remembers where it came
@@ -78,7 +78,7 @@ class ContextManager:
         return name in self.contexts
 
     def stats(self) -> dict[str, Any]:
-        """Seed 001's memory stats for the active context, plus totals over all contexts."""
+        """D1's memory stats for the active context, plus totals over all contexts."""
         buf = self.active
         tokens = buf.tokens if buf is not None else 0
         limit = buf.max_tokens if buf is not None else self.max_tokens_per_context

@@ -4,7 +4,7 @@ Each policy overrides only the choice of victim (and keeps an index so the
 choice costs O(log n), not a scan of the window):
 
 * ``FIFOBuffer``: the oldest non-system message.
-* ``TokenBuffer``: FIFO with seed 001's defaults (8,000 tokens, 100 entries).
+* ``TokenBuffer``: FIFO with D1's defaults (8,000 tokens, 100 entries).
 * ``BufferWindow``: the last ``window_size`` messages, no token budget.
 * ``ImportanceBuffer``: the lowest importance (oldest first among equals).
 * ``HybridBuffer``: the oldest message under ``importance_threshold``; FIFO if none.
@@ -39,7 +39,7 @@ class FIFOBuffer(MessageBuffer):
 
 
 class TokenBuffer(FIFOBuffer):
-    """Seed 001's basic buffer: FIFO under 8,000 tokens and 100 entries.
+    """D1's basic buffer: FIFO under 8,000 tokens and 100 entries.
 
     Unlike the seed's sketch, system messages are pinned here too: a buffer that
     evicts its own instructions is a bug, not a policy.
@@ -50,7 +50,7 @@ class TokenBuffer(FIFOBuffer):
 
 
 class BufferWindow(FIFOBuffer):
-    """Keeps the last ``window_size`` messages (seed 004's buffer_window), no LLM.
+    """Keeps the last ``window_size`` messages (D4's buffer_window), no LLM.
 
     System messages count toward the window but are never evicted.
     """
@@ -228,7 +228,7 @@ class HybridBuffer(_HeapPolicy):
 def recency_weight(
     age_minutes: float | np.ndarray, decay_rate: float = 0.1, half_life_minutes: float = 5.0
 ) -> float | np.ndarray:
-    """Seed 001's weight: ``exp(-decay_rate * age_minutes / half_life_minutes)``.
+    """D1's weight: ``exp(-decay_rate * age_minutes / half_life_minutes)``.
 
     Despite its name, ``half_life_minutes`` is not where the weight halves: that
     happens at ``half_life_minutes * ln 2 / decay_rate`` (34.7 minutes at the

@@ -162,6 +162,6 @@ register(PolicySpec("summary", SummaryBuffer, "summary buffer",
                      PolicyParam("target", 0.6, 0.1, 0.9, 0.05, "target"),
                      PolicyParam("min_recent", 3, 0, 10, 1, "min_recent")),
                     kind="summary", budget_keyword="budget"))
-register(PolicySpec("token", TokenBuffer, "token buffer (seed 001)", ("fifo",),
+register(PolicySpec("token", TokenBuffer, "token buffer (D1)", ("fifo",),
                     (PolicyParam("max_entries", 100, 1, 1000, 1, "max entries"),),
                     kind="preset"))

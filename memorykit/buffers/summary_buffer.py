@@ -1,4 +1,4 @@
-"""The summary buffer: seed 004's default working memory.
+"""The summary buffer: D4's default working memory.
 
 Messages accumulate until the window passes ``threshold x budget`` (80% of
 2,000 tokens by default). Then the oldest messages, except the last
@@ -24,7 +24,7 @@ big), the buffer first summarizes the protected recent messages too (rule
 first like ``FIFOBuffer`` (rule ``summary-fallback-fifo``), and records
 ``OverBudget`` when only pinned or just-added messages remain.
 
-Seed 004 tells the user before it summarizes (with an LLM summarizer the add
+D4 tells the user before it summarizes (with an LLM summarizer the add
 blocks for seconds): ``on_summarizing`` is called with a ``SummarizingNotice``
 (its ``text`` the seed's status line) once per add that summarizes, before the
 summarizer runs. The notice is for display: a callback that raises is counted
@@ -64,7 +64,7 @@ class TokenSample(NamedTuple):
 
 
 SUMMARIZING_NOTICE = "\N{THOUGHT BALLOON} Summarizing conversation history..."
-"""The status line seed 004 shows the user, on its own line, while working memory summarizes."""
+"""The status line D4 shows the user, on its own line, while working memory summarizes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +148,7 @@ def tool_units(messages: Sequence[Message]) -> list[list[Message]]:
 class SummaryBuffer(MessageBuffer):
     """Summarize the oldest messages once the window passes ``threshold x budget``.
 
-    Parameters (seed 004's defaults):
+    Parameters (D4's defaults):
 
     * ``budget=2000``: hard limit in billed prompt tokens (as ``MessageBuffer``
       counts them, reply primer included); it is the buffer's ``max_tokens``.

@@ -1,4 +1,4 @@
-"""Entity working memory: an agent's RAM of recently referenced entities (seed 000).
+"""Entity working memory: an agent's RAM of recently referenced entities (D0).
 
 * ``records``: ``Entity`` (``type:id`` + label + minimal metadata), ``EntityEviction``.
 * ``scoring``: ``RelevanceWeights`` and the vectorized ``relevance_scores``.

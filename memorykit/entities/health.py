@@ -1,4 +1,4 @@
-"""Health metrics for working memory, with seed 000's targets and alert levels.
+"""Health metrics for working memory, with D0's targets and alert levels.
 
 | metric | target | alert |
 |---|---|---|
@@ -27,7 +27,7 @@ from memorykit.entities.memory import EntityMemory
 
 @dataclass(frozen=True)
 class HealthThresholds:
-    """Targets and alert levels (seed 000's 'Monitor memory utilization' table)."""
+    """Targets and alert levels (D0's 'Monitor memory utilization' table)."""
 
     fill_target: tuple[float, float] = (0.5, 0.8)
     """Healthy fill rate range."""

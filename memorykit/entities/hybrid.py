@@ -1,4 +1,4 @@
-"""Seed 000 pattern 3: entities plus a running summary, for long sessions.
+"""D0 pattern 3: entities plus a running summary, for long sessions.
 
 ``EntitySummaryMemory`` pairs an ``EntityMemory`` with any conversation
 ``MessageBuffer`` (normally ``memorykit.buffers.SummaryBuffer``, which

@@ -1,4 +1,4 @@
-"""Entity working memory: an agent's RAM of recently referenced entities (seed 000).
+"""Entity working memory: an agent's RAM of recently referenced entities (D0).
 
 ``EntityMemory`` owns the accounting, as ``MessageBuffer`` does for messages:
 adding and getting entities, access counts and last-access times, TTL expiry,
@@ -19,14 +19,14 @@ Decisions the seed leaves open, made here:
 * Age is minutes since the entity's *last access*; an access is a ``get`` (a
   lookup or a resolved reference) or a later ``add`` of the same entity (a tool
   returned it again). An entity's arrival is not an access: a new entity has
-  access_count 0 and scores 0.6 x 1 + 0.4 x 0 = 0.60 at age 0, as seed 000's
+  access_count 0 and scores 0.6 x 1 + 0.4 x 0 = 0.60 at age 0, as D0's
   formula gives. ``count_arrival=True`` is memorykit's earlier variant, where
   arrival counts as the first access (access_count 1, 0.64 at age 0): an entity
   fetched once then ranks with one never used again.
 * A ``get`` does not move an entity in the sliding window: FIFO orders by
   insertion, as the seed's sketch does. Only re-adding refreshes.
 * The entity just added is never its own victim.
-* TTL is idle time, on by default at seed 000's session timeout of
+* TTL is idle time, on by default at D0's session timeout of
   ``SEED_TTL_MINUTES`` (5 minutes; ``ttl_minutes=None`` turns it off): an
   entity expires when ``now - last_access > ttl`` (strictly greater: one
   touched exactly ``ttl`` ago is still remembered). The clock is a ``StepClock``
@@ -70,7 +70,7 @@ from memorykit.trace import Trace, Victim
 
 SEED_MAX_SIZE = 20
 SEED_TTL_MINUTES = 5.0
-"""Seed 000's session timeout: the default idle time after which an entity expires."""
+"""D0's session timeout: the default idle time after which an entity expires."""
 
 
 class _Slot:
@@ -423,13 +423,13 @@ class EntityMemory:
 
 
 class SlidingWindowMemory(EntityMemory):
-    """Seed 000 pattern 1: the last ``max_size`` entities added, FIFO; re-adding refreshes."""
+    """D0 pattern 1: the last ``max_size`` entities added, FIFO; re-adding refreshes."""
 
     rule = "fifo"
 
 
 class RelevanceMemory(EntityMemory):
-    """Seed 000 pattern 2: evict the lowest ``w_r * recency + w_f * frequency``.
+    """D0 pattern 2: evict the lowest ``w_r * recency + w_f * frequency``.
 
     Ties go to the entity added longest ago. Every candidate is scored at the
     moment of eviction; the reason names the victim's components and the runner-up.

@@ -1,7 +1,7 @@
 """The memory-aware system prompt, and what it saves over sending the history.
 
 ``render_system_prompt(memory)`` writes the top entities (5 by default, most
-recent first, as seed 000's ``buildSystemPrompt``) into the system prompt with
+recent first, as D0's ``buildSystemPrompt``) into the system prompt with
 the resolution rule. ``prompt_token_series`` measures, turn by turn over a
 scenario, the billed tokens of (a) the full history plus the new user message
 and (b) the memory-aware system prompt plus the new user message, counted with

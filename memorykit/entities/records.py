@@ -1,6 +1,6 @@
 """Entity records: what working memory holds about a page, an entry, a user or a task.
 
-Working memory stores *references*, not contents (seed 000's "storing too much"
+Working memory stores *references*, not contents (D0's "storing too much"
 pitfall): a record is ``type:id`` plus a short label and a little metadata, and
 the memory warns about or refuses a record whose payload is large. Every removal
 is an ``EntityEviction`` carrying the score components at that moment and the

@@ -1,4 +1,4 @@
-"""Seed 000's relevance score, vectorized.
+"""D0's relevance score, vectorized.
 
     score = w_recency * exp(-decay * age_minutes) + w_frequency * min(access_count / cap, 1)
 

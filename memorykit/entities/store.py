@@ -1,7 +1,7 @@
 """Read-through fallback: working memory first, then the slower store.
 
 ``ReadThroughMemory.lookup(key)`` checks working memory (a dict access), and on
-a miss fetches from an ``EntityStore`` and remembers the result, as seed 000's
+a miss fetches from an ``EntityStore`` and remembers the result, as D0's
 production practice says. Latency is *simulated* (no sleeping): each lookup is
 charged the seed's figures, 0.2 ms for memory and 50-200 ms (seeded uniform)
 for the database, so a notebook can show the contrast honestly and label it as

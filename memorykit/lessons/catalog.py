@@ -2,13 +2,19 @@
 
 ``CATALOG`` lists every notebook of the course, in order, with its title (which
 must equal the notebook's ``# NN · Title`` heading), a one-line description, the
-package modules it teaches and the seed documents it draws on. A notebook whose
-file is not in ``notebooks/`` yet is shown as *planned*; once the file exists it
-is shown as *ready*. ``check_catalog`` compares the catalog with the files (a
-test runs it): a notebook without an entry, or whose heading differs from the
-catalog's title, is an error. Adding a notebook therefore means adding its entry
-here, then re-running ``./run notebooks notebooks/00_index.ipynb``, whose map is
-rendered from this module.
+package modules it teaches, the design documents it draws on (bibliography keys,
+``"D1"`` for ``docs/BIBLIOGRAPHY.md#d1``), its part of the course, a time estimate,
+its prerequisites (earlier lessons and skills) and what the student builds. A
+notebook whose file is not in ``notebooks/`` yet is shown as *planned*; once the
+file exists it is shown as *ready*. ``check_catalog`` compares the catalog with the
+files (a test runs it): a notebook without an entry, a heading that differs from
+the catalog's title, a prerequisite that is not an earlier lesson or a reference
+without a bibliography anchor is an error. Adding a notebook therefore means adding
+its entry here, then re-running ``./run notebooks notebooks/00_index.ipynb``, whose
+map is rendered from this module, and
+``python -m memorykit.lessons.catalog --readme --learning-path``, which rewrites the
+README's lessons map and ``docs/LEARNING_PATH.md`` (rendered by
+``memorykit.lessons.learning_path``; tests check both files are current).
 
 Taught in ``notebooks/00_index.ipynb``.
 """
@@ -21,6 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 NOTEBOOKS_DIR = Path(__file__).resolve().parent.parent.parent / "notebooks"
+DOCS_DIR = NOTEBOOKS_DIR.parent / "docs"
+BIBLIOGRAPHY = "BIBLIOGRAPHY.md"
+REFERENCE_KEYS = ("D0", "D1", "D2", "D3", "D4")
 _TITLE = re.compile(r"^#\s+(\d{2})\s+·\s+(.+?)\s*$")
 
 
@@ -31,85 +40,162 @@ class Lesson:
     title: str
     description: str
     modules: tuple[str, ...] = ()
-    seeds: tuple[str, ...] = ()
+    references: tuple[str, ...] = ()
+    """Bibliography keys of the design documents the lesson draws on (``"D1"``: the anchor
+    ``d1`` of docs/BIBLIOGRAPHY.md)."""
     interactive: bool = True
     """Whether the notebook has sliders (the index is a tour without any)."""
+    part: str = ""
+    """The part of the course: buffers, entities, three columns, long-term memory, evaluation."""
+    minutes: int = 0
+    """An estimate for a student reading the lesson, moving its sliders and doing its exercises."""
+    prerequisites: tuple[int | str, ...] = ()
+    """Lesson numbers to do first, and skills (strings) the lesson assumes."""
+    builds: str = ""
+    """What the student builds or can do at the end (the learning path's "you build" column)."""
 
     @property
     def heading(self) -> str:
         return f"# {self.number:02d} · {self.title}"
 
+    @property
+    def after(self) -> tuple[int, ...]:
+        """The lessons to do first."""
+        return tuple(p for p in self.prerequisites if isinstance(p, int))
+
+    @property
+    def skills(self) -> tuple[str, ...]:
+        """The skills the lesson assumes beyond earlier lessons."""
+        return tuple(p for p in self.prerequisites if isinstance(p, str))
+
+
+_PY = "Python: functions, lists and dicts"
+_CLASS = "Python: a subclass overriding one method"
 
 CATALOG: tuple[Lesson, ...] = (
     Lesson(0, "00_index.ipynb", "Index: how agents remember",
            "A tour: the memory problems agents have, this map, sliders, offline vs a real model.",
-           ("memorykit.lessons",), ("000", "004"), interactive=False),
+           ("memorykit.lessons",), ("D0", "D4"), interactive=False, part="introduction",
+           minutes=15, prerequisites=(_PY, "running cells in Jupyter"),
+           builds="the two failures every memory trades off: a lost reference and a growing prompt"),
     Lesson(1, "01_tokens_and_budgets.ipynb", "Tokens and budgets",
            "Exact counts per encoding, content vs billed tokens, the context-window budget, "
            "why characters / 4 misleads.",
-           ("memorykit.tokens", "memorykit.messages"), ("001", "004")),
+           ("memorykit.tokens", "memorykit.messages"), ("D1", "D4"), part="buffers",
+           minutes=50, prerequisites=(0,),
+           builds="a billed-token count of a chat request, and a context-window budget"),
     Lesson(2, "02_pruning_strategies.ipynb", "Pruning strategies",
            "FIFO vs importance vs hybrid vs recency-weighted on one conversation: who leaves "
            "when, under which rule, and which facts survive.",
            ("memorykit.buffers.policies", "memorykit.buffers.registry", "memorykit.trace",
-            "memorykit.evaluation.buffer_replay"), ("001",)),
+            "memorykit.evaluation.buffer_replay"), ("D1",), part="buffers",
+           minutes=75, prerequisites=(1, _CLASS),
+           builds="a buffer's victim choice (which message leaves), checked by the buffer contract"),
     Lesson(3, "03_summary_buffer.ipynb", "The summary buffer",
            "The token sawtooth, summaries of summaries, which planted facts survive, the "
            "compression pipeline, the attention window and named contexts (switch, return, merge).",
            ("memorykit.buffers.summary_buffer", "memorykit.summary",
             "memorykit.buffers.compression", "memorykit.evaluation.summary_replay",
             "memorykit.buffers.attention", "memorykit.buffers.context_manager"),
-           ("001", "004")),
+           ("D1", "D4"), part="buffers", minutes=90, prerequisites=(2,),
+           builds="a summary buffer's schedule (threshold, target) and its cost in lost facts"),
     Lesson(4, "04_entity_memory.ipynb", "Entity working memory",
            "Which page do you mean? Entities in a sliding window, relevance eviction, TTL on "
            "three clocks (wall, simulated, per turn) and reference resolution.",
            ("memorykit.entities", "memorykit.scenarios.cms", "memorykit.evaluation.entity_replay",
             "memorykit.clock"),
-           ("000",)),
+           ("D0",), part="entities", minutes=90, prerequisites=(1, "exponential decay, exp(-x)"),
+           builds="an entity memory sized and timed for a session: relevance score, TTL, resolution"),
     Lesson(5, "05_task_slots.ipynb", "Task slots",
            "Slot occupancy over a month of work: admissions, preemptions at 1.3x the lowest, "
            "demotions to notes; sliders for max_slots, the activation threshold and the ratio.",
            ("memorykit.workspace.tasks", "memorykit.workspace.timeline", "memorykit.scenarios.workflow"),
-           ("002",)),
+           ("D2",), part="three columns", minutes=60, prerequisites=(0, _PY),
+           builds="the admission and preemption rule of a few task slots"),
     Lesson(6, "06_notes_ttl.ipynb", "Notes with a time-to-live",
            "Effective priority as the TTL runs out (x1.5 under 20%, x2 under 5%), expiry, and "
            "surfacing precision and recall on a labelled month.",
            ("memorykit.workspace.notes", "memorykit.workspace.escalation", "memorykit.scenarios.workflow"),
-           ("002",)),
+           ("D2",), part="three columns", minutes=60, prerequisites=(5, "precision and recall"),
+           builds="a note's escalated priority as its TTL runs out, and surfacing measured"),
     Lesson(7, "07_objects_salience.ipynb", "Objects and salience",
-           "Which objects reach the prompt: seed 002's salience over objects x turns, its five "
+           "Which objects reach the prompt: D2's salience over objects x turns, its five "
            "components, sliders for every weight, and the 2-hop knowledge-graph neighbourhood.",
            ("memorykit.workspace.objects", "memorykit.workspace.graph",
-            "memorykit.workspace.salience"), ("002",)),
+            "memorykit.workspace.salience"), ("D2",), part="three columns",
+           minutes=75, prerequisites=(5, "graphs: nodes, edges, neighbourhoods"),
+           builds="an object's salience score and the top-k objects it selects"),
     Lesson(8, "08_three_columns.ipynb", "Three columns in the prompt",
            "The rendered three-column prompt and its tokens against a flat buffer of the same "
-           "state and a log that never forgets, measured with tiktoken (the seed claims 40% fewer).",
+           "state and a log that never forgets, measured with tiktoken (D2 claims 40% fewer).",
            ("memorykit.workspace.render", "memorykit.workspace.memory",
-            "memorykit.workspace.columns"), ("002",)),
+            "memorykit.workspace.columns"), ("D2",), part="three columns",
+           minutes=60, prerequisites=(1, 6, 7),
+           builds="the three-column prompt, and a fair token comparison against a flat buffer"),
     Lesson(9, "09_long_term_memory.ipynb", "Long-term memory and recall",
            "Episodic scoring over keyword overlap and age (alpha, beta, tau, threshold), "
            "semantic recall and its threshold with all-MiniLM-L6-v2 (numpy, offline) beside the "
            "lexical baseline, auto-recall in the memory service.",
            ("memorykit.longterm.episodic", "memorykit.evaluation.episode_probes",
             "memorykit.longterm.semantic", "memorykit.longterm.minilm", "memorykit.longterm.service",
-            "memorykit.longterm.search_tool"), ("003", "004")),
+            "memorykit.longterm.search_tool"), ("D3", "D4"), part="long-term memory",
+           minutes=90, prerequisites=(3, "vectors and cosine similarity"),
+           builds="an episodic score and a semantic threshold fitted to an embedder"),
     Lesson(10, "10_architectures.ipynb", "Memory architectures compared",
-           "Context window, episodic, semantic and reflective memory on seed 003's "
+           "Context window, episodic, semantic and reflective memory on D3's "
            "inject/distract/probe benchmark, C and D on all-MiniLM-L6-v2 (numpy, offline) beside the "
-           "lexical baseline: recall vs distractors, tokens per call, learned rules; seed 003's "
+           "lexical baseline: recall vs distractors, tokens per call, learned rules; D3's "
            "table reproduced with a local LLM and all-MiniLM-L6-v2.",
            ("memorykit.longterm.architectures", "memorykit.scenarios.probes",
             "memorykit.evaluation.recall_benchmark", "memorykit.evaluation.recall_curves",
-            "memorykit.longterm.reflection", "memorykit.evaluation.reproduction"), ("003",)),
+            "memorykit.longterm.reflection", "memorykit.evaluation.reproduction"), ("D3",),
+           part="long-term memory", minutes=90, prerequisites=(9, "confidence intervals"),
+           builds="a benchmark comparison of four architectures, and reading why a result differs"),
     Lesson(11, "11_llm_in_the_loop.ipynb", "LLM in the loop",
            "The same memories driving a real model over an OpenAI-compatible API when one is "
            "configured, and the offline components otherwise, saying which.",
-           ("memorykit.llm", "memorykit.evaluation.service_loop"), ("003", "004")),
+           ("memorykit.llm", "memorykit.evaluation.service_loop"), ("D3", "D4"),
+           part="long-term memory", minutes=60, prerequisites=(3, 9, "HTTP APIs (optional)"),
+           builds="a memory service wired to a real or offline model, and its failure handling"),
     Lesson(12, "12_parameter_tuning.ipynb", "Parameter tuning",
            "Evidence recall at a token budget: recall surfaces, Pareto fronts across policies, "
            "per-category breakdowns, on simulated data or a local LoCoMo copy.",
-           ("memorykit.evaluation",), ("001", "004")),
+           ("memorykit.evaluation",), ("D1", "D4"), part="evaluation",
+           minutes=90, prerequisites=(2, 9, "pandas tables (reading)"),
+           builds="a tuned memory configuration for a token budget, chosen from a sweep"),
 )
+
+
+def _check_entries() -> list[str]:
+    """Problems inside the catalog: time estimates, prerequisites, references, routes."""
+    problems: list[str] = []
+    numbers = {lesson.number for lesson in CATALOG}
+    anchors = _bibliography_anchors()
+    for lesson in CATALOG:
+        name = f"{lesson.number:02d}"
+        if isinstance(lesson.minutes, bool) or not isinstance(lesson.minutes, int) \
+                or lesson.minutes <= 0:
+            problems.append(f"{name}: minutes must be a positive int, got {lesson.minutes!r}")
+        for before in lesson.after:
+            if before not in numbers or before >= lesson.number:
+                problems.append(f"{name}: prerequisite {before!r} is not an earlier lesson")
+        for key in lesson.references:
+            if key not in REFERENCE_KEYS:
+                problems.append(f"{name}: reference {key!r} is not one of {', '.join(REFERENCE_KEYS)}")
+            elif anchors is not None and key.lower() not in anchors:
+                problems.append(f"{name}: reference {key!r} has no anchor in docs/{BIBLIOGRAPHY}")
+        if not lesson.builds:
+            problems.append(f"{name}: says nothing about what the student builds")
+    from memorykit.lessons.learning_path import check_routes
+
+    return problems + check_routes()
+
+
+def _bibliography_anchors() -> set[str] | None:
+    path = DOCS_DIR / BIBLIOGRAPHY
+    if not path.is_file():
+        return None
+    return set(re.findall(r'<a id="([\w-]+)"></a>', path.read_text(encoding="utf-8")))
 
 
 def lessons(notebooks_dir: Path | str | None = None) -> list[tuple[Lesson, bool]]:
@@ -145,6 +231,7 @@ def check_catalog(notebooks_dir: Path | str | None = None) -> list[str]:
     for lesson in CATALOG:
         if not lesson.filename.startswith(f"{lesson.number:02d}_"):
             problems.append(f"{lesson.filename}: file name does not start with {lesson.number:02d}_")
+    problems += _check_entries()
     for path in sorted(d.glob("*.ipynb")):
         lesson = by_file.get(path.name)
         if lesson is None:
@@ -157,16 +244,23 @@ def check_catalog(notebooks_dir: Path | str | None = None) -> list[str]:
     return problems
 
 
+def reference_links(lesson: Lesson, docs_prefix: str = "../docs/") -> str:
+    """The lesson's design documents as Markdown links into the bibliography."""
+    return ", ".join(f"[{key}]({docs_prefix}{BIBLIOGRAPHY}#{key.lower()})"
+                     for key in lesson.references)
+
+
 def render_map(notebooks_dir: Path | str | None = None, *, status: bool = True,
-               link_prefix: str = "") -> str:
+               link_prefix: str = "", docs_prefix: str = "../docs/") -> str:
     """The map as a Markdown table (notebook, title, what it teaches, the library modules it
-    teaches, seeds[, status]).
+    teaches, sources[, status]).
 
     With ``status=False`` every notebook is linked and nothing depends on which files
     exist yet (the form pasted into the index notebook's markdown). ``link_prefix`` is put
-    before each link target (``"notebooks/"`` in the README).
+    before each link target (``"notebooks/"`` in the README), ``docs_prefix`` before the
+    bibliography's (``"docs/"`` in the README).
     """
-    head = ("| # | notebook | title | what you learn | library modules | seeds |"
+    head = ("| # | notebook | title | what you learn | library modules | sources |"
             + (" status |" if status else ""))
     rows = [head, "|---" * (7 if status else 6) + "|"]
     for lesson, ready in lessons(notebooks_dir):
@@ -174,7 +268,7 @@ def render_map(notebooks_dir: Path | str | None = None, *, status: bool = True,
                 else f"`{lesson.filename}`")
         modules = ", ".join(f"`{m}`" for m in lesson.modules)
         row = (f"| {lesson.number:02d} | {link} | {lesson.title} | {lesson.description} | "
-               f"{modules} | {', '.join(lesson.seeds)} |")
+               f"{modules} | {reference_links(lesson, docs_prefix)} |")
         rows.append(row + (f" {'ready' if ready else 'planned'} |" if status else ""))
     return "\n".join(rows)
 
@@ -185,7 +279,9 @@ README_END = "<!-- end of lessons map -->"
 
 def readme_block() -> str:
     """The lessons map as the README shows it, between its two marker comments."""
-    return f"{README_START}\n{render_map(status=False, link_prefix='notebooks/')}\n{README_END}"
+    return (f"{README_START}\n"
+            f"{render_map(status=False, link_prefix='notebooks/', docs_prefix='docs/')}\n"
+            f"{README_END}")
 
 
 def sync_readme(readme: Path | str, *, write: bool) -> bool:
@@ -207,9 +303,18 @@ def sync_readme(readme: Path | str, *, write: bool) -> bool:
 if __name__ == "__main__":  # pragma: no cover - command line
     import sys
 
-    readme_path = NOTEBOOKS_DIR.parent / "README.md"
-    if sys.argv[1:] == ["--readme"]:
+    args = sys.argv[1:]
+    unknown = [a for a in args if a not in ("--readme", "--learning-path")]
+    if unknown:
+        sys.exit(f"unknown option(s) {' '.join(unknown)}: use --readme and/or --learning-path")
+    if "--readme" in args:
+        readme_path = NOTEBOOKS_DIR.parent / "README.md"
         print("README lessons map " + ("was current" if sync_readme(readme_path, write=True)
                                        else "rewritten"))
-    else:
+    if "--learning-path" in args:
+        from memorykit.lessons.learning_path import LEARNING_PATH, sync_learning_path
+
+        print(f"docs/{LEARNING_PATH} " + ("was current" if sync_learning_path(write=True)
+                                         else "rewritten"))
+    if not args:
         print(render_map())

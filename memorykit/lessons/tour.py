@@ -3,7 +3,7 @@
 * ``token_explosion``: billed prompt tokens per turn when every request resends
   the whole history, against a bounded buffer, and how many planted facts each
   still knows at the end (the trade-off the whole course is about).
-* ``which_page``: seed 000's failure replayed on a real buffer: "Show me page
+* ``which_page``: D0's failure (docs/BIBLIOGRAPHY.md) replayed on a real buffer: "Show me page
   42", some chatter, then "Update that page's title"; does the memory still hold
   the page when the reference arrives?
 
@@ -110,7 +110,7 @@ class WhichPage:
 
 
 def which_page(policy: str = "fifo", budget: int = 120, chatter: int = 6) -> WhichPage:
-    """Replay seed 000's exchange through a buffer and answer the reference from memory.
+    """Replay D0's exchange through a buffer and answer the reference from memory.
 
     The page request is marked important (0.9), the chatter unimportant (0.2). The
     "agent" resolves "that page" to the most recent page number it still holds.

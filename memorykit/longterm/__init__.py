@@ -1,4 +1,4 @@
-"""Long-term memory: seed 003's four architectures and seed 004's memory service.
+"""Long-term memory: D3's four architectures and D4's memory service.
 
 * ``episodic``: episodes consolidated from short-term overflow, scored by
   keyword overlap and recency (architecture B); ``episode_scores`` is the formula.
@@ -6,12 +6,12 @@
 * ``reflection``: rules a critic draws from mistakes, injected as instructions (D).
 * ``architectures``: A-D (and the attention window) as ``ContextPolicy``s.
 * ``vectorstore``: exact numpy cosine search; the same protocol on Qdrant.
-* ``service``: working memory per session + a long-term store (seed 004).
-* ``search_tool``: the service's recall offered to the agent as a ``search`` tool (seed 004).
+* ``service``: working memory per session + a long-term store (D4).
+* ``search_tool``: the service's recall offered to the agent as a ``search`` tool (D4).
 * ``minilm``: all-MiniLM-L6-v2 offline in numpy (no PyTorch), from the packaged weights.
 * ``sentence_embedder``: the same model through sentence-transformers (the reference; PyTorch).
 
-Seed 003's benchmark over A-D is ``memorykit.evaluation.recall_benchmark`` (its scenarios:
+D3's benchmark over A-D is ``memorykit.evaluation.recall_benchmark`` (its scenarios:
 ``memorykit.scenarios.probes``).
 
 Every memory item keeps the ids of the messages it came from, so recall is

@@ -1,4 +1,4 @@
-"""Seed 003's four memory architectures, each a ``ContextPolicy``.
+"""D3's four memory architectures, each a ``ContextPolicy``.
 
 * **A, context window**: the last ``window`` messages; everything older is
   erased ("hard forgetting").
@@ -7,7 +7,7 @@
 * **C, semantic**: the same short-term window plus raw sentences recalled by
   cosine similarity from a vector store (``semantic``).
 * **D, reflection**: C plus rules a critic drew from the actor's mistakes,
-  injected into the system prompt (``reflection``). Seed 003 calls D "the
+  injected into the system prompt (``reflection``). D3 calls D "the
   optimal blend": it recalls like C and also adapts its behaviour.
 
 ``AttentionArchitecture`` adapts the query-aware ``AttentionWindow`` buffer to the
@@ -232,7 +232,7 @@ class ContextWindowArchitecture(Architecture):
 
 
 class EpisodicArchitecture(Architecture):
-    """B: short-term memory plus episodes recalled by seed 003's hybrid score."""
+    """B: short-term memory plus episodes recalled by D3's hybrid score."""
 
     letter = "B"
 

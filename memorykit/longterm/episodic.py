@@ -1,14 +1,14 @@
-"""Episodic memory (seed 003, architecture B): consolidate the overflow into episodes, score them.
+"""Episodic memory (D3, architecture B): consolidate the overflow into episodes, score them.
 
 Short-term memory (STM) holds the most recent messages. When it holds more
 than ``consolidation_factor x stm_limit`` messages (strictly more: 31 with the
 defaults 1.5 x 20), the oldest ones beyond ``stm_limit`` are summarized into an
 **episode** and leave STM, which is back to ``stm_limit`` messages. An episode
 keeps ``{id, start_time, end_time, summary, keywords, participants,
-source_message_ids}``: seed 003's consolidation schema plus the ids of the
+source_message_ids}``: D3's consolidation schema plus the ids of the
 messages it stands for, so a recalled episode can be scored against evidence.
 
-An episode is recalled for a query by seed 003's hybrid relevance score::
+An episode is recalled for a query by D3's hybrid relevance score::
 
     S(e | q) = alpha * |K_e & T_q| / |T_q|  +  beta * exp(-dt / tau)
 
@@ -16,7 +16,7 @@ An episode is recalled for a query by seed 003's hybrid relevance score::
   top ``max_keywords``), plus **every** token containing a digit (numbers and
   codes such as "4721" or "PAY-1234" are what a summary tends to lose);
 * ``T_q``: the query's tokens: by default (``query_tokens="all"``) every
-  distinct lowercased word of the query, as seed 003 defines it ("tokens in
+  distinct lowercased word of the query, as D3 defines it ("tokens in
   query"), stop words included. So "what refund policy" against the keywords
   {refund, policy, ticket} 24 h later scores 0.6 x 2/3 + 0.4 x e^-1 = 0.547,
   not recalled at 0.7. memorykit's variant, ``query_tokens="content"``, keeps
@@ -28,12 +28,12 @@ An episode is recalled for a query by seed 003's hybrid relevance score::
   term has a keyword term of 0;
 * ``dt = now - episode end time`` (clamped at 0), ``tau`` 24 hours;
 * alpha 0.6, beta 0.4; an episode is injected when ``S > threshold`` (0.7),
-  strictly, as seed 003's retrieval diagram says ("Score > 0.7").
+  strictly, as D3's retrieval diagram says ("Score > 0.7").
 
 Words are lowercased runs of letters/digits (``memorykit._text``); a content
 word is not a stop word and has more than two characters or a digit.
 
-Seed 003 calls the summarizer an LLM; here it is injected, and the default is
+D3 calls the summarizer an LLM; here it is injected, and the default is
 the offline ``ExtractiveSummarizer`` (which copies sentences, favouring ones
 with numbers and names). Episode ids are ``ep0001, ep0002, ...`` rather than
 the seed's uuid4, so runs are reproducible. Times are seconds on the memory's
@@ -89,7 +89,7 @@ def content_words(text: str) -> list[str]:
 
 
 QUERY_TOKENS = ("all", "content")
-"""What ``T_q`` is made of: every word (seed 003) or content words only (memorykit's variant)."""
+"""What ``T_q`` is made of: every word (D3) or content words only (memorykit's variant)."""
 
 
 def query_terms(query: str, query_tokens: str = "all") -> frozenset[str]:
@@ -198,7 +198,7 @@ def full_match_horizon_seconds(*, alpha: float, beta: float, tau_seconds: float,
 
 @dataclass(frozen=True)
 class EpisodicSettings:
-    """Every parameter of episodic memory (seed 003 defaults)."""
+    """Every parameter of episodic memory (D3 defaults)."""
 
     stm_limit: int = 20
     """Messages short-term memory keeps after a consolidation (instructions not counted)."""
@@ -221,7 +221,7 @@ class EpisodicSettings:
     recall_limit: int = 3
     """At most this many episodes (the best) are injected per request."""
     query_tokens: str = "all"
-    """T_q: "all" words of the query (seed 003) or "content" words only (stop words and
+    """T_q: "all" words of the query (D3) or "content" words only (stop words and
     1-2 letter words dropped: memorykit's variant, under which long questions can be recalled)."""
 
     def __post_init__(self) -> None:

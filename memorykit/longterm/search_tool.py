@@ -1,4 +1,4 @@
-"""Seed 004's on-demand recall: long-term memory search offered to the agent as a tool.
+"""D4's on-demand recall: long-term memory search offered to the agent as a tool.
 
 Auto-recall searches long-term memory before every request with the last user
 message. The seed's other way is on demand: the agent keeps a ``search`` tool and
@@ -35,7 +35,7 @@ from memorykit.messages import Message, MessageFactory, ToolCall
 from memorykit.trace import error_label
 
 MEMORY_SEARCH_TOOL = "search"
-"""The function's name, as seed 004 names the agent's search tool."""
+"""The function's name, as D4 names the agent's search tool."""
 SEARCH_TYPES = ("memory",)
 """What the tool can search: long-term memory only (the seed's tool takes ``type``)."""
 _DESCRIPTION = ("Search your long-term memory of this conversation for messages relevant to "

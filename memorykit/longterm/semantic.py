@@ -1,9 +1,9 @@
-"""Semantic memory (seed 003, architecture C): embed raw text, recall by cosine similarity.
+"""Semantic memory (D3, architecture C): embed raw text, recall by cosine similarity.
 
 Every stored message is cut into **units** (its sentences, by default, or the
 whole message), each unit is embedded and kept in a ``VectorStore`` with the id
 of the message it came from. A query is embedded the same way and the units
-whose cosine similarity is **strictly above** ``threshold`` (0.65, seed 003's
+whose cosine similarity is **strictly above** ``threshold`` (0.65, D3's
 epsilon) are recalled, best first, at most ``recall_limit`` of them.
 
 Why sentences by default: a planted fact is one sentence inside a longer
@@ -12,7 +12,7 @@ says. Sentence units keep "The locker code at the gym is 4721." close to "What
 is the locker code at the gym?" Each unit still cites its message, so recall
 is scored against the original evidence.
 
-The threshold belongs to the embedder. Seed 003 chose 0.65 for all-MiniLM-L6-v2;
+The threshold belongs to the embedder. D3 chose 0.65 for all-MiniLM-L6-v2;
 the offline default here, ``LexicalHashingEmbedder``, measures word overlap,
 not meaning, and its cosines are on another scale (a question and the fact
 that answers it typically share 60-85% of their weighted words). The benchmark
@@ -43,7 +43,7 @@ UNITS = ("sentence", "message")
 
 @dataclass(frozen=True)
 class SemanticSettings:
-    """Every parameter of semantic memory (seed 003 defaults where it has them)."""
+    """Every parameter of semantic memory (D3 defaults where it has them)."""
 
     threshold: float = 0.65
     """A unit is recalled when its cosine similarity to the query is strictly above this."""

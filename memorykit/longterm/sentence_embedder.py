@@ -1,6 +1,6 @@
 """The reference all-MiniLM-L6-v2: the model through sentence-transformers (PyTorch).
 
-Seed 003's semantic memory uses all-MiniLM-L6-v2 (384 dimensions) and its
+D3's semantic memory uses all-MiniLM-L6-v2 (384 dimensions) and its
 0.65 threshold was chosen for it. memorykit runs that model in numpy
 (``memorykit.longterm.minilm.MiniLMEmbedder``, the default); this class is the
 implementation it is checked against, and the way to run another

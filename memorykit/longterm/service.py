@@ -1,7 +1,7 @@
-"""The memory service of seed 004: working memory per session plus a long-term store.
+"""The memory service of D4: working memory per session plus a long-term store.
 
 Each session has a **working memory** (any ``MessageBuffer``; by default a
-``SummaryBuffer`` of 2,000 tokens, seed 004's default strategy) and shares one
+``SummaryBuffer`` of 2,000 tokens, D4's default strategy) and shares one
 **long-term store** (a ``VectorStore``) in which every entry carries its
 ``session_id``. The orchestration follows the seed:
 
@@ -24,7 +24,7 @@ system prompt placed first in every session's requests).
 
 When a session's working memory is a ``SummaryBuffer``, ``on_summarizing(session_id,
 notice)`` is called before it summarizes, so the caller can show that session's user
-seed 004's "Summarizing conversation history..." line while the summarizer runs.
+D4's "Summarizing conversation history..." line while the summarizer runs.
 
 What is stored is set by ``storage_scope``: ``"all"`` (every message, tool
 results and system messages included), ``"conversational"`` (user and
@@ -103,7 +103,7 @@ _RECALLED_RANK = 1_000_000.0
 
 @dataclass(frozen=True)
 class LongTermSettings:
-    """Every parameter of the long-term layer (seed 004 defaults)."""
+    """Every parameter of the long-term layer (D4 defaults)."""
 
     storage_scope: str = "all"
     """What is stored: 'all' messages, 'conversational' (user/assistant), or 'summaries_only'."""
@@ -134,7 +134,7 @@ class LongTermSettings:
 
 @dataclass(frozen=True)
 class MemorySettings:
-    """Seed 004's memory-level settings that shape each request (beside ``long_term``)."""
+    """D4's memory-level settings that shape each request (beside ``long_term``)."""
 
     include_history: bool = True
     """Send working memory's conversation history. False: the request holds the instructions,
@@ -231,7 +231,7 @@ class MemoryService:
             raise TypeError(f"on_summarizing must be callable, got {on_summarizing!r}")
         self.on_summarizing = on_summarizing
         """Called with (session id, ``SummarizingNotice``) before a session's summary buffer
-        summarizes: seed 004's status line for that session's user."""
+        summarizes: D4's status line for that session's user."""
         self.memory = memory if memory is not None else MemorySettings()
         if not isinstance(self.memory, MemorySettings):
             raise TypeError(f"memory must be MemorySettings, got {memory!r}")

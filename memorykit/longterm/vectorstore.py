@@ -10,7 +10,7 @@ use: ``add(ids, vectors, payloads)``, ``search(vector, limit, threshold, where)`
 * ``QdrantVectorStore``: the same calls on a Qdrant collection. With
   ``QdrantClient(":memory:")`` (the default) it runs in-process, which is how
   the tests check it against the numpy store; given a client connected to a
-  Qdrant server it works unchanged, for stores that outgrow memory. Seed 004's
+  Qdrant server it works unchanged, for stores that outgrow memory. D4's
   long-term memory runs on Qdrant. ``qdrant-client`` is optional and imported
   only when this class is built.
 
@@ -18,7 +18,7 @@ Conventions both stores keep (and the equivalence test checks):
 
 * a hit's ``score`` is the cosine similarity in [-1, 1];
 * ``threshold`` keeps hits with ``score > threshold`` (strictly greater, as in
-  seed 003's "sim(q, d) > epsilon");
+  D3's "sim(q, d) > epsilon");
 * ``where`` is an exact-match filter on payload fields (``{"session_id": "s1"}``);
 * ties are broken by insertion order (older first);
 * a zero vector (a text with no features under a lexical embedder) matches

@@ -1,4 +1,4 @@
-"""A seeded CMS editing session with labelled references (seed 000's setting).
+"""A seeded CMS editing session with labelled references (D0's setting).
 
 A user works through *projects* (a task, its assignee, and a few pages and
 blog entries), opens things explicitly ("Open page 42"), acts on them by

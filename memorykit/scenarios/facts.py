@@ -110,10 +110,10 @@ def make_key(rng: random.Random, recipe: str) -> str:
         return f"{letters(3)}-{n(1000, 99999)}"
     if recipe == "salary":
         return f"${n(45, 210)},{n(0, 9) * 100:03d}"
-    # seed 003's fact bank (memorykit.scenarios.probes)
+    # D3's fact bank (memorykit.scenarios.probes)
     if recipe == "order":
         return f"ORD-{n(10000, 99999)}"
-    if recipe == "falcon":  # seed 003's example code, Blue_Falcon_99
+    if recipe == "falcon":  # D3's example code, Blue_Falcon_99
         return f"Blue_Falcon_{n(10, 99)}"
     if recipe == "serial":
         return f"SN-{letters(3)}{n(100, 999)}"

@@ -1,7 +1,7 @@
-"""Seed 003's scenarios: facts injected, distractor turns, probe questions; a booking mistake.
+"""D3's scenarios: facts injected, distractor turns, probe questions; a booking mistake.
 
 **Recall** (``probe_conversation``). A user states ``n_facts`` facts at the start of a
-conversation (seed 003's "turn 0": each fact in its own user message, acknowledged by
+conversation (D3's "turn 0": each fact in its own user message, acknowledged by
 the assistant without repeating it), then ``N`` distractor turns follow (a seeded
 ``simulate_conversation`` with no planted facts: its prose contains no digits, and
 every fact key contains one, so a key occurs in exactly one message), then each fact's
@@ -9,7 +9,7 @@ question is asked. The conversation with N distractors is a prefix of the one wi
 more (distractors are seeded turn by turn), so one long conversation holds every
 checkpoint.
 
-**Adaptability** (``adaptability_scenario``, seed 003's binary metric). A booking
+**Adaptability** (``adaptability_scenario``, D3's binary metric). A booking
 assistant books a table without asking; the user complains ("You should have asked me
 to confirm before booking"); ``N`` distractor turns pass; the user asks for a second
 booking. An actor that adapted asks for confirmation instead of booking
@@ -81,7 +81,7 @@ SEED_003_FACT_BANK: tuple[tuple[str, str, str], ...] = (
     ("The ticket is {key}.", "What is the ticket?", "ticket"),
     ("The confirmation number is {key}.", "What is the confirmation number?", "conf"),
 )
-"""Facts and probes phrased the way seed 003 phrases them: the fact says "The code is
+"""Facts and probes phrased the way D3 phrases them: the fact says "The code is
 Blue_Falcon_99" and the probe asks "What is the code?" (or, verbatim, "Where are keys?"),
 naming the thing by the fact's own noun, not paraphrasing it (``FACT_BANK`` paraphrases
 some)."""
@@ -126,7 +126,7 @@ def probe_conversation(
     ``bank`` holds (sentence with ``{key}``, question, key recipe) triples:
     ``FACT_BANK`` (default) or ``SEED_003_FACT_BANK`` (the seed's phrasing).
     ``seconds_per_message`` re-times the conversation at script speed, every
-    message that many seconds after the previous one (seed 003's script ran its
+    message that many seconds after the previous one (D3's script ran its
     turns back to back); None keeps the simulated pace, whose distractors span
     hours (which the episodic score's time decay feels). ``distractor_words`` bounds
     the assistant's distractor prose (``simulate_conversation``'s ``words``): short turns

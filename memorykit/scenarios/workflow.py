@@ -1,6 +1,6 @@
 """A professional workflow for the three-column memory, with labelled surfacings.
 
-Seed 002's setting, simulated: an accounts-payable lead (Maya Chen) works
+D2's setting, simulated: an accounts-payable lead (Maya Chen) works
 through invoices, vendors, variance reports, accruals and budget follow-ups
 over simulated days, with month-end close, stakeholders with preferences
 (the controller approves anything over $10K, the CFO wants one-page

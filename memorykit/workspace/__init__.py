@@ -1,4 +1,4 @@
-"""Three-column working memory (seed 002): active tasks, notes with TTL, salient objects.
+"""Three-column working memory (D2): active tasks, notes with TTL, salient objects.
 
 * ``tasks``: ``Task``, ``TaskSlots`` and ``SlotSettings`` (admission at 0.5,
   preemption at 1.3x the lowest, the task status machine, ``urgent_priority``:

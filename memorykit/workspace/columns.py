@@ -44,7 +44,7 @@ from memorykit.workspace.render import (
 )
 
 SEED_REDUCTION = 0.40
-"""Seed 002's claim: 2,500 vs 4,200 tokens per turn, '40% reduction'."""
+"""D2's claim: 2,500 vs 4,200 tokens per turn, '40% reduction'."""
 SEED_TOKENS = {"three_columns": 2_500, "baseline": 4_200}
 
 

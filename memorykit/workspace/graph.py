@@ -2,7 +2,7 @@
 
 Nodes are ``WorkspaceObject`` records, edges are undirected and labelled
 ("contact_of", "about", "governs"...). The one query the working memory needs
-is the k-hop neighbourhood of a set of entities (seed 002 uses 2 hops); the
+is the k-hop neighbourhood of a set of entities (D2 uses 2 hops); the
 all-pairs hop matrix behind it is computed once per change of the graph, so
 salience over hundreds of turns is a few numpy operations. Sized for the tens
 to hundreds of objects a working memory holds, not for a graph database.

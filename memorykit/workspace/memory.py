@@ -1,6 +1,6 @@
 """``WorkingMemory``: the three columns working together on one clock and one trace.
 
-It owns the cross-column moves seed 002 describes and records each as an
+It owns the cross-column moves D2 describes and records each as an
 explained event:
 
 * a task that is not activated becomes a note (noted or deferred); a task
@@ -203,7 +203,7 @@ class WorkingMemory:
         return task, promotions
 
     def completion_rate(self) -> float:
-        """Seed 002's task-completion rate: of the tasks that arrived (``add_task``), the share
+        """D2's task-completion rate: of the tasks that arrived (``add_task``), the share
         completed so far. ValueError before the first task arrives."""
         if not self._arrived:
             raise ValueError("completion_rate needs at least one task: none has arrived through add_task")
@@ -342,7 +342,7 @@ class WorkingMemory:
         return salience_matrix(self._current_inputs(now), self.salience_weights)
 
     def relevant_patterns(self, hops: int = 1) -> list[WorkspaceObject]:
-        """Seed 002's ``get_relevant_patterns(active_tasks)``: the pattern objects the active
+        """D2's ``get_relevant_patterns(active_tasks)``: the pattern objects the active
         tasks name or that lie within ``hops`` of an entity they name, in graph order."""
         inputs = self._current_inputs(None)
         return [self.graph.get(inputs.ids[i]) for i in np.flatnonzero(relevant_patterns(inputs, hops)[:, 0])]

@@ -1,7 +1,7 @@
 """Column 2: notes, an acknowledged queue with time-to-live and escalation.
 
 A note is something the agent has acknowledged but is not working on: "review
-the Cheyenne variance report later". Seed 002 gives notes three behaviours:
+the Cheyenne variance report later". D2 gives notes three behaviours:
 
 * a TTL by urgency: urgent 2-4 h, normal 24-48 h, low 7 days. ``NoteSettings``
   defaults to the midpoints (3 h, 36 h, 168 h); a note may carry its own TTL.
@@ -58,7 +58,7 @@ class NoteSettings:
     """TTL, escalation, expiry and surfacing rules of the Notes column."""
 
     ttl_hours: Mapping[str, float] = field(default_factory=_default_ttl_hours)
-    """TTL by urgency, in hours. Midpoints of seed 002's ranges: urgent 2-4, normal 24-48, low 7 days."""
+    """TTL by urgency, in hours. Midpoints of D2's ranges: urgent 2-4, normal 24-48, low 7 days."""
     warn_fraction: float = 0.2
     """Escalate by ``warn_multiplier`` when strictly less than this share of the TTL remains."""
     warn_multiplier: float = 1.5

@@ -6,7 +6,7 @@ explanations"), entities (vendors, projects, accounts), beliefs (with a
 strength), knowledge (policies, rules), goals, temporal context (month-end,
 with an urgency multiplier) and patterns (recurring workflows).
 
-Only the salient ones reach the prompt. Seed 002's salience is a sum of five
+Only the salient ones reach the prompt. D2's salience is a sum of five
 terms, every weight a parameter of ``SalienceWeights``::
 
     0.3 * [mentioned in the last 5 turns]
@@ -20,7 +20,7 @@ pass and keeps each term separately (for stacked bars and heatmaps); a
 ``WorkingMemory`` computes its single current column with the same function,
 so the notebook's picture and the live memory cannot disagree.
 
-Where seed 002's code and text differ, this module follows the text:
+Where D2's code and text differ, this module follows the text:
 
 * "linked to an active task": the seed's code tests ``obj.id in
   task.dependencies``, but its text (section 5) says tasks carry no pointers
@@ -66,7 +66,7 @@ from memorykit._validate import require_positive
 from memorykit._validate import require_real, require_str, require_unit_interval
 
 OBJECT_KINDS = ("person", "entity", "belief", "knowledge", "goal", "temporal", "pattern")
-"""The seven categories of seed 002's Objects column, in rendering order."""
+"""The seven categories of D2's Objects column, in rendering order."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,7 +172,7 @@ def pattern(id: str, name: str, description: str = "") -> WorkspaceObject:
 
 @dataclass(frozen=True)
 class SalienceWeights:
-    """Seed 002's salience weights and the windows they look through."""
+    """D2's salience weights and the windows they look through."""
 
     recent_mention: float = 0.3
     """Added when the object was mentioned in the last ``recency_turns`` turns."""
@@ -187,7 +187,7 @@ class SalienceWeights:
     recency_turns: int = 5
     """'Recent' means mentioned this turn or in the previous recency_turns - 1 (seed: last 5)."""
     link_hops: int = 0
-    """Graph hops within which an object counts as linked to a task or note: 0 (seed 002) means
+    """Graph hops within which an object counts as linked to a task or note: 0 (D2) means
     named in it; 1 also counts the graph neighbours of what it names (memorykit's variant)."""
     neighbourhood_depth: int = 2
     """Hops of the knowledge-graph query that proposes candidates (seed: 2-hop)."""
@@ -199,7 +199,7 @@ class SalienceWeights:
     entity the task names, the seed's example); None ranks them by salience like any object."""
     recent_update_seconds: float = 7 * 86_400.0
     """A belief changed at most this long ago is a candidate wherever it is in the graph
-    (seed 002: "recently updated beliefs (changed in last 7 days)")."""
+    (D2: "recently updated beliefs (changed in last 7 days)")."""
 
     def __post_init__(self) -> None:
         for name in ("recent_mention", "active_task_link", "note_link", "relationship", "belief_strength"):
@@ -267,7 +267,7 @@ class SalienceMatrix:
 
 
 def relevant_patterns(inputs: SalienceInputs, hops: int = 1) -> np.ndarray:
-    """(N, T) seed 002's ``get_relevant_patterns(active_tasks)``: the pattern objects an active
+    """(N, T) D2's ``get_relevant_patterns(active_tasks)``: the pattern objects an active
     task names (0 hops) or that sit within ``hops`` of an entity it names."""
     require_int("hops", hops, minimum=0, maximum=1_000)
     is_pattern = np.array([k == "pattern" for k in inputs.kinds], dtype=bool)[:, None]

@@ -1,6 +1,6 @@
 """Rendering working memory for the LLM, and the undifferentiated baseline.
 
-``render_columns`` writes the three columns the way seed 002 shows them:
+``render_columns`` writes the three columns the way D2 shows them:
 the active tasks with their state, the top notes by effective priority, and
 the most salient objects grouped by category. As the seed insists, nothing in
 one column points at another (no "see note 3", no ids shared between

@@ -5,7 +5,7 @@ a current step, a blocking reason, a progress estimate, dependencies written in
 natural language, and a history of what happened to it and when.
 
 ``TaskSlots`` holds at most ``max_slots`` tasks and decides admission the way
-seed 002 does:
+D2 does:
 
 * a free slot and priority > ``activation_threshold`` (0.5): activate;
 * all slots full: activate only if priority > ``preemption_ratio`` (1.3) x the
@@ -21,7 +21,7 @@ seed 002 does:
   "deferred" (a low-urgency note) when its priority is below ``defer_below``
   (0.3; the seed says "defer if priority is low" without a number).
 
-Temporal context scales urgency: seed 002 calls a task's priority its "urgency
+Temporal context scales urgency: D2 calls a task's priority its "urgency
 score" and gives month-end an "urgency multiplier: 1.5x", so in such a period
 every rule above reads ``urgent_priority(priority, multiplier)`` = min(1,
 priority x multiplier) for the arriving task and the active ones alike (a 0.4
@@ -64,7 +64,7 @@ ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
 
 @dataclass(frozen=True)
 class SlotSettings:
-    """Seed 002's slot management rules."""
+    """D2's slot management rules."""
 
     max_slots: int = 4
     """How many tasks can be active at once (3-4: human working memory)."""
@@ -81,7 +81,7 @@ class SlotSettings:
     promote_on_free: bool = True
     """When a slot frees, give it to the waiting task-note with the highest effective priority."""
     temporal_urgency: bool = True
-    """Scale priorities by the temporal context's urgency multiplier when admitting (seed 002's
+    """Scale priorities by the temporal context's urgency multiplier when admitting (D2's
     month-end 1.5x, so on by default); False compares the stored priorities as they are."""
     completed_limit: int = 10_000
     """Completed tasks ``TaskSlots.completed`` keeps, the newest (bounded for long runs;
@@ -111,7 +111,7 @@ def urgent_priority(priority: float, urgency_multiplier: float) -> float:
 
 
 def completion_rate(completed: int, arrived: int) -> float:
-    """Seed 002's task-completion rate: the share of the tasks that arrived which were finished
+    """D2's task-completion rate: the share of the tasks that arrived which were finished
     (it reports 67% for an undifferentiated buffer, 82% for the three columns). A task counts
     once however often it left and re-entered a slot."""
     arrived = require_int("arrived", arrived, minimum=1)
@@ -135,7 +135,7 @@ class TaskHistoryEntry:
 
 @dataclass(slots=True)
 class Task:
-    """A unit of work, with the state seed 002's TaskState holds."""
+    """A unit of work, with the state D2's TaskState holds."""
 
     id: str
     description: str

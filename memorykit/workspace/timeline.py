@@ -84,7 +84,7 @@ class SlotTimeline:
         return {k: c.get(k, 0) for k in EVENT_KINDS}
 
     def completion_rate(self) -> float:
-        """Seed 002's task-completion rate over the run: tasks completed / tasks arrived."""
+        """D2's task-completion rate over the run: tasks completed / tasks arrived."""
         return completion_rate(self.counts()["completed"], len(self.arrivals))
 
     def preemptions(self) -> list[SlotEvent]:
