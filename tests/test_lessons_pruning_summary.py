@@ -512,3 +512,34 @@ def test_kept_for_agrees_with_boost_survival_and_the_explorer_draws_it(conv):
         fa.kept_for(conv, 1.5)
     with pytest.raises(ValueError, match="step must be <= 80, got 81"):
         fa.kept_for(conv, 0.9, step=81)
+
+
+# ------------------------------------------- lesson 03: the build-it-yourself summarizer
+def test_check_summarizer_runs_the_summary_contracts_and_names_what_to_change():
+    from memorykit.lessons.checks import check_summarizer
+    from memorykit.summary import ExtractiveSummarizer
+
+    extractive = check_summarizer(ExtractiveSummarizer)
+    # The library's summarizer keeps the contracts but is not a facts-only summarizer.
+    assert not extractive.passed and "3 held" in extractive.reason
+    assert "a sentence without a number is not a fact" in str(extractive)
+
+    class OverTheCap:
+        name, is_llm = "over", False
+
+        def summarize(self, messages, max_tokens):
+            return " ".join(f"{m.role}: {m.content}" for m in messages)
+
+    verdict = check_summarizer(OverTheCap)
+    assert not verdict.passed and "over max_tokens" in str(verdict)
+    with pytest.raises(TypeError, match="summarizer_class must be a class"):
+        check_summarizer(ExtractiveSummarizer())
+    with pytest.raises(TypeError, match="must define summarize"):
+        check_summarizer(int)
+
+
+def test_check_victim_choice_refuses_a_non_buffer_class():
+    from memorykit.lessons.checks import check_victim_choice
+
+    with pytest.raises(TypeError, match="buffer_class must be a class that subclasses"):
+        check_victim_choice(HybridBuffer(max_tokens=100))

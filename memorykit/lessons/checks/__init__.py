@@ -11,7 +11,8 @@ from ``memorykit.lessons.checks``.
 
 * ``check_billed_tokens``, ``check_budget``: ``notebooks/01_tokens_and_budgets.ipynb``.
 * ``check_victim_choice``, ``check_pruning_choice``: ``notebooks/02_pruning_strategies.ipynb``.
-* ``check_summary_settings``, ``check_attention_window``, ``check_context_boost``:
+* ``check_summary_settings``, ``check_attention_window``, ``check_context_boost``,
+  ``check_summarizer``:
   ``notebooks/03_summary_buffer.ipynb``.
 * ``check_entity_capacity``, ``check_entity_ttl``: ``notebooks/04_entity_memory.ipynb``.
 * ``check_preemption_ratio``: ``notebooks/05_task_slots.ipynb``.
@@ -28,6 +29,7 @@ from memorykit.lessons.checks.verdict import Verdict
 from memorykit.lessons.checks.buffers import (
     check_billed_tokens,
     check_victim_choice,
+    check_summarizer,
     BUDGET_EXERCISE,
     budget_bounds,
     check_budget,
@@ -101,6 +103,7 @@ __all__ = [
     "check_beats_bm25",
     "check_billed_tokens",
     "check_victim_choice",
+    "check_summarizer",
     "check_budget",
     "check_column_limits",
     "check_entity_capacity",
