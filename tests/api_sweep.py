@@ -420,6 +420,9 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
     "memorykit.lessons.checks.buffers.check_attention_window": {
         "window_tokens": 500, "neighbours": 0},
     "memorykit.lessons.checks.buffers.check_context_boost": {"boost_to": 0.86},
+    "memorykit.lessons.checks.verdict.report": lambda: {
+        "verdict": __import__("memorykit.contracts.verdict", fromlist=["x"]).Verdict(
+            "probe", True, "a passing verdict"), "show": False},
     # build-it-yourself checkers: the library's own implementation as the student's code
     "memorykit.lessons.checks.buffers.check_billed_tokens": lambda: {
         "billed_tokens": __import__("memorykit.tokens", fromlist=["x"]).count_chat_tokens},

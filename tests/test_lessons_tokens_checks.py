@@ -75,3 +75,15 @@ def test_check_budget_verdicts(capsys):
     assert not low and "289 more" in low.reason
     assert not check_budget(6000) and "overflow" in check_budget(6000).reason
     assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("passed", ["false", 1, None, math.nan, [True]])
+def test_a_verdict_refuses_a_passed_that_is_not_a_bool(passed):
+    with pytest.raises(TypeError, match="passed must be a bool, got"):
+        Verdict("01 budget", passed, "reason")
+
+
+def test_a_numpy_bool_verdict_is_read_as_the_bool():
+    import numpy as np
+
+    assert Verdict("01 budget", np.bool_(False), "reason").passed is False
