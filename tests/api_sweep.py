@@ -421,6 +421,17 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
     "memorykit.lessons.checks.buffers.check_attention_window": {
         "window_tokens": 500, "neighbours": 0},
     "memorykit.lessons.checks.buffers.check_context_boost": {"boost_to": 0.86},
+    "memorykit.lessons.checks.verdict.report": lambda: {
+        "verdict": __import__("memorykit.contracts.verdict", fromlist=["x"]).Verdict(
+            "probe", True, "a passing verdict"), "show": False},
+    # build-it-yourself checkers: the library's own implementation as the student's code
+    "memorykit.lessons.checks.buffers.check_billed_tokens": lambda: {
+        "billed_tokens": __import__("memorykit.tokens", fromlist=["x"]).count_chat_tokens},
+    "memorykit.lessons.checks.buffers.check_victim_choice": lambda: {
+        "buffer_class": __import__("memorykit.buffers.policies",
+                                   fromlist=["x"]).ImportanceBuffer},
+    "memorykit.lessons.checks.buffers.check_summarizer": lambda: {
+        "summarizer_class": __import__("memorykit.summary", fromlist=["x"]).ExtractiveSummarizer},
     "memorykit.lessons.checks.entities.check_entity_capacity": {"max_size": 20},
     "memorykit.lessons.checks.entities.check_entity_ttl": {"ttl_minutes": 30},
     "memorykit.lessons.checks.longterm.check_episodic_tau": {"tau_hours": 35},

@@ -8,6 +8,7 @@ each summary round replaces the previous summary so depth grows by one per round
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -26,6 +27,7 @@ from memorykit.lessons import summary_app as sa
 from memorykit.lessons.checks import (
     PRUNING_EXERCISE,
     SUMMARY_EXERCISE,
+    Verdict,
     check_pruning_choice,
     check_summary_settings,
 )
@@ -201,10 +203,44 @@ def test_check_pruning_choice(conv):
     assert any("left at turn" in d for d in fifo.details)
     low = check_pruning_choice("hybrid", importance_threshold=0.5)
     assert not low.passed and "loses" in low.reason
-    assert not check_pruning_choice("random").passed
-    wrong_budget = check_pruning_choice("hybrid", importance_threshold=0.75, budget=3000)
-    assert not wrong_budget.passed and "1500" in wrong_budget.reason
     assert PRUNING_EXERCISE["budget"] == 1500
+
+
+@pytest.mark.parametrize("args, kwargs, error, text", [
+    (("random",), {}, ValueError, "policy must be one of fifo, importance, hybrid, recency, "
+                                  "got 'random'"),
+    ((3,), {}, TypeError, "policy must be a str, got 3"),
+    (("hybrid",), {"importance_threshold": 0.75, "budget": 3000}, ValueError,
+     "the exercise fixes budget=1500, got 3000"),
+    (("hybrid",), {"budget": 1500.0}, TypeError, "budget must be an integer, got 1500.0"),
+    # A setting the chosen policy does not have is refused, not silently ignored.
+    (("hybrid",), {"decay_rate": 0.1}, ValueError,
+     "decay_rate does not apply to the hybrid policy (its settings: importance_threshold)"),
+    (("hybrid",), {"half_life_minutes": 5.0}, ValueError, "half_life_minutes does not apply"),
+    (("importance",), {"importance_threshold": 0.7}, ValueError,
+     "importance_threshold does not apply to the importance policy (its settings: none)"),
+    (("fifo",), {"decay_rate": 0.1}, ValueError, "decay_rate does not apply to the fifo policy"),
+    (("recency",), {"importance_threshold": 0.7}, ValueError,
+     "importance_threshold does not apply to the recency policy (its settings: decay_rate, "
+     "half_life_minutes)"),
+    (("hybrid",), {"importance_threshold": 1.5}, ValueError,
+     "importance_threshold must be in (0, 1], got 1.5"),
+    (("hybrid",), {"importance_threshold": True}, TypeError,
+     "importance_threshold must be a number, got True"),
+    (("recency",), {"decay_rate": math.nan}, ValueError, "decay_rate must be finite, got nan"),
+])
+def test_check_pruning_choice_refuses_nonsense_naming_it(args, kwargs, error, text):
+    with pytest.raises(error, match=re.escape(text)):
+        check_pruning_choice(*args, **kwargs)
+
+
+def test_pruning_and_summary_checkers_return_their_verdict_without_printing(capsys):
+    verdict = check_pruning_choice("fifo")
+    summary = check_summary_settings(0.8, 0.6, 3)
+    assert capsys.readouterr().out == ""
+    assert isinstance(verdict, Verdict) and isinstance(summary, Verdict)
+    assert check_pruning_choice("fifo", show=True) == verdict
+    assert capsys.readouterr().out.count("[02 pruning] NOT YET") == 1
 
 
 # ------------------------------------------------------------------ lesson 03
@@ -328,9 +364,18 @@ def test_check_summary_settings(conv):
     lost = check_summary_settings(0.9, 0.35, 3)
     assert not lost.passed
     assert "squeezed out" in lost.reason and "more than" not in lost.reason
-    bad = check_summary_settings(0.5, 0.7, 3)
-    assert not bad.passed and "not valid" in bad.reason
-    assert not check_summary_settings(0.9, 0.4, 0, budget=2500).passed
+
+@pytest.mark.parametrize("args, kwargs, error, text", [
+    ((0.5, 0.7, 3), {}, ValueError, "target must be < threshold (0.5), got 0.7"),
+    ((True, 0.4, 0), {}, TypeError, "threshold must be a number, got True"),
+    ((0.9, math.nan, 0), {}, ValueError, "target must be finite, got nan"),
+    ((0.9, 0.4, -1), {}, ValueError, "min_recent must be >= 0, got -1"),
+    ((0.9, 0.4, 0.5), {}, TypeError, "min_recent must be an integer, got 0.5"),
+    ((0.9, 0.4, 0), {"budget": 2500}, ValueError, "the exercise fixes budget=2000, got 2500"),
+])
+def test_check_summary_settings_refuses_nonsense_naming_it(args, kwargs, error, text):
+    with pytest.raises(error, match=re.escape(text)):
+        check_summary_settings(*args, **kwargs)
 
 
 # ---------------------------------------------------------------- benchmark
@@ -427,11 +472,26 @@ def test_attention_and_context_checkers():
     seed = check_attention_window(500, 1)
     assert not seed and "neighbour" in seed.reason
     assert not check_attention_window(1000, 0)  # over the exercise's 500 tokens
-    assert not check_attention_window(0, 0)
     assert check_context_boost(0.86)
     assert not check_context_boost(0.85)
     assert "smallest" in check_context_boost(0.9).reason
-    assert "not valid" in check_context_boost(1.5).reason
+
+
+@pytest.mark.parametrize("call, error, text", [
+    (("attention", 0, 0), ValueError, "window_tokens must be >= 1, got 0"),
+    (("attention", 500.0, 0), TypeError, "window_tokens must be an integer, got 500.0"),
+    (("attention", 500, -1), ValueError, "neighbours must be >= 0, got -1"),
+    (("attention", 500, True), TypeError, "neighbours must be an integer, got True"),
+    (("context", 1.5), ValueError, "boost_to must be in [0, 1], got 1.5"),
+    (("context", "0.9"), TypeError, "boost_to must be a number, got '0.9'"),
+    (("context", math.nan), ValueError, "boost_to must be finite, got nan"),
+])
+def test_attention_and_context_checkers_refuse_nonsense_naming_it(call, error, text):
+    from memorykit.lessons.checks import check_attention_window, check_context_boost
+
+    checker = {"attention": check_attention_window, "context": check_context_boost}[call[0]]
+    with pytest.raises(error, match=re.escape(text)):
+        checker(*call[1:])
 
 
 def test_kept_for_agrees_with_boost_survival_and_the_explorer_draws_it(conv):
@@ -452,3 +512,34 @@ def test_kept_for_agrees_with_boost_survival_and_the_explorer_draws_it(conv):
         fa.kept_for(conv, 1.5)
     with pytest.raises(ValueError, match="step must be <= 80, got 81"):
         fa.kept_for(conv, 0.9, step=81)
+
+
+# ------------------------------------------- lesson 03: the build-it-yourself summarizer
+def test_check_summarizer_runs_the_summary_contracts_and_names_what_to_change():
+    from memorykit.lessons.checks import check_summarizer
+    from memorykit.summary import ExtractiveSummarizer
+
+    extractive = check_summarizer(ExtractiveSummarizer)
+    # The library's summarizer keeps the contracts but is not a facts-only summarizer.
+    assert not extractive.passed and "3 held" in extractive.reason
+    assert "a sentence without a number is not a fact" in str(extractive)
+
+    class OverTheCap:
+        name, is_llm = "over", False
+
+        def summarize(self, messages, max_tokens):
+            return " ".join(f"{m.role}: {m.content}" for m in messages)
+
+    verdict = check_summarizer(OverTheCap)
+    assert not verdict.passed and "over max_tokens" in str(verdict)
+    with pytest.raises(TypeError, match="summarizer_class must be a class"):
+        check_summarizer(ExtractiveSummarizer())
+    with pytest.raises(TypeError, match="must define summarize"):
+        check_summarizer(int)
+
+
+def test_check_victim_choice_refuses_a_non_buffer_class():
+    from memorykit.lessons.checks import check_victim_choice
+
+    with pytest.raises(TypeError, match="buffer_class must be a class that subclasses"):
+        check_victim_choice(HybridBuffer(max_tokens=100))

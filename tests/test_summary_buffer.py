@@ -1,4 +1,4 @@
-"""SummaryBuffer: hand-computed rounds, fallback, validation, and a property test.
+"""SummaryBuffer: hand-computed rounds, fallback, validation, and the summary contracts.
 
 Hand-computed cases count tokens in words (a TokenCounter whose count is the
 number of whitespace-separated words), so every number can be checked on paper:
@@ -11,12 +11,10 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from memorykit.buffers import SummaryBuffer
-from memorykit.clock import StepClock
-from memorykit.messages import Message, MessageFactory, ToolCall
+from memorykit.contracts.summary import SUMMARIZER_CONTRACTS, originals_in_trace
+from memorykit.messages import MessageFactory, ToolCall
 from memorykit.summary import ExtractiveSummarizer
 from memorykit.tokens import ChatFormat
 from memorykit.trace import Eviction, OverBudget, Summarization, Trace
@@ -38,23 +36,6 @@ def sixteen_words() -> str:
     a = " ".join(f"alpha{n}w{i}" for i in range(7)) + f" end{n}a."
     b = " ".join(f"beta{n}w{i}" for i in range(7)) + f" end{n}b."
     return f"{a} {b}"
-
-
-def originals_in_trace(trace: Trace, message_id: str) -> set[str]:
-    """What ``message_id`` stood for, resolved through ``trace`` alone: a summary stands for
-    what each round of its chain took in (``covered_ids``), an original for itself."""
-    made = {e.summary_id: e for e in trace.summarizations()}
-    out: set[str] = set()
-    todo = [message_id]
-    while todo:
-        mid = todo.pop()
-        event = made.get(mid)
-        if event is None:
-            out.add(mid)
-        else:
-            out.update(event.covered_ids)
-            todo.extend(i for i in event.message_ids if i in made)
-    return out
 
 
 def make(budget=100, threshold=0.8, target=0.6, min_recent=2, cap=10):
@@ -282,93 +263,12 @@ def test_summary_id_collision_is_refused():
             buf2.add(h.user(sixteen_words()))
 
 
-# --------------------------------------------------------------- property test
-VOCAB = (
-    "Alice Bob Paris Rome 2400 euros hotel flight train museum budget Tuesday "
-    "booked dinner 7pm table window seat invoice 42 refund ticket cancelled"
-).split()
-
-step = st.tuples(
-    st.sampled_from(["user", "assistant", "user", "assistant", "system", "tool_call"]),
-    st.lists(st.lists(st.sampled_from(VOCAB), min_size=1, max_size=14), min_size=1, max_size=4),
-    st.floats(0.0, 1.0, allow_nan=False),
-    st.integers(1, 2),
-)
-
-
-def stream(steps, factory):
-    calls = itertools.count(1)
-    for kind, sentences, importance, n_results in steps:
-        text = " ".join(" ".join(s) + "." for s in sentences)
-        if kind == "tool_call":
-            ids = tuple(f"call{next(calls)}" for _ in range(n_results))
-            yield factory.assistant(text, tool_calls=tuple(ToolCall(c, "lookup") for c in ids),
-                                    importance=importance)
-            for cid in ids:
-                yield factory.tool(text, call_id=cid, importance=importance)
-        else:
-            yield factory.message(kind, text, importance=importance)
-
-
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    steps=st.lists(step, min_size=1, max_size=45),
-    budget=st.integers(40, 500),
-    min_recent=st.integers(0, 4),
-    thresholds=st.sampled_from([(0.8, 0.6), (0.5, 0.2), (1.0, 0.9), (0.9, 0.3)]),
-)
-def test_every_message_is_kept_summarized_or_evicted_exactly_once(
-    steps, budget, min_recent, thresholds
-):
-    threshold, target = thresholds
-    factory = MessageFactory(clock=StepClock())
-    buf = SummaryBuffer(budget, threshold, target, min_recent,
-                        factory=MessageFactory(id_prefix="s"))
-    added: list[Message] = []
-    for message in stream(steps, factory):
-        before_events = len(buf.trace)
-        added.append(message)
-        buf.add(message)
-        new_events = list(buf.trace)[before_events:]
-        kept = {m.id: m for m in buf}
-        summarized = buf.trace.summarized_ids()
-        evicted = buf.trace.evicted_ids()
-        # Exactly one fate per added message (and per summary created).
-        created = [e.summary_id for e in buf.trace.summarizations()]
-        for mid in [m.id for m in added] + created:
-            fates = (mid in kept) + summarized.count(mid) + evicted.count(mid)
-            assert fates == 1, (mid, fates)
-        # What the window stands for, plus what was evicted, is everything added.
-        lost = {i for mid in evicted for i in originals_in_trace(buf.trace, mid)}
-        assert set(buf.covered_ids()) | lost == {m.id for m in added}
-        assert not set(buf.covered_ids()) & lost
-        # Accounting is exact.
-        assert buf.tokens == sum(m.billed_tokens for m in kept.values()) + 3
-        # The budget holds unless the buffer said why it cannot.
-        if buf.tokens > budget:
-            assert new_events and isinstance(new_events[-1], OverBudget)
-        # The message just added and every system instruction are kept.
-        assert message.id in kept
-        assert all(m.id in kept for m in added if m.role == "system")
-        # At most one summary, and it precedes every non-pinned original.
-        summaries = buf.summaries()
-        assert len(summaries) <= 1
-        if summaries:
-            order = list(kept)
-            pos = order.index(summaries[0].id)
-            assert all(order.index(m.id) > pos for m in kept.values()
-                       if not m.pinned and not m.is_summary)
-        # Tool results never outlive their call; answered calls keep their results.
-        calls = {c for m in kept.values() for c in m.tool_call_ids}
-        assert all(m.tool_call_id in calls for m in kept.values() if m.role == "tool")
-        results = {m.tool_call_id: m.id for m in added if m.role == "tool"}
-        assert all(results[c] in kept for c in calls if c in results)
-        # Originals stay in arrival order.
-        arrival = {m.id: i for i, m in enumerate(added)}
-        seq = [arrival[i] for i in kept if i in arrival]
-        assert seq == sorted(seq)
-        assert buf.token_history[-1].after == buf.tokens
-    assert len(buf.token_history) == len(added)
+# --------------------------------------------------------------- the contract
+# Moved into the package (memorykit.contracts.summary): lesson 03's build-it-yourself exercise
+# runs the same contracts over the student's summarizer.
+@pytest.mark.parametrize("contract", SUMMARIZER_CONTRACTS, ids=lambda c: c.name[:40])
+def test_extractive_summarizer_keeps_the_summary_contracts(contract):
+    contract(ExtractiveSummarizer())
 
 
 def test_stats_count_every_summarization_even_with_a_bounded_trace():

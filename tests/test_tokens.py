@@ -169,3 +169,21 @@ def test_memo_counter_counts_each_text_once_and_forgets_the_least_recent():
 def test_memo_counter_validation_names_the_value(make, error, message):
     with pytest.raises(error, match=message):
         make()
+
+
+# ------------------------------------------------------------ the billing contract
+# The contract lesson 01's build-it-yourself exercise runs over the student's billed_tokens
+# (memorykit.contracts.tokens): the library's own count must keep every clause of it.
+from memorykit.contracts.tokens import TOKEN_CONTRACTS, agrees_with_counter  # noqa: E402
+
+
+@pytest.mark.parametrize("contract", TOKEN_CONTRACTS, ids=lambda c: c.name[:50])
+def test_count_chat_tokens_keeps_the_billing_contract(contract):
+    contract(count_chat_tokens)
+
+
+def test_agreement_contract_catches_a_count_that_differs():
+    contract = agrees_with_counter(count_chat_tokens, "the library")
+    contract(count_chat_tokens)
+    with pytest.raises(AssertionError, match="by the library, you count"):
+        contract(lambda messages, counter: count_chat_tokens(messages, counter) + 1)

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 
 @dataclass(frozen=True, repr=False)
 class Verdict:
@@ -18,6 +20,15 @@ class Verdict:
     passed: bool
     reason: str
     details: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        # ``passed`` decides the grade: "false", 1 or None must not pass for a bool. A numpy
+        # bool (a comparison of arrays) is read as the bool it is.
+        if isinstance(self.passed, np.bool_):
+            object.__setattr__(self, "passed", bool(self.passed))
+        if type(self.passed) is not bool:
+            raise TypeError(f"passed must be a bool, got {self.passed!r} "
+                            f"({type(self.passed).__name__})")
 
     def __bool__(self) -> bool:
         return self.passed

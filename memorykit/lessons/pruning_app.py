@@ -13,7 +13,7 @@ checker. Pure computation (tested, benchmarked):
   the policy actually uses (a replay takes 3-15 ms).
 * ``compare_policies(conv, ...)``: the policies side by side; ``print_fact_fates``: per fact
   and policy, kept or when and by which rule it left.
-* ``importance_curves(...)``: seed 001's effective importance
+* ``importance_curves(...)``: D1's effective importance
   ``importance * exp(-decay_rate * age / half_life)`` over age for a few typical
   importances (vectorized, ``effective_importance_curves``); how old a message must be before
   a fresh one outranks it is ``memorykit.buffers.policies.overtake_minutes``.

@@ -13,7 +13,7 @@ Pure computation (tested, benchmarked):
   parameters; every replay shares one summarizer per encoding, whose memos of
   summaries, sentence analyses and token counts (``MemoSummarizer``,
   ``ExtractiveSummarizer``, ``MemoCounter``) make a fresh replay cheap.
-* ``compression_demo(conv, ...)``: seed 001's compression pipeline
+* ``compression_demo(conv, ...)``: D1's compression pipeline
   (``memorykit.buffers.compression``) over the same conversation: a FIFO
   buffer whose oldest third is compressed by the selective compressor and the
   summary compressor once it passes the compression threshold.
@@ -56,7 +56,7 @@ SETTINGS = (
     Setting("target", "target", 0.6, 0.1, 0.9, 0.05),
     Setting("min_recent", "min_recent", 3, 0, 10, 1),
 )
-"""The explorer's sliders, at seed 004's summary-buffer settings."""
+"""The explorer's sliders, at D4's summary-buffer settings."""
 DEFAULTS = defaults(SETTINGS)
 """Seed 004's summary-buffer settings."""
 

@@ -5,7 +5,7 @@ Pure computation (tested, benchmarked):
 * ``count_table``: exact counts of sample texts in cl100k_base and o200k_base,
   beside the "characters / 4" rule of thumb.
 * ``chat_breakdown``: content tokens vs billed tokens of a small chat.
-* ``budget_picture``: seed 004's context-window picture for any window and
+* ``budget_picture``: D4's context-window picture for any window and
   memory share: a ``memorykit.tokens.ContextBudget`` that may overflow.
 * ``recent_turns_that_fit``: how many of a conversation's latest turns a memory
   budget holds (measured on real messages, not averaged).

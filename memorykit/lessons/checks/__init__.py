@@ -9,9 +9,10 @@ One module per part of the course (``buffers``, ``entities``, ``workspace``,
 ``longterm``, ``tuning``); everything is re-exported here, so notebooks import
 from ``memorykit.lessons.checks``.
 
-* ``check_budget``: ``notebooks/01_tokens_and_budgets.ipynb``.
-* ``check_pruning_choice``: ``notebooks/02_pruning_strategies.ipynb``.
-* ``check_summary_settings``, ``check_attention_window``, ``check_context_boost``:
+* ``check_billed_tokens``, ``check_budget``: ``notebooks/01_tokens_and_budgets.ipynb``.
+* ``check_victim_choice``, ``check_pruning_choice``: ``notebooks/02_pruning_strategies.ipynb``.
+* ``check_summary_settings``, ``check_attention_window``, ``check_context_boost``,
+  ``check_summarizer``:
   ``notebooks/03_summary_buffer.ipynb``.
 * ``check_entity_capacity``, ``check_entity_ttl``: ``notebooks/04_entity_memory.ipynb``.
 * ``check_preemption_ratio``: ``notebooks/05_task_slots.ipynb``.
@@ -27,6 +28,9 @@ from ``memorykit.lessons.checks``.
 
 from memorykit.lessons.checks.verdict import Verdict
 from memorykit.lessons.checks.buffers import (
+    check_billed_tokens,
+    check_victim_choice,
+    check_summarizer,
     BUDGET_EXERCISE,
     budget_bounds,
     check_budget,
@@ -103,6 +107,9 @@ __all__ = [
     "check_attention_window",
     "check_context_boost",
     "check_beats_bm25",
+    "check_billed_tokens",
+    "check_victim_choice",
+    "check_summarizer",
     "check_budget",
     "check_column_limits",
     "check_entity_capacity",

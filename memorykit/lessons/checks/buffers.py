@@ -9,8 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from numbers import Integral
+
+from memorykit._validate import require_int, require_str, require_unit_interval
 from memorykit.lessons.data import default_conversation
 from memorykit.lessons.checks.verdict import Verdict, report
+
+
+def _exercise_budget(budget: Any, fixed: int) -> None:
+    """The exercise fixes the budget: another one is refused, not graded."""
+    if require_int("budget", budget, minimum=1) != fixed:
+        raise ValueError(f"the exercise fixes budget={fixed}, got {budget!r}: leave budget out")
+
 
 def check_victim_choice(buffer_class: Any, *, show: bool = False) -> Verdict:
     """Lesson 02, build it yourself: ``buffer_class`` subclasses ``MessageBuffer`` and overrides
@@ -39,6 +49,24 @@ def check_victim_choice(buffer_class: Any, *, show: bool = False) -> Verdict:
 
 
 # -------------------------------------------------------------- lesson 01
+def check_billed_tokens(billed_tokens: Any, *, show: bool = False) -> Verdict:
+    """Lesson 01, build it yourself: ``billed_tokens(messages, counter)`` returns the prompt
+    tokens an OpenAI-style request bills (content, per-message framing and role, names, tool
+    calls, the reply primer). The library's billing contract (``memorykit.contracts.tokens``,
+    the suite ``memorykit.tokens.count_chat_tokens`` passes) runs over it, and it must count
+    what ``count_chat_tokens`` counts on random requests in both encodings."""
+    from memorykit.contracts import run_contracts
+    from memorykit.contracts.tokens import TOKEN_CONTRACTS, agrees_with_counter
+    from memorykit.tokens import count_chat_tokens
+
+    if isinstance(billed_tokens, type) or not callable(billed_tokens):
+        raise TypeError("billed_tokens must be a function (messages, counter) -> int (pass the "
+                        f"function itself, not its result), got {billed_tokens!r}")
+    contracts = (*TOKEN_CONTRACTS,
+                 agrees_with_counter(count_chat_tokens, "the library's count_chat_tokens"))
+    return report(run_contracts(billed_tokens, contracts, exercise="01 billed tokens"), show)
+
+
 BUDGET_EXERCISE = {
     "n_turns": 30,
     "context_window": 8_192,
@@ -66,9 +94,11 @@ def check_budget(budget: Any, *, show: bool = False) -> Verdict:
     conversation and still fits an 8,192-token window beside a 500-token system prompt,
     1,000 tokens of tools, 500 of user input and a 1,024-token response reserve."""
     name = "01 budget"
-    if isinstance(budget, bool) or not isinstance(budget, (int, float)):
-        return report(Verdict(name, False, f"budget must be a number of tokens, got {budget!r}"),
-                       show)
+    if isinstance(budget, bool) or not isinstance(budget, Integral):
+        raise TypeError(f"budget must be an int number of tokens, got {budget!r}")
+    if budget < 0:
+        raise ValueError(f"budget must be a number of tokens >= 0, got {budget!r}")
+    budget = int(budget)
     need, room = budget_bounds()
     p = BUDGET_EXERCISE
     others = p["system_prompt"] + p["tools"] + p["user_input"]
@@ -109,23 +139,25 @@ def check_pruning_choice(
 ) -> Verdict:
     """Lesson 02: a policy (and its settings, by the registry's names: ``importance_threshold``,
     ``decay_rate``, ``half_life_minutes``...) that, at a 1,500-token budget, still holds every
-    fact planted in the last 100 turns of the default conversation at its end."""
+    fact planted in the last 100 turns of the default conversation at its end.
+
+    An unknown policy, a setting the chosen policy does not have (``decay_rate`` with
+    ``"hybrid"``) or an invalid value raises ``ValueError``/``TypeError`` naming it."""
     from memorykit.buffers.registry import policy as registered
     from memorykit.lessons.pruning_app import pruning_policies, run_policy
 
     name = "02 pruning"
     names = [s.name for s in pruning_policies()]
-    if policy not in names:
-        return report(Verdict(name, False,
-                               f"policy must be one of {', '.join(names)}, got {policy!r}"), show)
-    if budget != PRUNING_EXERCISE["budget"]:
-        return report(Verdict(name, False, f"the exercise fixes budget=1500, got {budget!r}"),
-                       show)
+    if require_str("policy", policy) not in names:
+        raise ValueError(f"policy must be one of {', '.join(names)}, got {policy!r}")
+    _exercise_budget(budget, PRUNING_EXERCISE["budget"])
+    own = [p.name for p in registered(policy).params]
+    foreign = sorted(set(settings) - set(own))
+    if foreign:
+        raise ValueError(f"{', '.join(foreign)} does not apply to the {policy} policy (its "
+                         f"settings: {', '.join(own) or 'none'}); leave it out")
     conv = default_conversation()
-    try:
-        run = run_policy(conv, policy, budget=budget, **settings)
-    except ValueError as exc:
-        return report(Verdict(name, False, str(exc)), show)
+    run = run_policy(conv, policy, budget=budget, **settings)
     first = PRUNING_EXERCISE["recent_from_turn"]
     wanted = [f for f in conv.facts if f.turn >= first]
     lost = [f for f in wanted if not run.fact_alive[f.id]]
@@ -172,18 +204,14 @@ def check_summary_settings(
     show: bool = False,
 ) -> Verdict:
     """Lesson 03: summary-buffer settings (budget 2,000) with at most 60 summarization rounds
-    over the default conversation whose final window still knows fact f0026's key."""
+    over the default conversation whose final window still knows fact f0026's key. Invalid
+    settings (a target above the threshold, a bool, NaN) raise ``ValueError``/``TypeError``."""
     from memorykit.lessons.summary_app import run_summary_buffer
 
     name = "03 summary"
-    if budget != SUMMARY_EXERCISE["budget"]:
-        return report(Verdict(name, False, f"the exercise fixes budget=2000, got {budget!r}"),
-                       show)
-    try:
-        run = run_summary_buffer(default_conversation(), budget=budget, threshold=threshold,
-                                 target=target, min_recent=min_recent)
-    except (TypeError, ValueError) as exc:
-        return report(Verdict(name, False, f"these settings are not valid: {exc}"), show)
+    _exercise_budget(budget, SUMMARY_EXERCISE["budget"])
+    run = run_summary_buffer(default_conversation(), budget=budget, threshold=threshold,
+                             target=target, min_recent=min_recent)
     cap = SUMMARY_EXERCISE["max_summarizations"]
     fact_id = SUMMARY_EXERCISE["fact"]
     fact = next(f for f in default_conversation().facts if f.id == fact_id)
@@ -224,10 +252,9 @@ def check_attention_window(window_tokens: Any, neighbours: Any, *, show: bool = 
     name = "03 attention"
     p = ATTENTION_EXERCISE
     conv = default_conversation()
-    try:
-        found, tokens = attention_hits(conv, window_tokens, neighbours)
-    except (TypeError, ValueError) as exc:
-        return report(Verdict(name, False, f"these settings are not valid: {exc}"), show)
+    require_int("window_tokens", window_tokens, minimum=1)
+    require_int("neighbours", neighbours, minimum=0)
+    found, tokens = attention_hits(conv, window_tokens, neighbours)
     label = f"window_tokens={window_tokens} neighbours={neighbours}"
     details = (f"{found}/{len(conv.facts)} fact messages selected, {tokens:.0f} tokens used on "
                "average (the system prompt is always included first)",
@@ -258,11 +285,9 @@ def check_context_boost(boost_to: Any, *, show: bool = False) -> Verdict:
     name = "03 context"
     after, step = CONTEXT_EXERCISE["after"], CONTEXT_EXERCISE["step"]
     column = f"after {after}"
-    try:
-        lower = max(0.0, boost_to - step)
-        rows = boost_survival(default_conversation(), (boost_to, lower), (after,))
-    except (TypeError, ValueError) as exc:
-        return report(Verdict(name, False, f"this boost_to is not valid: {exc}"), show)
+    boost_to = require_unit_interval("boost_to", boost_to)
+    lower = max(0.0, boost_to - step)
+    rows = boost_survival(default_conversation(), (boost_to, lower), (after,))
     kept, lower_kept = (row[column] == "kept" for row in rows)
     details = (f"boost_to={boost_to:g}: {rows[0][column]} {after} messages after the return",
                f"boost_to={lower:g}: {rows[1][column]}")
@@ -277,3 +302,44 @@ def check_context_boost(boost_to: Any, *, show: bool = False) -> Verdict:
     return report(Verdict(name, True, f"boost_to={boost_to:g} is the smallest boost (to "
                            f"{step:g}) that keeps the left-off message {after} messages after "
                            "the return", details), show)
+
+
+# ------------------------------------------------- lesson 03: build a summarizer yourself
+def _keeps_every_fact_with_room(summarizer: Any) -> None:
+    from memorykit.messages import MessageFactory
+
+    factory = MessageFactory()
+    messages = [factory.user("Hello there. My flight AF 4645 leaves at 7pm."),
+                factory.assistant("Noted. Your seat is 14D, booked for 2 nights. Anything else?"),
+                factory.user("No thanks.")]
+    text = summarizer.summarize(messages, 200)
+    missing = [s for s in ("My flight AF 4645 leaves at 7pm.", "Your seat is 14D, booked for 2 "
+                           "nights.") if s not in text]
+    assert not missing, (f"with room for everything, every sentence holding a number must be "
+                         f"kept, labelled by its role; missing {missing} in {text!r}")
+    assert "Hello there." not in text and "No thanks." not in text, (
+        f"a sentence without a number is not a fact: leave it out, got {text!r}")
+    assert text.startswith("user: My flight") and "assistant: Your seat" in text, (
+        f"label each sentence with its message's role ('user: ...') and keep conversation "
+        f"order, got {text!r}")
+
+
+def check_summarizer(summarizer_class: Any, *, show: bool = False) -> Verdict:
+    """Lesson 03, build it yourself: ``summarizer_class()`` is a ``Summarizer`` that keeps the
+    sentences holding a number (the facts), newest first while they fit, in conversation order
+    and labelled by role. The library's summary contracts (``memorykit.contracts.summary``,
+    the suite ``ExtractiveSummarizer`` passes: the cap, determinism, and a ``SummaryBuffer``
+    using it loses nothing) run over it, plus a check that it keeps facts and only facts."""
+    from memorykit.contracts import Contract, run_contracts
+    from memorykit.contracts.summary import SUMMARIZER_CONTRACTS
+
+    if not isinstance(summarizer_class, type):
+        raise TypeError("summarizer_class must be a class (pass the class itself, not an "
+                        f"instance), got {summarizer_class!r}")
+    summarizer = summarizer_class()
+    if not callable(getattr(summarizer, "summarize", None)):
+        raise TypeError(f"{summarizer_class.__name__} must define summarize(messages, max_tokens)")
+    contracts = (*SUMMARIZER_CONTRACTS,
+                 Contract("with room, it keeps every sentence holding a number and only those, "
+                          "labelled and in order", _keeps_every_fact_with_room))
+    return report(run_contracts(summarizer, contracts, exercise="03 summarizer"), show)
