@@ -9,9 +9,12 @@ falsifying example Hypothesis found, and what the student's code raised if it cr
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Generic, TypeVar
 
 from memorykit._validate import require_str
@@ -57,6 +60,17 @@ def _explain(error: BaseException) -> str:
     return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 3] + "..."
 
 
+def _hypothesis_files_outside_the_notebook() -> None:
+    """Hypothesis caches (its constants and unicode tables; examples are never saved here) go to
+    a temp folder instead of ``.hypothesis/`` in the student's working directory, unless the
+    user chose a place with ``HYPOTHESIS_STORAGE_DIRECTORY``."""
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        return
+    from hypothesis import configuration
+
+    configuration.set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "memorykit-hypothesis")
+
+
 def run_contracts(
     subject: Subject, contracts: Sequence[Contract[Subject]], *, exercise: str
 ) -> Verdict:
@@ -68,6 +82,7 @@ def run_contracts(
     exercise = require_str("exercise", exercise, non_empty=True)
     if not contracts:
         raise ValueError("contracts must not be empty: a checker with no contract cannot fail")
+    _hypothesis_files_outside_the_notebook()
     failures: list[str] = []
     for contract in contracts:
         if not isinstance(contract, Contract):
