@@ -434,6 +434,10 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
         "summarizer_class": __import__("memorykit.summary", fromlist=["x"]).ExtractiveSummarizer},
     "memorykit.lessons.checks.entities.check_entity_capacity": {"max_size": 20},
     "memorykit.lessons.checks.entities.check_entity_ttl": {"ttl_minutes": 30},
+    "memorykit.lessons.checks.entities.check_relevance_score": lambda: {
+        "relevance": _library_score()},
+    "memorykit.lessons.checks.tasks.check_admission_rule": lambda: {
+        "slots_class": _rebuilt_slots()},
     "memorykit.lessons.checks.longterm.check_episodic_tau": {"tau_hours": 35},
     "memorykit.lessons.checks.longterm.check_loop_settings": {
         "budget": 600, "threshold": 0.8, "recall_limit": 3},
@@ -459,13 +463,29 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
         "three_columns": importlib.import_module(
             "memorykit.workspace.render").three_column_lines},
     "memorykit.lessons.checks.columns.check_min_shared_entities": {"min_shared_entities": 2},
-    "memorykit.lessons.checks.workspace.check_preemption_ratio": {"preemption_ratio": 1.3},
+    "memorykit.lessons.checks.tasks.check_preemption_ratio": {"preemption_ratio": 1.3},
     "memorykit.lessons.checks.columns.check_salience_weights": {
         "weights": {"belief_strength": 0.5}},
     "memorykit.longterm.search_tool.answer_memory_search": lambda: _memory_search_call(),
 }
 """Valid arguments for callables whose required parameters no annotation can fill, or
 whose defaults are slow (the probes call with these). Keys: qualified names."""
+
+
+def _library_score() -> Any:
+    from memorykit.contracts.entities import library_score
+    return library_score
+
+
+def _rebuilt_slots() -> Any:
+    """A TaskSlots subclass whose decide is the library's, called through the override."""
+    from memorykit.workspace import TaskSlots
+
+    class Rebuilt(TaskSlots):
+        def decide(self, priority: float, active: tuple[float, ...]) -> tuple[str, int | None]:
+            return TaskSlots.decide(self, priority, active)
+
+    return Rebuilt
 
 
 def _service_loop_service() -> Any:

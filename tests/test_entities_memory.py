@@ -28,21 +28,8 @@ def page(i, label=""):
 
 
 # ------------------------------------------------------------------ the formula
-@pytest.mark.parametrize(
-    "age, count, expected",
-    [
-        (0, 0, 0.6),                                   # brand new, never accessed
-        (10, 5, 0.6 * math.exp(-1) + 0.4 * 0.5),       # 0.42073...
-        (0, 20, 0.6 + 0.4),                            # frequency capped at 1.0
-        (5, 10, 0.6 * math.exp(-0.5) + 0.4),           # 0.76392...
-        (30, 1, 0.6 * math.exp(-3) + 0.04),            # 0.06987...
-    ],
-)
-def test_seed_formula_at_hand_computed_points(age, count, expected):
-    r, f, s = RelevanceWeights().score(age, count)
-    assert s == pytest.approx(expected, abs=1e-12)
-    assert r == pytest.approx(math.exp(-0.1 * age))
-    assert f == pytest.approx(min(count / 10, 1.0))
+# D0's formula at hand-computed points moved to memorykit/contracts/entities.py (the score
+# contract, run over every implementation in tests/test_entity_score_contract.py).
 
 
 def test_hand_value_is_the_documented_number():
@@ -67,12 +54,6 @@ def test_plain_float_scores_are_the_vectorized_formula(weights):
     np.testing.assert_allclose(candidate_scores(list(ages), list(counts), weights), score, rtol=1e-15)
     one = np.array([components(a, c, weights) for a, c in zip(ages, counts)])
     np.testing.assert_allclose(one, np.stack([rec, freq, score], axis=1), rtol=1e-15)
-
-
-def test_weights_decay_and_cap_are_parameters():
-    w = RelevanceWeights(w_recency=1.0, w_frequency=0.0, decay_per_minute=0.5, frequency_cap=2)
-    assert w.score(2, 1)[2] == pytest.approx(math.exp(-1.0))
-    assert RelevanceWeights(frequency_cap=2).score(0, 1)[1] == 0.5
 
 
 # ------------------------------------------------------------------- eviction

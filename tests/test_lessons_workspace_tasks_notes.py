@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -195,11 +197,31 @@ def test_escalation_explorer_clamps_and_summarizes():
     # T030 (0.79, capped at 1.00 in the audit's 1.3x) preempts T004 (0.57 x 1.3 = 0.741) only below 1.3495
     (1.35, False, "only 14 tasks complete"),
     (1.5, False, "T030: 0.79 vs 0.57, x urgency 1.3: 1.00 vs 0.741 needs < 1.350"),
-    ("1.4", False, "must be a number"),
+    (4, False, "only"),  # legal but far past the range: a verdict, not an error
 ])
 def test_check_preemption_ratio(ratio, passed, why):
     v = check_preemption_ratio(ratio)
     assert v.passed is passed and why in v.reason
+
+
+@pytest.mark.parametrize(("ratio", "error", "message"), [
+    ("1.4", TypeError, "preemption_ratio must be a number (a float such as 1.3), got '1.4' (str)"),
+    (True, TypeError, "got True (bool)"),
+    (None, TypeError, "got None"),
+    (float("nan"), ValueError, "must be a finite number >= 1"),
+    (float("inf"), ValueError, "got inf"),
+    (0.9, ValueError, "got 0.9"),
+])
+def test_check_preemption_ratio_refuses_nonsense(ratio, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        check_preemption_ratio(ratio)
+
+
+def test_check_preemption_ratio_displays_once(capsys):
+    v = check_preemption_ratio(1.32)
+    assert v.passed and capsys.readouterr().out == ""  # the notebook displays the return value
+    check_preemption_ratio(1.32, show=True)
+    assert capsys.readouterr().out.startswith("[05 preemption ratio] PASS")
 
 
 @pytest.mark.parametrize(("args", "passed", "why"), [

@@ -22,37 +22,8 @@ def full_slots(priorities, **settings):
     return slots
 
 
-def test_activation_needs_a_free_slot_and_priority_above_half():
-    slots = TaskSlots(SlotSettings(max_slots=2))
-    assert slots.admit(Task("a", "a", 0.51), 0.0).outcome == "activated"
-    d = slots.admit(Task("b", "b", 0.5), 0.0)  # exactly 0.5: not > 0.5
-    assert d.outcome == "noted" and "<= activation_threshold" in d.reason
-    assert slots.admit(Task("c", "c", 0.29), 0.0).outcome == "deferred"
-    assert slots.admit(Task("d", "d", 0.3), 0.0).outcome == "noted"
-    assert [t.id for t in slots] == ["a"]
-
-
-def test_preemption_boundary_at_exactly_1_3():
-    slots = full_slots([0.6, 0.8, 0.9, 0.7])
-    d = slots.admit(Task("eq", "exactly 1.3x", 0.78), 10.0)  # 1.3 x 0.6 = 0.78 (float: 0.78000...01)
-    assert d.outcome == "noted" and "is not > 1.3 x lowest 0.60" in d.reason
-    d = slots.admit(Task("up", "just above", 0.7801), 11.0)
-    assert d.outcome == "preempted" and d.demoted.id == "T0"
-    assert "T0" not in slots and "up" in slots
-    assert d.demoted.history[-1].what == "demoted"
-
-
-def test_exact_half_lowest_boundary():
-    slots = full_slots([0.55, 0.9, 0.9, 0.9])
-    # 1.3 x 0.55 = 0.715
-    assert slots.admit(Task("x", "x", 0.715), 5.0).outcome == "noted"
-    assert slots.admit(Task("y", "y", 0.72), 6.0).outcome == "preempted"
-
-
-def test_ties_demote_the_most_recently_activated():
-    slots = full_slots([0.6, 0.6, 0.9, 0.9])
-    d = slots.admit(Task("new", "new", 0.95), 9.0)
-    assert d.demoted.id == "T1"
+# The admission rule at its edges (threshold, defer_below, exactly 1.3x, ties) moved to
+# memorykit/contracts/tasks.py, run over TaskSlots in tests/test_task_slot_contract.py.
 
 
 def test_completed_tasks_keep_the_newest_up_to_the_limit():

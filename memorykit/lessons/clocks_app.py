@@ -3,7 +3,7 @@
 A user opens page 42, keeps working on a blog entry, takes a 15-minute break,
 then comes back and asks to update "that page". The same script runs three
 times, once per time basis (``memorykit.clock``), on an ``EntityMemory`` with
-seed 000's 5-minute TTL, and the table says how long page 42 has been idle and
+D0's 5-minute TTL, and the table says how long page 42 has been idle and
 whether it is still remembered at every turn:
 
 * wall: the times a ``WallClock`` would read during this session. A compared

@@ -73,7 +73,7 @@ DEMO_SENTENCES = ("Update that page's title", "Assign it to Dana", "Who wrote th
 
 
 def demo_memory() -> RelevanceMemory:
-    """A page, two blog entries and a user, opened one minute apart (seed 000's setting)."""
+    """A page, two blog entries and a user, opened one minute apart (D0's setting)."""
     clock = StepClock()
     memory = RelevanceMemory(20, clock=clock)
     for entity in (Entity("page", 42, "Pricing"), Entity("entry", 7, "Spring launch"),
@@ -174,7 +174,7 @@ def read_through_demo(scenario: Any, max_size: int = 20, n_turns: int = 200,
 
 def print_read_through(demo: ReadThroughDemo) -> None:
     s = demo.stats
-    print("SIMULATED latency (seed 000's figures, no real database, nothing timed):")
+    print("SIMULATED latency (D0's figures, no real database, nothing timed):")
     print(f"  lookups {s['lookups']}: {s['hits']} served by working memory, {s['misses']} fetched from the store")
     print(f"  one working-memory hit: {demo.memory_ms if s['hits'] else 0.0:.1f} ms (simulated)")
     print(f"  one store fetch: {s['simulated_ms_per_miss'] or 0.0:.0f} ms on average (simulated, 50-200 ms uniform)")

@@ -5,7 +5,7 @@ a current step, a blocking reason, a progress estimate, dependencies written in
 natural language, and a history of what happened to it and when.
 
 ``TaskSlots`` holds at most ``max_slots`` tasks and decides admission the way
-D2 does:
+document D2 does:
 
 * a free slot and priority > ``activation_threshold`` (0.5): activate;
 * all slots full: activate only if priority > ``preemption_ratio`` (1.3) x the
@@ -108,6 +108,12 @@ def urgent_priority(priority: float, urgency_multiplier: float) -> float:
     """
     priority = require_unit_interval("priority", priority)
     return min(1.0, priority * require_positive("urgency_multiplier", urgency_multiplier))
+
+
+def strictly_above(value: float, bound: float) -> bool:
+    """``value > bound``, with a value within 1e-9 (relative) of ``bound`` counting as on it:
+    1.3 x 0.6 is 0.7800000000000001 in floating point, and 0.78 must not clear it."""
+    return value > bound and not math.isclose(value, bound, rel_tol=1e-9)
 
 
 def completion_rate(completed: int, arrived: int) -> float:
@@ -264,25 +270,28 @@ class TaskSlots:
         m = require_positive("urgency_multiplier", urgency_multiplier) if s.temporal_urgency else 1.0
         p = urgent_priority(task.priority, m)
         scaled = "" if m == 1.0 else f" ({task.priority:.2f} x urgency {m:g})"
-        if p <= s.activation_threshold:
-            outcome = "deferred" if p < s.defer_below else "noted"
+        active = list(self._active.values())
+        outcome, victim = self._checked_decision(
+            p, tuple(urgent_priority(t.priority, m) for t in active))
+        if outcome in ("noted", "deferred") and p <= s.activation_threshold:
             return AdmissionDecision(
                 outcome, task, None,
                 f"priority {p:.2f}{scaled} <= activation_threshold {s.activation_threshold:.2f}"
                 + (f" and < defer_below {s.defer_below:.2f}" if outcome == "deferred" else ""),
             )
-        if self.free > 0:
+        if outcome == "activated":
             self._activate(task, now, f"slot free ({len(self._active)}/{s.max_slots} used)")
             return AdmissionDecision(
                 "activated", task, None,
                 f"a slot was free ({len(self._active) - 1}/{s.max_slots} used) and priority {p:.2f}{scaled} > "
                 f"{s.activation_threshold:.2f}",
             )
-        lowest = self.lowest()
-        assert lowest is not None
+        lowest = active[victim] if victim is not None else self.lowest()
+        if lowest is None:
+            return AdmissionDecision(outcome, task, None, f"priority {p:.2f}{scaled}: {outcome}")
         low = urgent_priority(lowest.priority, m)
         bound = s.preemption_ratio * low
-        if p > bound and not math.isclose(p, bound, rel_tol=1e-9):
+        if outcome == "preempted":
             del self._active[lowest.id]
             del self._activated_seq[lowest.id]
             lowest.history.append(TaskHistoryEntry(now, "demoted", f"preempted by {task.id} ({p:.2f} > {bound:.2f})"))
@@ -293,10 +302,48 @@ class TaskSlots:
                 f"{low:.2f} ({lowest.id}) = {bound:.2f}",
             )
         return AdmissionDecision(
-            "noted", task, None,
+            outcome, task, None,
             f"all {s.max_slots} slots full and priority {p:.2f}{scaled} is not > {s.preemption_ratio:g} x lowest "
             f"{low:.2f} ({lowest.id}) = {bound:.2f}",
         )
+
+    def decide(self, priority: float, active: tuple[float, ...]) -> tuple[str, int | None]:
+        """The admission rule alone: what happens to a task of ``priority`` arriving while the
+        active tasks have priorities ``active`` (in activation order, oldest first; both
+        already scaled by the period's urgency).
+
+        Returns ``(outcome, victim)``: outcome 'activated', 'preempted', 'noted' or
+        'deferred'; victim is the index in ``active`` of the task to demote when 'preempted'
+        (the lowest priority, the most recently activated among equals), else None.
+        ``admit`` applies the decision; lesson 05's exercise rebuilds this method.
+        """
+        s = self.settings
+        if priority <= s.activation_threshold:
+            return ("deferred" if priority < s.defer_below else "noted"), None
+        if len(active) < s.max_slots:
+            return "activated", None
+        victim = min(range(len(active)), key=lambda i: (active[i], -i))
+        if strictly_above(priority, s.preemption_ratio * active[victim]):
+            return "preempted", victim
+        return "noted", None
+
+    def _checked_decision(self, priority: float, active: tuple[float, ...]) -> tuple[str, int | None]:
+        """``decide``'s answer, refused when it is not one ``admit`` can apply."""
+        answer = self.decide(priority, active)
+        if not (isinstance(answer, tuple) and len(answer) == 2):
+            raise TypeError(f"decide() must return (outcome, victim), got {answer!r}")
+        outcome, victim = answer
+        if outcome not in ("activated", "preempted", "noted", "deferred"):
+            raise ValueError("decide() returned outcome "
+                             f"{outcome!r}: use 'activated', 'preempted', 'noted' or 'deferred'")
+        if outcome == "preempted":
+            if isinstance(victim, bool) or not isinstance(victim, int) or not 0 <= victim < len(active):
+                raise ValueError(f"decide() returned ('preempted', {victim!r}): the victim must be "
+                                 f"an index into active (0 to {len(active) - 1})")
+        elif victim is not None:
+            raise ValueError(f"decide() returned ({outcome!r}, {victim!r}): only 'preempted' "
+                             "names a victim, the others return None")
+        return outcome, victim
 
     def _activate(self, task: Task, now: float, detail: str) -> None:
         self._active[task.id] = task

@@ -5,8 +5,8 @@ model) and returns a ``Verdict``, which a notebook displays as the cell's result
 (``show=True`` prints it as well, for scripts). A verdict names the numbers that
 decided it, so a wrong answer tells the student what to change.
 
-One module per part of the course (``buffers``, ``entities``, ``workspace``,
-``longterm``, ``tuning``); everything is re-exported here, so notebooks import
+One module per part of the course (``buffers``, ``entities``, ``tasks``,
+``columns``, ``longterm``, ``tuning``); everything is re-exported here, so notebooks import
 from ``memorykit.lessons.checks``.
 
 * ``check_billed_tokens``, ``check_budget``: ``notebooks/01_tokens_and_budgets.ipynb``.
@@ -14,8 +14,9 @@ from ``memorykit.lessons.checks``.
 * ``check_summary_settings``, ``check_attention_window``, ``check_context_boost``,
   ``check_summarizer``:
   ``notebooks/03_summary_buffer.ipynb``.
-* ``check_entity_capacity``, ``check_entity_ttl``: ``notebooks/04_entity_memory.ipynb``.
-* ``check_preemption_ratio``: ``notebooks/05_task_slots.ipynb``.
+* ``check_relevance_score``, ``check_entity_capacity``, ``check_entity_ttl``:
+  ``notebooks/04_entity_memory.ipynb``.
+* ``check_admission_rule``, ``check_preemption_ratio``: ``notebooks/05_task_slots.ipynb``.
 * ``check_escalation``, ``check_min_shared_entities``, ``check_escalated_priority``:
   ``notebooks/06_notes_ttl.ipynb``.
 * ``check_salience_weights``, ``check_object_salience``: ``notebooks/07_objects_salience.ipynb``.
@@ -43,10 +44,6 @@ from memorykit.lessons.checks.buffers import (
     CONTEXT_EXERCISE,
     check_context_boost,
 )
-from memorykit.lessons.checks.workspace import (
-    PREEMPTION_EXERCISE,
-    check_preemption_ratio,
-)
 from memorykit.lessons.checks.columns import (
     ESCALATION_EXERCISE,
     check_escalation,
@@ -66,6 +63,13 @@ from memorykit.lessons.checks.entities import (
     entity_ttl_answer,
     check_entity_capacity,
     check_entity_ttl,
+)
+# Lessons 04 and 05 (issue 16): build-it-yourself checkers; lesson 05's moved to checks/tasks.py.
+from memorykit.lessons.checks.entities import check_relevance_score
+from memorykit.lessons.checks.tasks import (
+    PREEMPTION_EXERCISE,
+    check_admission_rule,
+    check_preemption_ratio,
 )
 from memorykit.lessons.checks.longterm import (
     TAU_EXERCISE,
@@ -112,6 +116,7 @@ __all__ = [
     "check_summarizer",
     "check_budget",
     "check_column_limits",
+    "check_admission_rule",
     "check_entity_capacity",
     "check_entity_ttl",
     "check_episodic_tau",
@@ -123,6 +128,7 @@ __all__ = [
     "check_preemption_ratio",
     "check_pruning_choice",
     "check_recall_limit",
+    "check_relevance_score",
     "check_salience_weights",
     "check_semantic_best",
     "check_semantic_threshold",

@@ -1,18 +1,19 @@
-"""Checkers of lesson 04 (``notebooks/04_entity_memory.ipynb``): capacity and TTL of entity
-working memory, replayed on ``data/entities/cms_large.jsonl``.
+"""Checkers of lesson 04 (``notebooks/04_entity_memory.ipynb``): the relevance score a student
+builds (run against the library's score contract, ``memorykit.contracts.entities``), and the
+capacity and TTL of entity working memory, replayed on ``data/entities/cms_large.jsonl``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from memorykit._validate import require_fraction
+from memorykit._validate import require_fraction, require_int
 from memorykit.lessons.checks.verdict import Verdict, report
 
 # -------------------------------------------------------------- lesson 04
 # Entity working memory (notebooks/04_entity_memory.ipynb): replays of data/entities/cms_large.jsonl.
 ENTITY_TTL_TARGET = 0.93
-"""Lesson 04's TTL exercise: the resolution success a TTL must keep (max_size 20, seed weights)."""
+"""Lesson 04's TTL exercise: the resolution success a TTL must keep (max_size 20, D0's weights)."""
 
 
 def _entity_summary(max_size: int, ttl_minutes: float | None = None) -> dict[str, Any]:
@@ -48,13 +49,41 @@ def entity_ttl_answer(target: float = ENTITY_TTL_TARGET) -> int:
     return ttl
 
 
-def check_entity_capacity(max_size: Any, *, show: bool = True) -> Verdict:
-    """Lesson 04: the smallest ``max_size`` at which a relevance memory (seed weights, no
+MAX_SIZE_LIMIT = 1_000
+"""Sizes the checkers replay: the session has 200 entities, so a larger memory never evicts."""
+MAX_TTL_MINUTES = 24 * 60
+"""TTLs the checker replays: the session lasts 873 simulated minutes."""
+
+
+def _whole(name: str, value: Any, what: str, maximum: int) -> int:
+    """A whole number of ``what`` in [1, maximum]; anything else raises, naming the value."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int number of {what}, got {value!r} "
+                        f"({type(value).__name__})")
+    return require_int(name, value, minimum=1, maximum=maximum)
+
+
+def check_relevance_score(relevance: Any, *, show: bool = False) -> Verdict:
+    """Lesson 04, build it yourself: ``relevance(age_minutes, access_count, weights)`` returns
+    document D0's relevance score of one entity as a float. The library's score contract
+    (``memorykit.contracts.entities``, which every implementation of the formula in
+    ``memorykit.entities.scoring`` passes) runs over it, and it must score what the library's
+    ``RelevanceWeights.score`` scores on random ages, access counts and weights."""
+    from memorykit.contracts import run_contracts
+    from memorykit.contracts.entities import SCORE_CONTRACTS, agrees_with_library
+
+    if isinstance(relevance, type) or not callable(relevance):
+        raise TypeError("relevance must be a function (age_minutes, access_count, weights) -> "
+                        f"float: pass the function itself, got {relevance!r}")
+    return report(run_contracts(relevance, (*SCORE_CONTRACTS, agrees_with_library()),
+                                exercise="04 relevance score"), show)
+
+
+def check_entity_capacity(max_size: Any, *, show: bool = False) -> Verdict:
+    """Lesson 04: the smallest ``max_size`` at which a relevance memory (D0's weights, no
     TTL) loses no reference's antecedent to eviction on the 1,000-turn CMS session."""
     name = "04 capacity"
-    if isinstance(max_size, bool) or not isinstance(max_size, int) or max_size < 1:
-        return report(Verdict(name, False, f"max_size must be a positive integer, got {max_size!r}"),
-                       show)
+    max_size = _whole("max_size", max_size, "entities", MAX_SIZE_LIMIT)
     mine = _entity_summary(max_size)
     lost = mine["failures_antecedent_evicted"]
     details = (f"max_size {max_size}: resolution success {mine['resolution_success']:.1%}, "
@@ -74,14 +103,11 @@ def check_entity_capacity(max_size: Any, *, show: bool = True) -> Verdict:
                            f"antecedent{lost_below}", details), show)
 
 
-def check_entity_ttl(ttl_minutes: Any, *, show: bool = True) -> Verdict:
-    """Lesson 04: the smallest whole-minute TTL at which a relevance memory of 20 (seed
+def check_entity_ttl(ttl_minutes: Any, *, show: bool = False) -> Verdict:
+    """Lesson 04: the smallest whole-minute TTL at which a relevance memory of 20 (D0's
     weights) keeps resolution success at or above 93% on the 1,000-turn CMS session."""
     name = "04 ttl"
-    if isinstance(ttl_minutes, bool) or not isinstance(ttl_minutes, int) or ttl_minutes < 1:
-        return report(Verdict(name, False,
-                               f"ttl_minutes must be a positive whole number of minutes, got "
-                               f"{ttl_minutes!r}"), show)
+    ttl_minutes = _whole("ttl_minutes", ttl_minutes, "minutes", MAX_TTL_MINUTES)
     mine = _entity_summary(20, ttl_minutes)
     ok = mine["resolution_success"] >= ENTITY_TTL_TARGET
     details = (f"TTL {ttl_minutes} min: resolution success {mine['resolution_success']:.1%}, "

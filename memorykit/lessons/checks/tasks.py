@@ -1,20 +1,40 @@
-"""Checker of lesson 05: task slots (lessons 06-08's are in ``memorykit.lessons.checks.columns``).
-
-It replays the 30-day workflow of ``data/workflow/``; taught in ``notebooks/05_task_slots.ipynb``.
+"""Checkers of lesson 05 (``notebooks/05_task_slots.ipynb``): the admission rule a student
+builds (run against the library's slot contract, ``memorykit.contracts.tasks``), and the
+preemption ratio, replayed on the 30-day workflow of ``data/workflow/``.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from memorykit.lessons.checks.verdict import Verdict, report
 
-# ------------------------------------------------------------------- lesson 05
-# check_preemption_ratio: notebooks/05_task_slots.ipynb.
+
+def check_admission_rule(slots_class: Any, *, show: bool = False) -> Verdict:
+    """Lesson 05, build it yourself: ``slots_class`` subclasses ``TaskSlots`` and overrides only
+    ``decide(priority, active)`` with document D2's admission rule. The library's slot contract
+    (``memorykit.contracts.tasks``, which the library's ``TaskSlots`` passes) runs over it, and it
+    must decide what the library decides (outcome and demoted task) on random streams of
+    arrivals and completions."""
+    from memorykit.contracts import run_contracts
+    from memorykit.contracts.tasks import SLOT_CONTRACTS, agrees_with
+    from memorykit.workspace.tasks import TaskSlots
+
+    if not (isinstance(slots_class, type) and issubclass(slots_class, TaskSlots)):
+        raise TypeError("slots_class must be a class that subclasses TaskSlots (pass the class "
+                        f"itself, not an instance), got {slots_class!r}")
+    if slots_class.decide is TaskSlots.decide:
+        return report(Verdict("05 admission rule", False,
+                              f"{slots_class.__name__} does not override decide: it is still the "
+                              "library's rule"), show)
+    return report(run_contracts(slots_class, (*SLOT_CONTRACTS, agrees_with()),
+                                exercise="05 admission rule"), show)
+
 
 PREEMPTION_EXERCISE = {"keeps": "T022", "arrives": "T024", "min_completed": 16, "next": "T030"}
 """Lesson 05: T022 keeps its slot when T024 arrives, and at least 16 tasks still complete (the
-seed's 1.3 completes 17 with month-end urgency on). ``next`` is the preemption a ratio past the
+D2's 1.3 completes 17 with month-end urgency on). ``next`` is the preemption a ratio past the
 answer's range stops as well, named in the hint."""
 
 
@@ -28,11 +48,12 @@ def check_preemption_ratio(preemption_ratio: Any, *, show: bool = False) -> Verd
 
     name = "05 preemption ratio"
     if isinstance(preemption_ratio, bool) or not isinstance(preemption_ratio, (int, float)):
-        return report(Verdict(name, False, f"preemption_ratio must be a number, got {preemption_ratio!r}"),
-                       show)
+        raise TypeError(f"preemption_ratio must be a number (a float such as 1.3), got "
+                        f"{preemption_ratio!r} ({type(preemption_ratio).__name__})")
+    if not math.isfinite(preemption_ratio) or preemption_ratio < 1:
+        raise ValueError(f"preemption_ratio must be a finite number >= 1 (1 lets any strictly "
+                         f"higher priority preempt), got {preemption_ratio!r}")
     r = round(float(preemption_ratio), 4)
-    if not 1.0 <= r <= 3.0:
-        return report(Verdict(name, False, f"preemption_ratio must be in [1, 3] here, got {r:g}"), show)
     ex = PREEMPTION_EXERCISE
     tl = slot_timeline(4, 0.5, r)
     index = {tid: i for i, tid in enumerate(tl.task_ids)}
@@ -48,7 +69,7 @@ def check_preemption_ratio(preemption_ratio: Any, *, show: bool = False) -> Verd
         f"{'>' if lost else 'is not >'} {r:g} x {p_keep:.2f} = {r * p_keep:.4f}; any ratio above "
         f"{p_new / p_keep:.4f} protects {ex['keeps']}",
         f"{s['preemptions']} preemptions, {s['completed']} tasks completed, "
-        f"{s['task_notes_expired']} waiting tasks ran out of time (seed's 1.3: {base['preemptions']}, "
+        f"{s['task_notes_expired']} waiting tasks ran out of time (D2's 1.3: {base['preemptions']}, "
         f"{base['completed']}, {base['task_notes_expired']})",
     )
     if lost:
@@ -69,7 +90,7 @@ def check_preemption_ratio(preemption_ratio: Any, *, show: bool = False) -> Verd
 
 
 def _next_bound(seed: Any, task_id: str) -> str:
-    """The ratio under which ``task_id``'s preemption at the seed's 1.3 still happens, on the
+    """The ratio under which ``task_id``'s preemption at D2's 1.3 still happens, on the
     priorities admission compared (scaled by the urgency of its period, capped at 1)."""
     from memorykit.workspace import urgent_priority
 
@@ -78,3 +99,5 @@ def _next_bound(seed: Any, task_id: str) -> str:
     p_m, low_m = urgent_priority(e.priority, e.urgency), urgent_priority(low, e.urgency)
     return (f"{task_id}: {e.priority:.2f} vs {low:.2f}, x urgency {e.urgency:g}: {p_m:.2f} vs {low_m:.3f} "
             f"needs < {p_m / low_m:.3f}")
+
+
