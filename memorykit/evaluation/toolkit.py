@@ -155,6 +155,11 @@ class Tunable:
     defaults: tuple[Any, Any]
     """Each parameter's default (a value of its grid)."""
 
+    @property
+    def default_index(self) -> tuple[int, int]:
+        """Where each default sits in its grid (the cell a sweep's arrays hold it in)."""
+        return self.values[0].index(self.defaults[0]), self.values[1].index(self.defaults[1])
+
 
 def _tunable() -> dict[str, Tunable]:
     from memorykit.evaluation.baselines import BM25Retrieval
