@@ -263,10 +263,15 @@ def evaluate(
     *,
     settings: HarnessSettings | None = None,
     progress: bool = False,
+    prepared: dict[str, PreparedConversation] | None = None,
 ) -> EvalResult:
     """Evidence recall of ``policy`` at ``budget`` tokens on every question of ``dataset``.
 
     ``dataset`` is an ``EvalDataset``, one ``EvalConversation`` or a sequence of them.
+    ``prepared`` (a dict, by conversation id) keeps what ``policy.prepare`` returned and is read
+    back by the next call given the same dict: a sweep evaluating one policy object at several
+    budgets prepares each conversation once (a prepared state takes the budget per question).
+    Pass it only with the same policy object and dataset.
     """
     _check_policy(policy)
     data: EvalDataset = as_dataset(dataset)
@@ -288,7 +293,11 @@ def evaluate(
             score = _Scorer(conv, budget, settings)
             if use_prepare:
                 t0 = clock()
-                state = policy.prepare(conv)  # type: ignore[attr-defined]
+                state = prepared.get(conv.id) if prepared is not None else None
+                if state is None:
+                    state = policy.prepare(conv)  # type: ignore[attr-defined]
+                    if prepared is not None:
+                        prepared[conv.id] = state
                 prepare_seconds += clock() - t0
                 build: Callable[[int, str], Context] = (
                     lambda pos, q, _s=state: _s.build_context(pos, q, budget))

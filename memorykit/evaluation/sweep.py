@@ -146,15 +146,22 @@ _RESERVED = frozenset({
 
 
 def _run_chunk(make_policy: Callable[..., Any], chunk: list[tuple[int, dict[str, Any], int]],
-               dataset: EvalDataset, settings: HarnessSettings
+               dataset: EvalDataset, settings: HarnessSettings, held: list[Any] | None = None
                ) -> list[tuple[int, dict, list, str]]:
-    """Evaluate (config_id, config, budget) jobs; module level so process pools can pickle it.
-    Each job returns its summary, its rows per category and its results' fingerprint."""
+    """Evaluate (job_id, config, budget) jobs; module level so process pools can pickle it.
+    Each job returns its summary, its rows per category and its results' fingerprint.
+    Consecutive jobs with the same parameters (a configuration's budgets) share one policy
+    object and its prepared conversations (``evaluate(prepared=...)``): an index or a
+    conversation's embeddings are built once per configuration, not once per budget.
+    ``held`` carries [parameters, policy, prepared] from one chunk to the next (serial runs)."""
     out = []
-    for config_id, config, budget in chunk:
+    held = [None, None, {}] if held is None else held
+    for job_id, config, budget in chunk:
         params = {k: v for k, v in config.items() if k != "budget"}
-        result = evaluate(make_policy(**params), dataset, budget, settings=settings)
-        out.append((config_id, result.summary(), result.by_category().to_records(),
+        if held[0] != params or held[1] is None:
+            held[:] = [params, make_policy(**params), {}]
+        result = evaluate(held[1], dataset, budget, settings=settings, prepared=held[2])
+        out.append((job_id, result.summary(), result.by_category().to_records(),
                     result.fingerprint()))
     return out
 
@@ -310,8 +317,9 @@ def run_sweep(
     results: dict[int, tuple[dict, list, str]] = {}
     try:
         if executor is None:
+            held: list[Any] = [None, None, {}]
             for chunk in chunks:
-                for job_id, *outcome in _run_chunk(make_policy, chunk, data, settings):
+                for job_id, *outcome in _run_chunk(make_policy, chunk, data, settings, held):
                     results[job_id] = tuple(outcome)  # type: ignore[assignment]
                 if bar is not None:
                     bar.update(len(chunk))
