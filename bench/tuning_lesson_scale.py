@@ -28,6 +28,7 @@ import argparse
 import importlib.util
 import os
 import platform
+import resource
 import sys
 import tempfile
 import time
@@ -49,11 +50,19 @@ def write_dataset(folder: Path, conversations: int, events: int) -> Path:
     return path
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and of its finished children (the pool's workers)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
 def timed(label: str, call: Callable[[], Any], seconds: dict[str, float]) -> Any:
-    t0 = time.perf_counter()
+    """Run ``call``, print its wall and CPU seconds (CPU time, unlike wall time, does not grow
+    when other jobs share the cores)."""
+    t0, c0 = time.perf_counter(), _cpu()
     out = call()
     seconds[label] = time.perf_counter() - t0
-    print(f"| {label} | {seconds[label]:.1f} s |", flush=True)
+    print(f"| {label} | {seconds[label]:.1f} s | {_cpu() - c0:.1f} s |", flush=True)
     return out
 
 
@@ -78,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
                        f"{data.n_messages:,} turns, {data.n_questions:,} questions")
         print(f"# lesson 12 at scale ({platform.machine()}, {os.cpu_count()} cores, Python "
               f"{platform.python_version()}, load average {os.getloadavg()[0]:.1f})")
-        print(f"data: {description}\n\n| step | seconds |\n|---|---|")
+        print(f"data: {description}\n\n| step | wall | CPU (all processes) |\n|---|---|---|")
         seconds: dict[str, float] = {}
         texts = sorted({t for d in (data, load_chat_logs(*CHAT_EXAMPLE), load_tuning_data()[0])
                         for c in d for t in [*(m.content for m in c.messages),

@@ -454,5 +454,6 @@ def comparison_notes(results: Mapping[str, EvalResult | str], policies: Mapping[
     """The notes of a comparison at ``budget``: the tokens' unit, then each group of policies
     whose results (or fingerprints, as a sweep keeps them) coincide on every question, with
     the signal the data lacks to tell them apart (``coincidence_note``)."""
+    require_int("budget", budget, minimum=1)
     return [units_note(units), *(coincidence_note(group, policies, data, f"at {budget} tokens")
                                  for group in coinciding_policies(results))]
