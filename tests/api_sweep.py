@@ -387,6 +387,9 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
     "memorykit.evaluation.scoring.covered_evidence": lambda: _covered_evidence_args(),
     "memorykit.evaluation.harness.compare_policies": lambda: {
         "policies": [_policy()], "dataset": _locomo(), "budget": 200},
+    "memorykit.evaluation.harness.comparison_notes": lambda: {
+        "results": {"a": "same", "b": "same"}, "policies": {}, "data": _locomo(), "budget": 200,
+        "units": "billed"},
     "memorykit.evaluation.sweep.run_sweep": lambda: {
         "make_policy": _last_messages, "configurations": [{"n": 4}],
         "dataset": _locomo(), "budgets": 200, "progress": False},

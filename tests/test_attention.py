@@ -107,3 +107,74 @@ def test_validation():
     with pytest.raises(TypeError, match="buffer must be a MessageBuffer"):
         AttentionWindow([])
     assert AttentionWindow(buf).select("anything") == []
+
+
+# ------------------------------------------------ the cached layout selects what a fresh one does
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from memorykit.scenarios.conversation import simulate_conversation  # noqa: E402
+
+STEPS = st.one_of(
+    st.tuples(st.just("ask"), st.integers(0, 50), st.integers(1, 900), st.integers(0, 3)),
+    st.tuples(st.just("add"), st.integers(1, 12)),
+    st.tuples(st.just("importance"), st.integers(0, 200), st.floats(0.0, 1.0)),
+    st.tuples(st.just("pinned"), st.booleans()),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), cap=st.sampled_from([None, 400, 1500]),
+       steps=st.lists(STEPS, min_size=1, max_size=25))
+def test_a_reused_window_selects_exactly_what_a_fresh_window_selects(seed, cap, steps):
+    # One window lives through adds, evictions (a capped FIFO), importance updates, budget,
+    # neighbour and include_pinned changes and many queries; after every change its cached
+    # layout must give the selection a window built from scratch on the same buffer gives.
+    conv = simulate_conversation(60, seed=seed, tool_call_rate=0.3, words=(3, 40))
+    pending = list(conv.messages)
+    buffer = FIFOBuffer(max_tokens=cap)
+    buffer.extend(pending[:5])
+    del pending[:5]
+    # the facts' questions (which match planted turns) and a few that match nothing
+    queries = [f.question for f in conv.facts] + ["", "zzz", "what did the tool return"]
+    reused = AttentionWindow(buffer)
+    for step in steps:
+        if step[0] == "add":
+            buffer.extend(pending[: step[1]])
+            del pending[: step[1]]
+        elif step[0] == "importance" and len(buffer):
+            buffer.set_importance(buffer.messages()[step[1] % len(buffer)].id, step[2])
+        elif step[0] == "pinned":
+            reused.include_pinned = step[1]
+        elif step[0] == "ask":
+            query, room, neighbours = queries[step[1] % len(queries)], step[2], step[3]
+            reused.window_tokens, reused.neighbours = room, neighbours
+            fresh = AttentionWindow(buffer, None, room, neighbours,
+                                    include_pinned=reused.include_pinned)
+            assert reused.select_with_scores(query) == fresh.select_with_scores(query)
+            assert reused.scores(query) == fresh.scores(query)
+
+
+def test_the_layout_is_rebuilt_only_when_the_buffer_changes():
+    buf = buffer_of(m("a", "Paris"), m("b", "Rome"))
+    win = AttentionWindow(buf, KeywordEmbedder(), 100)
+    win.select("paris")
+    layout = win._layout
+    win.select("rome")
+    win.window_tokens = 20
+    win.select("rome")
+    assert win._layout is layout  # budget and query changes reuse it
+    buf.add(m("c", "hotel"))
+    assert [x.id for x in win.select("hotel")] == ["c"] and win._layout is not layout
+
+
+def test_precomputed_vectors_are_used_and_not_modified():
+    buf = buffer_of(m("a", "Paris"), m("b", "Rome"))
+    emb = KeywordEmbedder()
+    given_vectors = {"a": np.array([0, 1, 0, 0], np.float32), "b": np.array([1, 0, 0, 0], np.float32)}
+    win = AttentionWindow(buf, emb, 14, neighbours=0, vectors=given_vectors)
+    assert [x.id for x in win.select("paris")] == ["b"]  # the given (swapped) vectors rule
+    assert win.embedded_count == 0 and emb.calls == 1  # only the query was embedded
+    buf.add(m("c", "hotel"))
+    win.select("hotel")
+    assert set(given_vectors) == {"a", "b"}

@@ -119,3 +119,26 @@ def test_tune_refuses_bad_requests(data):
         tune(data, [0])
     with pytest.raises(ValueError, match="has no question: nothing to score"):
         tune(load_chat_logs(CHATS), [500])
+
+
+def test_notes_compare_question_by_question_not_averages(data):
+    from memorykit.evaluation.tune import TuneResult
+
+    result = tune(data, [1000], ["fifo", "importance", "window-20"])
+    n = data.n_questions
+    assert result.notes()[1] == (
+        f"fifo, importance give identical results on all {n} questions at 1000 tokens; the data "
+        "carries no importance signal (every message's importance is 1.0), so importance fall "
+        "back to arrival order")
+    rows = result.table.to_records()
+    # window-20 given fifo's averages but keeping its own questions: not called identical
+    same_means = [{**r, **{k: v for k, v in rows[0].items() if k not in ("policy", "configuration")}}
+                  if r["policy"] == "window-20" else r for r in rows]
+    forged = TuneResult(same_means, (1000,), result.policies, 0.0, data, result.fingerprints)
+    assert forged.best().where(policy="window-20")[0]["recall"] == rows[0]["recall"]
+    assert not any("window-20" in note for note in forged.notes())
+    # and the same questions' outcomes are identical whatever the rows say
+    twins = TuneResult(rows, (1000,), result.policies, 0.0, data, [result.fingerprints[0]] * 3)
+    assert twins.notes()[1].startswith(f"fifo, importance, window-20 give identical results on all {n}")
+    with pytest.raises(ValueError, match="fingerprints must hold one per row \\(3\\), got 1"):
+        TuneResult(rows, (1000,), result.policies, 0.0, data, ["x"])

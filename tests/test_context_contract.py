@@ -3,8 +3,9 @@
 Every policy of ``context_policies.POLICIES`` (buffers, baselines, attention windows, entity
 memory, the three-column workspace, long-term architectures A-D, the memory service): within
 the budget or a note saying why not, every item's provenance pointing at messages of the given
-history, incremental state equal to a fresh replay, bad requests refused naming the value, and
-a policy that says it ignores the query really ignoring it (the harness reuses its contexts).
+history, incremental state equal to a fresh replay, bad requests refused naming the value, a
+policy that says it ignores the query really ignoring it (the harness reuses its contexts), and
+every other policy's context changing with the query.
 """
 
 from __future__ import annotations
@@ -126,6 +127,18 @@ def test_a_query_independent_policy_ignores_the_query(name):
     contexts = [policy.build_context(history, fact.question, 500) for fact in CONVERSATION.facts[:3]]
     if is_query_independent(policy):
         assert all(ctx.items == contexts[0].items for ctx in contexts)
+
+
+@pytest.mark.parametrize("name", POLICIES)
+def test_a_policy_that_ignores_the_query_says_so(name):
+    # The converse: an unflagged policy's context changes with the query, so the harness never
+    # rebuilds a context per question for lack of a flag (the three-column workspace lacked it).
+    policy = POLICIES[name]()
+    if not is_query_independent(policy):
+        history = CONVERSATION.messages
+        contexts = [policy.build_context(history, fact.question, 500).items
+                    for fact in CONVERSATION.facts[:3]]
+        assert any(items != contexts[0] for items in contexts[1:]), f"{name} ignores the query"
 
 
 @pytest.mark.parametrize("name", POLICIES)

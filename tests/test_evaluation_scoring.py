@@ -230,3 +230,19 @@ def test_no_signal_note_when_the_data_carries_importance():
     assert not any("importance is" in n for n in summary.notes)
     results = {n: evaluate(p, conv, 100) for n, p in policies.items()}
     assert coinciding_policies(results) == []  # importance keeps the important early note
+
+
+def test_a_fingerprint_is_the_outcome_of_every_question(mini):
+    import dataclasses
+
+    from memorykit.evaluation import EvalResult
+
+    fifo = toolkit_policies()["fifo"]
+    a, b = evaluate(fifo, mini, 60), evaluate(fifo, mini, 60)
+    assert a.fingerprint() == b.fingerprint()
+    assert coinciding_policies({"a": a, "b": b.fingerprint()}) == [("a", "b")]
+    assert evaluate(fifo, mini, 200).fingerprint() != a.fingerprint()
+    # one question's tokens differing is enough to tell two results apart
+    first = dataclasses.replace(b.questions[0], tokens=b.questions[0].tokens + 1)
+    other = EvalResult(b.policy, b.budget, (first, *b.questions[1:]))
+    assert other.fingerprint() != a.fingerprint() and coinciding_policies({"a": a, "b": other}) == []

@@ -159,3 +159,30 @@ def test_bad_sweep_arguments(conv):
         run_sweep(LastMessages, [{"recall": 1}], conv, 10, progress=False)
     with pytest.raises(TypeError, match="executor must be"):
         run_sweep(LastMessages, [{}], conv, 10, executor=object(), progress=False)
+
+
+@pytest.mark.parametrize("chunksize", [1, 4])
+def test_budgets_sharing_a_policy_and_its_prepared_conversations_score_as_fresh_ones(chunksize):
+    # A sweep builds one policy object per configuration and prepares each conversation once
+    # for all its budgets; every row must be what a fresh policy, freshly prepared, scores.
+    from memorykit.evaluation import evaluate, load_locomo
+    from memorykit.evaluation.hybrid import HybridRetrieval, HybridSettings
+    from memorykit.evaluation.toolkit import TUNABLE, fixed_policy
+    from memorykit.embeddings import LexicalHashingEmbedder
+    from memorykit.lessons.data import LOCOMO_FIXTURE
+
+    data = load_locomo(LOCOMO_FIXTURE, verify=False).select(max_questions=6)
+    budgets = [250, 1000, 500, 2000]
+
+    def lexical_hybrid(**params):  # MiniLM is optional: the same policy over a lexical embedder
+        return HybridRetrieval(HybridSettings(**params), embedder=LexicalHashingEmbedder(128))
+
+    cases = [(TUNABLE["bm25"].make, [{"k1": 0.9, "b": 0.5}, {"k1": 1.5, "b": 0.75}]),
+             (TUNABLE["attention"].make, [{"neighbours": 0, "dimension": 64},
+                                          {"neighbours": 2, "dimension": 512}]),
+             (lexical_hybrid, [{"lexical_weight": 0.25, "neighbours": 1}]),
+             (fixed_policy, [{"name": n} for n in ("summary", "fifo", "full-context")])]
+    for make, configs in cases:
+        sweep = run_sweep(make, configs, data, budgets, progress=False, chunksize=chunksize)
+        fresh = [evaluate(make(**c), data, b).fingerprint() for c in configs for b in budgets]
+        assert list(sweep.fingerprints) == fresh, make

@@ -151,3 +151,39 @@ def test_attention_fast_path_equals_plain_path_at_every_position():
     assert [(q.recall, q.tokens) for q in fast.questions] == [(q.recall, q.tokens) for q in slow.questions]
     with pytest.raises(ValueError, match="position must be in \\[0, 131\\], got 500"):
         policy.prepare(conv).build_context(500, "x", 100)
+
+
+def test_comparison_notes_read_the_sweeps_instead_of_evaluating_again(monkeypatch):
+    import dataclasses
+
+    import memorykit.lessons.tuning_app as app
+    from memorykit.evaluation import compare_policies
+    from memorykit.evaluation.toolkit import FIXED_POLICIES
+
+    data = load_locomo(FIXTURE, verify=False).select(max_questions=3)
+    sweeps = precompute(data, "x", budgets=(1000,), progress=False)
+    evaluated = compare_policies(FIXED_POLICIES, data, 1000)[0].notes
+    assert any("give identical results" in n for n in evaluated)
+
+    def no_evaluation(*args, **kwargs):
+        raise AssertionError("comparison_notes evaluated the policies again")
+
+    monkeypatch.setattr(app, "compare_policies", no_evaluation)
+    assert comparison_notes(data, 1000) == tuple(evaluated) == tuple(sweeps.notes[1000])
+    # another dataset object (or a budget the sweeps lack) is evaluated, not read
+    with pytest.raises(AssertionError, match="evaluated the policies again"):
+        comparison_notes(dataclasses.replace(data), 1000)
+    with pytest.raises(AssertionError, match="evaluated the policies again"):
+        comparison_notes(data, 500)
+
+
+def test_the_generator_writes_a_locomo_sized_set_for_the_scale_benchmark(tmp_path):
+    # bench/tuning_lesson_scale.py times lesson 12 on it: LoCoMo's size, the fixture's kind
+    sys.path.insert(0, str(ROOT))
+    from bench.tuning_lesson_scale import write_dataset
+
+    data = load_locomo(write_dataset(tmp_path, 10, 24), verify=False)
+    assert (len(data), data.n_messages, data.n_questions) == (10, 6169, 1950)
+    assert len({c.id for c in data}) == 10 and data.report.duplicate_turn_ids == 0
+    stats = dataset_statistics(data)
+    assert stats["evidence_5_or_more_sessions_back"] > 0.5

@@ -9,19 +9,26 @@ session), with invented people and text. Seeded: the output is byte-identical on
 
     .venv/bin/python data/locomo_style/generate.py          # rewrite
     .venv/bin/python data/locomo_style/generate.py --check  # exit 1 if it would change
+    .venv/bin/python data/locomo_style/generate.py --conversations 10 --events 24 --out X.json
+
+The last writes a LoCoMo-sized set elsewhere (10 conversations, about 1,950 questions) for
+``bench/tuning_lesson_scale.py``; events past the eight kinds repeat a kind with other slots.
 
 Used by ``notebooks/12_parameter_tuning.ipynb`` (``memorykit.lessons.tuning_app``).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import sys
 from pathlib import Path
 
 OUT = Path(__file__).with_name("locomo_style.json")
-PAIRS = [("Aria", "Ben"), ("Noor", "Tomas"), ("Ines", "Kofi")]
+PAIRS = [("Aria", "Ben"), ("Noor", "Tomas"), ("Ines", "Kofi"), ("Lena", "Marco"), ("Yusuf", "Clara"),
+         ("Priya", "Daniel"), ("Sofia", "Kenji"), ("Amara", "Felix"), ("Rosa", "Idris"), ("Mei", "Anton")]
+"""The two speakers of each conversation (the bundled fixture uses the first three)."""
 HOBBIES = ["pottery", "climbing", "chess", "sailing", "baking", "gardening", "violin", "kayaking",
            "photography", "knitting", "astronomy", "surfing", "calligraphy", "fencing", "birdwatching",
            "woodworking", "salsa", "archery"]
@@ -90,11 +97,11 @@ def session_date(s: int, comma: str = "") -> str:
     return f"{1 + (9 * s) % 28} {MONTHS[(s * 9) // 28 % 12]}{comma} 2024"
 
 
-def conversation(k: int, rng: random.Random) -> dict:
+def conversation(k: int, rng: random.Random, events: int = 6) -> dict:
     """One two-person conversation in LoCoMo's proportions: 19-27 sessions of 15-30 turns,
     life events planted in any session and asked about after the last one (so the evidence is
     often many sessions back), questions worded unlike their evidence, and small talk that keeps
-    naming the speakers and the same topics."""
+    naming the speakers and the same topics. Each speaker has ``events`` life events."""
     a, b = PAIRS[k]
     n_sessions = rng.randint(19, 27)
     sessions: list[list[dict]] = [[] for _ in range(n_sessions)]
@@ -119,7 +126,8 @@ def conversation(k: int, rng: random.Random) -> dict:
 
     plan = [[] for _ in range(n_sessions)]  # events planted per session: (owner, event, slots)
     for who in (a, b):
-        for e in rng.sample(range(len(EVENTS)), 6):
+        kinds = rng.sample(range(len(EVENTS)), min(events, len(EVENTS)))
+        for e in kinds + rng.choices(range(len(EVENTS)), k=max(0, events - len(EVENTS))):
             slots = {name: rng.choice(values) for name, values in SLOTS.items()}
             plan[rng.randrange(n_sessions - 1)].append((who, e, slots))
     cousins = [(a if i % 2 == 0 else b, rng.choice(NAMES), rng.choice(CITIES), rng.choice(HOBBIES))
@@ -173,17 +181,29 @@ def conversation(k: int, rng: random.Random) -> dict:
     return {"sample_id": f"demo-{k + 1}", "qa": qa, "conversation": conv}
 
 
-def build() -> str:
+def build(conversations: int = 3, events: int = 6) -> str:
+    """The JSON text of ``conversations`` conversations (at most ``len(PAIRS)``) with ``events``
+    life events per speaker; the defaults are the bundled fixture's."""
+    if not 1 <= conversations <= len(PAIRS):
+        raise ValueError(f"conversations must be in [1, {len(PAIRS)}], got {conversations!r}")
+    if events < 1:
+        raise ValueError(f"events must be >= 1, got {events!r}")
     rng = random.Random(12)
-    data = [conversation(k, rng) for k in range(len(PAIRS))]
+    data = [conversation(k, rng, events) for k in range(conversations)]
     return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
 
 
 if __name__ == "__main__":
-    text = build()
-    if "--check" in sys.argv:
-        same = OUT.is_file() and OUT.read_text(encoding="utf-8") == text
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if the fixture would change")
+    parser.add_argument("--conversations", type=int, default=3)
+    parser.add_argument("--events", type=int, default=6, help="life events per speaker")
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args()
+    text = build(args.conversations, args.events)
+    if args.check:
+        same = args.out.is_file() and args.out.read_text(encoding="utf-8") == text
         print("unchanged" if same else "would change")
         sys.exit(0 if same else 1)
-    OUT.write_text(text, encoding="utf-8")
-    print(f"wrote {OUT} ({len(text):,} bytes)")
+    args.out.write_text(text, encoding="utf-8")
+    print(f"wrote {args.out} ({len(text):,} bytes)")

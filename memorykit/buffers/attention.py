@@ -18,6 +18,7 @@ Exercise 3.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,6 +49,48 @@ class AttentionSelection:
         return [m.id for m in self.messages]
 
 
+@dataclass(frozen=True)
+class _Layout:
+    """Everything selection needs that does not depend on the query, for one buffer state.
+
+    Rows index ``kept``; a unit (a message, or a tool call with its results) is a list of rows.
+    """
+
+    kept: tuple[Message, ...]
+    """The buffer's messages when the layout was built (the key it is reused under)."""
+    include_pinned: bool
+    """The window's ``include_pinned`` when the layout was built (also part of the key)."""
+    ids: tuple[str, ...]
+    """Each kept message's id."""
+    matrix: np.ndarray
+    """One embedding row per kept message."""
+    norms: np.ndarray
+    """Each row's Euclidean norm."""
+    pinned_rows: tuple[int, ...]
+    """Rows included before any hit (pinned messages, when ``include_pinned``)."""
+    unit_rows: tuple[tuple[int, ...], ...]
+    """The other messages grouped into tool units, in conversation order."""
+    cost: tuple[int, ...]
+    """Each unit's billed tokens."""
+    member_rows: np.ndarray
+    """Every unit's rows concatenated: a unit scores the best of its members (``reduceat``)."""
+    unit_starts: np.ndarray
+    """Where each unit starts in ``member_rows``."""
+
+    @classmethod
+    def build(cls, kept: tuple[Message, ...], matrix: np.ndarray, include_pinned: bool,
+              is_pinned: Callable[[Message], bool]) -> _Layout:
+        row = {m.id: r for r, m in enumerate(kept)}
+        pinned = tuple(r for r, m in enumerate(kept) if include_pinned and is_pinned(m))
+        skip = set(pinned)
+        units = tuple(tuple(row[m.id] for m in u)
+                      for u in tool_units([m for r, m in enumerate(kept) if r not in skip]))
+        starts = np.cumsum([0] + [len(u) for u in units[:-1]], dtype=np.intp)
+        return cls(kept, include_pinned, tuple(row), matrix, np.linalg.norm(matrix, axis=1),
+                   pinned, units, tuple(sum(kept[r].billed_tokens for r in u) for u in units),
+                   np.fromiter((r for u in units for r in u), dtype=np.intp), starts)
+
+
 class AttentionWindow:
     """Select the messages most similar to a query within ``window_tokens``.
 
@@ -58,6 +101,12 @@ class AttentionWindow:
     first hit that no longer fits. Pinned system messages are included first
     when ``include_pinned`` is True (and they fit): instructions should reach
     the model whatever the query.
+
+    ``vectors`` are embeddings already computed, by message id (a harness that embeds a
+    whole conversation in one call passes them); they are copied, never modified.
+    What does not depend on the query (the buffer's tool units, their costs, the stacked
+    vectors and their norms) is kept until the buffer's messages change, so a question
+    costs one query embedding, one matrix-vector product and the greedy fill.
     """
 
     def __init__(
@@ -68,6 +117,7 @@ class AttentionWindow:
         neighbours: int = 1,
         *,
         include_pinned: bool = True,
+        vectors: Mapping[str, np.ndarray] | None = None,
     ) -> None:
         if not isinstance(buffer, MessageBuffer):
             raise TypeError(f"buffer must be a MessageBuffer, got {buffer!r}")
@@ -78,7 +128,8 @@ class AttentionWindow:
         self.window_tokens = require_int("window_tokens", window_tokens, minimum=1)
         self.neighbours = require_int("neighbours", neighbours, minimum=0)
         self.include_pinned = require_bool("include_pinned", include_pinned)
-        self._cache: dict[str, np.ndarray] = {}
+        self._cache: dict[str, np.ndarray] = dict(vectors) if vectors is not None else {}
+        self._layout: _Layout | None = None
         self.embedded_count = 0
         """How many message texts were ever embedded (the cache's effect, for the notebook)."""
 
@@ -98,53 +149,71 @@ class AttentionWindow:
             self._cache = {k: v for k, v in self._cache.items() if k in keep}
         return np.stack([self._cache[m.id] for m in messages])
 
+    def _current_layout(self) -> _Layout | None:
+        """The layout of the buffer as it is now: rebuilt only when its messages changed (an
+        add, an eviction, an importance update) or ``include_pinned`` did, so asking many
+        questions of one buffer pays for the query alone."""
+        kept = tuple(self.buffer)
+        if not kept:
+            return None
+        cached = self._layout
+        # tuple == compares identical messages by identity first: O(n) in C, no Python loop
+        if cached is not None and cached.include_pinned == self.include_pinned \
+                and cached.kept == kept:
+            return cached
+        self._layout = _Layout.build(kept, self._vectors(list(kept)), self.include_pinned,
+                                     self.buffer.is_pinned)
+        return self._layout
+
+    def _similarities(self, layout: _Layout, query: str) -> np.ndarray:
+        """Cosine similarity of each of ``layout.kept`` to ``query`` (0 for a zero vector)."""
+        q = np.asarray(self.embedder.embed([query]), dtype=np.float32)[0]
+        norms = layout.norms * float(np.linalg.norm(q))
+        raw = layout.matrix @ q
+        return np.divide(raw, norms, out=np.zeros_like(raw), where=norms > 0)
+
     def scores(self, query: str) -> dict[str, float]:
         """Cosine similarity of every kept message to ``query``."""
         require_str("query", query)
-        kept = list(self.buffer)
-        if not kept:
+        layout = self._current_layout()
+        if layout is None:
             return {}
-        matrix = self._vectors(kept)
-        q = np.asarray(self.embedder.embed([query]), dtype=np.float32)[0]
-        norms = np.linalg.norm(matrix, axis=1) * float(np.linalg.norm(q))
-        raw = matrix @ q
-        sims = np.divide(raw, norms, out=np.zeros_like(raw), where=norms > 0)
-        return {m.id: float(s) for m, s in zip(kept, sims)}
+        return dict(zip(layout.ids, self._similarities(layout, query).tolist()))
 
     def select_with_scores(self, query: str) -> AttentionSelection:
-        scores = self.scores(query)
-        kept = list(self.buffer)
+        require_str("query", query)
         budget = self.window_tokens
-        pinned = [m for m in kept if self.include_pinned and self.buffer.is_pinned(m)]
-        pinned_ids = {m.id for m in pinned}
-        units = tool_units([m for m in kept if m.id not in pinned_ids])
-        chosen: set[int] = set()
+        layout = self._current_layout()
+        if layout is None:
+            return AttentionSelection([], {}, [], 0, budget)
+        sims = self._similarities(layout, query)
+        rows: list[int] = []
         used = 0
-        selected: list[Message] = []
-        for m in pinned:
-            if used + m.billed_tokens <= budget:
-                selected.append(m)
-                used += m.billed_tokens
-        cost = [sum(m.billed_tokens for m in u) for u in units]
-        unit_score = np.array([max(scores[m.id] for m in u) for u in units], dtype=float)
-        order = np.argsort(-unit_score, kind="stable")
+        for r in layout.pinned_rows:
+            if used + layout.kept[r].billed_tokens <= budget:
+                rows.append(r)
+                used += layout.kept[r].billed_tokens
+        units, cost = layout.unit_rows, layout.cost
+        chosen: set[int] = set()
         hits: list[str] = []
-        for i in order:
-            i = int(i)
-            if i not in chosen:
-                if used + cost[i] > budget:
-                    break
-                chosen.add(i)
-                used += cost[i]
-            hits.append(units[i][0].id)
-            for d in range(1, self.neighbours + 1):
-                for j in (i - d, i + d):
-                    if 0 <= j < len(units) and j not in chosen and used + cost[j] <= budget:
-                        chosen.add(j)
-                        used += cost[j]
-        selected.extend(m for i in chosen for m in units[i])
-        position = {m.id: k for k, m in enumerate(kept)}
-        selected.sort(key=lambda m: position[m.id])
+        if units:
+            unit_score = np.maximum.reduceat(sims[layout.member_rows], layout.unit_starts)
+            for i in np.argsort(-unit_score, kind="stable").tolist():
+                if i not in chosen:
+                    if used + cost[i] > budget:
+                        break
+                    chosen.add(i)
+                    used += cost[i]
+                hits.append(layout.kept[units[i][0]].id)
+                for d in range(1, self.neighbours + 1):
+                    for j in (i - d, i + d):
+                        if 0 <= j < len(units) and j not in chosen and used + cost[j] <= budget:
+                            chosen.add(j)
+                            used += cost[j]
+        rows.extend(r for i in chosen for r in units[i])
+        rows.sort()
+        selected = [layout.kept[r] for r in rows]
+        scores = dict(zip(layout.ids, sims.tolist()))
         return AttentionSelection(selected, scores, hits, used, budget)
 
     def select(self, query: str) -> list[Message]:

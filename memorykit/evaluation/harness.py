@@ -37,6 +37,7 @@ Taught in ``notebooks/12_parameter_tuning.ipynb``.
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -57,6 +58,8 @@ __all__ = [
     "PreparablePolicy",
     "PreparedConversation",
     "QuestionResult",
+    "coincidence_note",
+    "comparison_notes",
     "coinciding_policies",
     "compare_policies",
     "evaluate",
@@ -170,6 +173,14 @@ class EvalResult:
     def __len__(self) -> int:
         return len(self.questions)
 
+    def fingerprint(self) -> str:
+        """A digest of every question's outcome (its id, the evidence covered, the answer found,
+        the tokens): two results with the same fingerprint coincide on every question. A sweep
+        keeps it instead of the rows, so coincidences are found without evaluating again."""
+        outcomes = tuple((q.question_id, q.n_covered, q.answer_recall, q.tokens)
+                         for q in self.questions)
+        return hashlib.blake2b(repr(outcomes).encode(), digest_size=16).hexdigest()
+
     def to_records(self) -> list[dict[str, Any]]:
         """One row per question, with the policy name."""
         return [{"policy": self.policy, **asdict(q)} for q in self.questions]
@@ -252,10 +263,15 @@ def evaluate(
     *,
     settings: HarnessSettings | None = None,
     progress: bool = False,
+    prepared: dict[str, PreparedConversation] | None = None,
 ) -> EvalResult:
     """Evidence recall of ``policy`` at ``budget`` tokens on every question of ``dataset``.
 
     ``dataset`` is an ``EvalDataset``, one ``EvalConversation`` or a sequence of them.
+    ``prepared`` (a dict, by conversation id) keeps what ``policy.prepare`` returned and is read
+    back by the next call given the same dict: a sweep evaluating one policy object at several
+    budgets prepares each conversation once (a prepared state takes the budget per question).
+    Pass it only with the same policy object and dataset.
     """
     _check_policy(policy)
     data: EvalDataset = as_dataset(dataset)
@@ -277,7 +293,11 @@ def evaluate(
             score = _Scorer(conv, budget, settings)
             if use_prepare:
                 t0 = clock()
-                state = policy.prepare(conv)  # type: ignore[attr-defined]
+                state = prepared.get(conv.id) if prepared is not None else None
+                if state is None:
+                    state = policy.prepare(conv)  # type: ignore[attr-defined]
+                    if prepared is not None:
+                        prepared[conv.id] = state
                 prepare_seconds += clock() - t0
                 build: Callable[[int, str], Context] = (
                     lambda pos, q, _s=state: _s.build_context(pos, q, budget))
@@ -365,13 +385,15 @@ def _flat_signals(data: EvalDataset, signals: Sequence[str]) -> list[tuple[str, 
     return flat
 
 
-def _coincidence_note(group: Sequence[str], policies: Mapping[str, Any], data: EvalDataset,
-                      budget: int) -> str:
-    note = (f"{', '.join(group)} give identical results on all {data.n_questions} questions at "
-            f"{budget} tokens")
+def coincidence_note(group: Sequence[str], policies: Mapping[str, Any], data: EvalDataset,
+                     where: str) -> str:
+    """The note naming policies whose results coincide (``group``) ``where`` (at which
+    budgets), and each signal their rules weigh (a policy's ``signals``, looked up in
+    ``policies`` by label) that the data holds flat, with the fact that says so."""
+    note = f"{', '.join(group)} give identical results on all {data.n_questions} questions {where}"
     weighing: dict[str, list[str]] = {}
     for label in group:
-        for signal in getattr(policies[label], "signals", ()):
+        for signal in getattr(policies.get(label), "signals", ()):
             weighing.setdefault(signal, []).append(label)
     flat = _flat_signals(data, list(weighing))
     for signal, fact in flat:
@@ -380,12 +402,13 @@ def _coincidence_note(group: Sequence[str], policies: Mapping[str, Any], data: E
     return note
 
 
-def coinciding_policies(results: Mapping[str, EvalResult]) -> list[tuple[str, ...]]:
+def coinciding_policies(results: Mapping[str, EvalResult | str]) -> list[tuple[str, ...]]:
     """Groups (two or more labels, in the given order) of results identical on every question:
-    the same evidence covered, the same answer found, the same tokens."""
-    groups: dict[tuple[Any, ...], list[str]] = {}
+    the same evidence covered, the same answer found, the same tokens. A value is an
+    ``EvalResult`` or its ``fingerprint()`` (what a sweep keeps)."""
+    groups: dict[str, list[str]] = {}
     for label, result in results.items():
-        key = tuple((q.question_id, q.n_covered, q.answer_recall, q.tokens) for q in result.questions)
+        key = result.fingerprint() if isinstance(result, EvalResult) else result
         groups.setdefault(key, []).append(label)
     return [tuple(g) for g in groups.values() if len(g) > 1]
 
@@ -421,7 +444,16 @@ def compare_policies(
                                            progress=progress)
         summaries.append({**result.summary(), "policy": label})
         categories.extend({**row, "policy": label} for row in result.by_category())
-    notes = [units_note((settings or HarnessSettings()).units)]
-    notes += [_coincidence_note(group, dict(items), data, budget)
-              for group in coinciding_policies(results)]
+    notes = comparison_notes(results, dict(items), data, budget,
+                             (settings or HarnessSettings()).units)
     return Table(summaries, notes=notes), Table(categories, notes=notes)
+
+
+def comparison_notes(results: Mapping[str, EvalResult | str], policies: Mapping[str, Any],
+                     data: EvalDataset, budget: int, units: str) -> list[str]:
+    """The notes of a comparison at ``budget``: the tokens' unit, then each group of policies
+    whose results (or fingerprints, as a sweep keeps them) coincide on every question, with
+    the signal the data lacks to tell them apart (``coincidence_note``)."""
+    require_int("budget", budget, minimum=1)
+    return [units_note(units), *(coincidence_note(group, policies, data, f"at {budget} tokens")
+                                 for group in coinciding_policies(results))]

@@ -34,7 +34,7 @@ import numpy as np
 
 from memorykit._validate import require_bool, require_int, require_real
 from memorykit.evaluation.dataset import EvalDataset, as_dataset
-from memorykit.evaluation.harness import HarnessSettings, evaluate
+from memorykit.evaluation.harness import HarnessSettings, comparison_notes, evaluate
 from memorykit.evaluation.pareto import cheapest_reaching, pareto_front
 from memorykit.evaluation.scoring import units_note
 from memorykit.evaluation.table import Table
@@ -146,13 +146,23 @@ _RESERVED = frozenset({
 
 
 def _run_chunk(make_policy: Callable[..., Any], chunk: list[tuple[int, dict[str, Any], int]],
-               dataset: EvalDataset, settings: HarnessSettings) -> list[tuple[int, dict, list]]:
-    """Evaluate (config_id, config, budget) jobs; module level so process pools can pickle it."""
+               dataset: EvalDataset, settings: HarnessSettings, held: list[Any] | None = None
+               ) -> list[tuple[int, dict, list, str]]:
+    """Evaluate (job_id, config, budget) jobs; module level so process pools can pickle it.
+    Each job returns its summary, its rows per category and its results' fingerprint.
+    Consecutive jobs with the same parameters (a configuration's budgets) share one policy
+    object and its prepared conversations (``evaluate(prepared=...)``): an index or a
+    conversation's embeddings are built once per configuration, not once per budget.
+    ``held`` carries [parameters, policy, prepared] from one chunk to the next (serial runs)."""
     out = []
-    for config_id, config, budget in chunk:
+    held = [None, None, {}] if held is None else held
+    for job_id, config, budget in chunk:
         params = {k: v for k, v in config.items() if k != "budget"}
-        result = evaluate(make_policy(**params), dataset, budget, settings=settings)
-        out.append((config_id, result.summary(), result.by_category().to_records()))
+        if held[0] != params or held[1] is None:
+            held[:] = [params, make_policy(**params), {}]
+        result = evaluate(held[1], dataset, budget, settings=settings, prepared=held[2])
+        out.append((job_id, result.summary(), result.by_category().to_records(),
+                    result.fingerprint()))
     return out
 
 
@@ -160,8 +170,14 @@ class SweepResult:
     """One row per configuration and budget; ``by_category()`` the long form per category."""
 
     def __init__(self, rows: list[dict[str, Any]], category_rows: list[dict[str, Any]],
-                 parameters: list[str], wall_seconds: float, units: str = "billed") -> None:
+                 parameters: list[str], wall_seconds: float, units: str = "billed",
+                 fingerprints: Sequence[str] = ()) -> None:
         self.table = Table(rows, notes=(units_note(units),))
+        self.units = units
+        """The tokens' unit of every row (``HarnessSettings.units``)."""
+        self.fingerprints = tuple(fingerprints)
+        """Each row's ``EvalResult.fingerprint()``, in row order (``coinciding_policies`` reads
+        them: policies that coincide on every question are found without evaluating again)."""
         self.category_table = Table(category_rows, notes=self.table.notes)
         self.parameters = parameters
         """The configuration's parameter names (columns of the table)."""
@@ -213,6 +229,16 @@ class SweepResult:
                 if value is not None:
                     out[c][cell] = value
         return out
+
+    def comparison_notes(self, label: str, policies: Mapping[str, Any],
+                         data: EvalDataset) -> dict[int, list[str]]:
+        """Per budget, the notes of comparing the rows named by their ``label`` column (a sweep
+        over policies by name): the unit and the policies that coincide on every question,
+        read from the fingerprints (``harness.comparison_notes``), nothing evaluated again."""
+        prints: dict[int, dict[str, str]] = {}
+        for row, fingerprint in zip(self.table, self.fingerprints):
+            prints.setdefault(row["budget"], {})[str(row[label])] = fingerprint
+        return {b: comparison_notes(f, policies, data, b, self.units) for b, f in prints.items()}
 
     def __repr__(self) -> str:
         return f"SweepResult({len(self)} rows, parameters={self.parameters}, {self.wall_seconds:.2f} s)"
@@ -288,29 +314,31 @@ def run_sweep(
 
         bar = tqdm(total=len(jobs), desc="sweep", unit="config")
     started = time.perf_counter()
-    results: dict[int, tuple[dict, list]] = {}
+    results: dict[int, tuple[dict, list, str]] = {}
     try:
         if executor is None:
+            held: list[Any] = [None, None, {}]
             for chunk in chunks:
-                for job_id, summary, cats in _run_chunk(make_policy, chunk, data, settings):
-                    results[job_id] = (summary, cats)
+                for job_id, *outcome in _run_chunk(make_policy, chunk, data, settings, held):
+                    results[job_id] = tuple(outcome)  # type: ignore[assignment]
                 if bar is not None:
                     bar.update(len(chunk))
         else:
             futures = {executor.submit(_run_chunk, make_policy, chunk, data, settings): len(chunk)
                        for chunk in chunks}
             for future in as_completed(futures):
-                for job_id, summary, cats in future.result():
-                    results[job_id] = (summary, cats)
+                for job_id, *outcome in future.result():
+                    results[job_id] = tuple(outcome)  # type: ignore[assignment]
                 if bar is not None:
                     bar.update(futures[future])
     finally:
         if bar is not None:
             bar.close()
     wall = time.perf_counter() - started
-    rows, category_rows = [], []
+    rows, category_rows, fingerprints = [], [], []
     for job_id in range(len(jobs)):
-        summary, cats = results[job_id]
+        summary, cats, fingerprint = results[job_id]
+        fingerprints.append(fingerprint)
         params = {k: v for k, v in configs[job_id].items() if k != "budget"}
         config_id = config_index[job_id]
         row: dict[str, Any] = {"config_id": config_id, **params}
@@ -320,4 +348,4 @@ def run_sweep(
         rows.append(row)
         for cat in cats:
             category_rows.append({"config_id": config_id, **params, **cat})
-    return SweepResult(rows, category_rows, parameters, wall, settings.units)
+    return SweepResult(rows, category_rows, parameters, wall, settings.units, fingerprints)

@@ -14,7 +14,7 @@ Taught in ``notebooks/12_parameter_tuning.ipynb``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -52,17 +52,20 @@ class AttentionPolicy:
 
     def build_context(self, history: Sequence[Message], query: str, budget: int) -> Context:
         check_request(query, budget)
-        return self._select(_history_buffer(history), self.embedder, None, query, budget)
+        buffer = _history_buffer(history)
+        return self._select(self.window(buffer, budget, self.embedder), query, budget)
 
-    def _select(self, buffer: MessageBuffer, embedder: Embedder | None,
-                cache: dict[str, Any] | None, query: str, budget: int) -> Context:
+    def window(self, buffer: MessageBuffer, budget: int, embedder: Embedder | None,
+               vectors: Mapping[str, np.ndarray] | None = None) -> AttentionWindow:
+        """The attention window this policy selects with from ``buffer`` at ``budget`` (its
+        room is the budget less the reply primer)."""
         room = max(1, budget - buffer.chat_format.reply_primer)
-        window = AttentionWindow(buffer, embedder, room, self.neighbours,
-                                 include_pinned=self.include_pinned)
-        if cache is not None:
-            window._cache = cache  # read only: every message of the conversation is in it
-        selection = window.select_with_scores(query) if len(buffer) else None
-        chosen = selection.messages if selection is not None else []
+        return AttentionWindow(buffer, embedder, room, self.neighbours,
+                               include_pinned=self.include_pinned, vectors=vectors)
+
+    def _select(self, window: AttentionWindow, query: str, budget: int) -> Context:
+        buffer = window.buffer
+        chosen = window.select(query) if len(buffer) else []
         return context_from_messages(chosen, budget, self.name, buffer.chat_format)
 
     def prepare(self, conversation: EvalConversation) -> _PreparedAttention:
@@ -83,7 +86,11 @@ def _history_buffer(history: Sequence[Message]) -> MessageBuffer:
 
 
 class _PreparedAttention:
-    """One conversation's embeddings (computed once) and its history buffers by position."""
+    """One conversation's embeddings (computed once) and the window of the last position asked.
+
+    The harness asks a position's questions together, positions in order, so keeping the last
+    window (whose query-independent layout is then built once per position) is enough.
+    """
 
     def __init__(self, policy: AttentionPolicy, messages: Sequence[Message]) -> None:
         self.policy = policy
@@ -91,17 +98,18 @@ class _PreparedAttention:
         self.embedder = policy.embedder if policy.embedder is not None else LexicalHashingEmbedder()
         vectors = np.asarray(self.embedder.embed([m.content for m in self.messages]), dtype=np.float32) \
             if self.messages else np.zeros((0, 1), dtype=np.float32)
-        self.cache = {m.id: v for m, v in zip(self.messages, vectors)}
-        self.buffers: dict[int, MessageBuffer] = {}
+        self.vectors = {m.id: v for m, v in zip(self.messages, vectors)}
+        self._last: tuple[int, int, AttentionWindow] | None = None
 
     def build_context(self, position: int, query: str, budget: int) -> Context:
         check_request(query, budget)
         if not 0 <= position <= len(self.messages):
             raise ValueError(f"position must be in [0, {len(self.messages)}], got {position!r}")
-        buffer = self.buffers.get(position)
-        if buffer is None:
-            buffer = self.buffers[position] = _history_buffer(self.messages[:position])
-        return self.policy._select(buffer, self.embedder, self.cache, query, budget)
+        if self._last is None or self._last[:2] != (position, budget):
+            buffer = _history_buffer(self.messages[:position])
+            self._last = (position, budget,
+                          self.policy.window(buffer, budget, self.embedder, self.vectors))
+        return self.policy._select(self._last[2], query, budget)
 
 
 def toolkit_policies(window_size: int = 20) -> dict[str, Any]:
@@ -146,6 +154,11 @@ class Tunable:
     """The grid of each parameter, in order."""
     defaults: tuple[Any, Any]
     """Each parameter's default (a value of its grid)."""
+
+    @property
+    def default_index(self) -> tuple[int, int]:
+        """Where each default sits in its grid (the cell a sweep's arrays hold it in)."""
+        return self.values[0].index(self.defaults[0]), self.values[1].index(self.defaults[1])
 
 
 def _tunable() -> dict[str, Tunable]:

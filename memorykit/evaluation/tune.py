@@ -20,6 +20,7 @@ from typing import Any
 
 from memorykit._validate import require_int, require_texts
 from memorykit.evaluation.dataset import EvalDataset, as_dataset
+from memorykit.evaluation.harness import coincidence_note, coinciding_policies
 from memorykit.evaluation.pareto import pareto_front
 from memorykit.evaluation.scoring import units_note
 from memorykit.evaluation.sweep import grid, run_sweep
@@ -33,7 +34,6 @@ DEFAULT_BUDGETS: tuple[int, ...] = (250, 500, 1000, 2000)
 
 _SUMMARY_COLUMNS = ("policy", "configuration", "budget", "questions", "recall", "strict_recall",
                     "answer_recall", "tokens", "max_tokens", "over_budget")
-_SCORES = ("recall", "strict_recall", "answer_recall", "tokens", "max_tokens", "over_budget")
 
 
 def tunable_policy_names() -> list[str]:
@@ -45,9 +45,20 @@ class TuneResult:
     """Every row of a tuning run, and the views a reader starts from."""
 
     def __init__(self, rows: list[dict[str, Any]], budgets: tuple[int, ...],
-                 policies: tuple[str, ...], wall_seconds: float) -> None:
+                 policies: tuple[str, ...], wall_seconds: float, dataset: EvalDataset,
+                 fingerprints: Sequence[str]) -> None:
+        if len(fingerprints) != len(rows):
+            raise ValueError(f"fingerprints must hold one per row ({len(rows)}), "
+                             f"got {len(fingerprints)}")
         self.table = Table(rows)
         """One row per policy, configuration and budget (recall per category included)."""
+        self.dataset = dataset
+        """The data the rows were scored on (its flat signals explain coincidences)."""
+        self.fingerprints = tuple(fingerprints)
+        """Each row's ``EvalResult.fingerprint()``: ``notes`` compares policies question by
+        question through them."""
+        self._fingerprints = {(r["policy"], r["configuration"], r["budget"]): f
+                              for r, f in zip(rows, fingerprints)}
         self.budgets = budgets
         self.policies = policies
         self.wall_seconds = wall_seconds
@@ -83,16 +94,16 @@ class TuneResult:
 
     def notes(self) -> list[str]:
         """What to read the tables with: the tokens' unit, and which policies (at their best
-        configuration) scored identically at every budget: they are one result, not several."""
+        configuration) give identical results on every question at every budget: they are one
+        result, not several (compared question by question, not by their averages)."""
         notes = [units_note(u) for u in dict.fromkeys(r["units"] for r in self.table)]
-        scores: dict[str, list[tuple[Any, ...]]] = {}
+        per_budget: dict[str, list[str]] = {}
         for row in sorted(self.best(), key=lambda r: r["budget"]):
-            scores.setdefault(row["policy"], []).append(tuple(row[c] for c in _SCORES))
-        groups: dict[tuple[Any, ...], list[str]] = {}
-        for policy, per_budget in scores.items():
-            groups.setdefault(tuple(per_budget), []).append(policy)
-        notes += [f"{', '.join(g)} scored identically at every budget (recall, answer recall and "
-                  "tokens): on this data they do not differ" for g in groups.values() if len(g) > 1]
+            key = (row["policy"], row["configuration"], row["budget"])
+            per_budget.setdefault(row["policy"], []).append(self._fingerprints[key])
+        where = "at every budget" if len(self.budgets) > 1 else f"at {self.budgets[0]} tokens"
+        notes += [coincidence_note(group, FIXED_POLICIES, self.dataset, where)
+                  for group in coinciding_policies({p: " ".join(f) for p, f in per_budget.items()})]
         return notes
 
     def to_json(self) -> dict[str, Any]:
@@ -137,12 +148,14 @@ def tune(dataset: Any, budgets: Sequence[int] = DEFAULT_BUDGETS,
             raise ValueError(f"policies must name known policies ({', '.join(known)}), got {n!r}")
     names = list(dict.fromkeys(names))
     rows: list[dict[str, Any]] = []
+    fingerprints: list[str] = []
     wall = 0.0
     for name in (n for n in names if n in TUNABLE):
         k = TUNABLE[name]
         sweep = run_sweep(k.make, grid(dict(zip(k.names, map(list, k.values)))), data, budget_list,
                           progress=progress, executor=executor)
         wall += sweep.wall_seconds
+        fingerprints += sweep.fingerprints
         for r in sweep.to_records():
             params = {p: r.pop(p) for p in k.names}
             del r["config_id"], r["policy"]
@@ -153,7 +166,8 @@ def tune(dataset: Any, budgets: Sequence[int] = DEFAULT_BUDGETS,
         sweep = run_sweep(fixed_policy, [{"name": n} for n in fixed], data, budget_list,
                           progress=progress, executor=executor)
         wall += sweep.wall_seconds
+        fingerprints += sweep.fingerprints
         for r in sweep.to_records():
             del r["config_id"], r["policy"]
             rows.append({"policy": r.pop("name"), "configuration": "defaults", **r, "params": {}})
-    return TuneResult(rows, tuple(budget_list), tuple(names), wall)
+    return TuneResult(rows, tuple(budget_list), tuple(names), wall, data, fingerprints)

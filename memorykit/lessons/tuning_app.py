@@ -4,18 +4,16 @@ Pure computation (tested, benchmarked):
 
 * The data (``memorykit.lessons.data.load_tuning_data``): a local LoCoMo copy named by
   ``MEMORYKIT_LOCOMO``, else the bundled LoCoMo-*schema* fixture (invented text).
-* ``precompute(dataset)``: every sweep the explorer shows, run once with
-  ``run_sweep`` (progress bars): the two tunable policies of ``TUNABLE`` over their
-  two-parameter grids, and the toolkit's memories and the baselines with their defaults, each
-  at every budget of ``BUDGETS``. ``TuningSweeps`` holds numpy arrays indexed (parameter 1,
-  parameter 2, budget) (``SweepResult.grid_arrays``), so a widget only re-slices them.
-* The tunable policies and their grids: ``memorykit.evaluation.toolkit.TUNABLE``.
+* ``precompute(dataset)``: every sweep the explorer shows, run once with ``run_sweep``: the
+  tunable policies of ``toolkit.TUNABLE`` over their two-parameter grids, and the toolkit's
+  memories and the baselines with their defaults, at every budget of ``BUDGETS``.
+  ``TuningSweeps`` holds numpy arrays indexed (parameter 1, parameter 2, budget), so a widget
+  only re-slices them, and the comparison notes the sweeps' results give.
 * Your own logs: ``explore_file(conversations, questions)`` (``memorykit.evaluation.chatlog``).
 
-Explorer: ``TuningExplorer`` (policy dropdown; sliders for its two parameters
-and the budget): the recall surface as a heatmap, the Pareto front of recall
-against tokens across every policy and budget, and recall per question
-category beside the default BM25 at the same budget.
+Explorer: ``TuningExplorer`` (policy dropdown; sliders for its two parameters and the budget):
+the recall surface as a heatmap, the Pareto front of recall against tokens across every policy
+and budget, and recall per question category beside the default BM25 at the same budget.
 Taught in ``notebooks/12_parameter_tuning.ipynb``.
 """
 
@@ -71,6 +69,8 @@ class TuningSweeps:
     n_evaluations: int
     units: str
     """The tokens' unit (billed), printed with every table."""
+    notes: dict[int, list[str]]
+    """Per budget, the fixed-setting policies' comparison notes, read from the sweep's results."""
 
 
 def _label(name: str, params: dict[str, Any]) -> str:
@@ -104,8 +104,7 @@ def precompute(dataset: EvalDataset | None = None, description: str | None = Non
         configs = grid({k.names[0]: list(k.values[0]), k.names[1]: list(k.values[1])})
         sweep = run_sweep(k.make, configs, dataset, list(budgets), progress=progress,
                           executor=executor, chunksize=1 if executor is None else len(budgets))
-        rows = sweep.to_records()
-        n_eval += len(rows)
+        n_eval += len(rows := sweep.to_records())
         columns = ("recall", "tokens", "answer_recall", "over_budget")
         arrays = sweep.grid_arrays(dict(zip(k.names, k.values)), budgets,
                                    (*columns, *(f"recall:{c}" for c in categories)))
@@ -114,12 +113,16 @@ def precompute(dataset: EvalDataset | None = None, description: str | None = Non
         points += [_point(_label(name, {n: r[n] for n in k.names}), name, r) for r in rows]
     sweep = run_sweep(fixed_policy, [{"name": n} for n in FIXED_POLICIES], dataset, list(budgets),
                       progress=progress, executor=executor)
-    for r in sweep.to_records():
-        n_eval += 1
-        points.append(_point(r["name"], r["name"], r))
-    front = pareto_front(points)
-    return TuningSweeps(description or dataset.name, tuple(budgets), categories, separate, surfaces,
-                        points, front, n_eval, sweep.to_records()[0]["units"])
+    points += [_point(r["name"], r["name"], r) for r in sweep.to_records()]
+    n_eval += len(sweep)
+    _SWEPT[:] = [(dataset, TuningSweeps(
+        description or dataset.name, tuple(budgets), categories, separate, surfaces, points,
+        pareto_front(points), n_eval, sweep.units, sweep.comparison_notes("name", FIXED_POLICIES,
+                                                                          dataset)))]
+    return _SWEPT[0][1]
+
+
+_SWEPT: list[tuple[EvalDataset, TuningSweeps]] = []  # the last precompute (comparison_notes)
 
 
 def _point(label: str, policy: str, row: dict[str, Any]) -> dict[str, Any]:
@@ -128,8 +131,11 @@ def _point(label: str, policy: str, row: dict[str, Any]) -> dict[str, Any]:
 
 
 def comparison_notes(dataset: EvalDataset, budget: int = EXERCISE_BUDGET) -> tuple[str, ...]:
-    """The tokens' unit, and which fixed-setting policies coincide on every question and why."""
-    return compare_policies(FIXED_POLICIES, dataset, budget)[0].notes
+    """The tokens' unit, and which fixed-setting policies coincide on every question and why:
+    read from the last ``precompute`` of this dataset (no policy evaluated again), else computed."""
+    swept = next((s for d, s in _SWEPT if d is dataset and budget in s.notes), None)
+    return tuple(swept.notes[budget]) if swept else \
+        compare_policies(FIXED_POLICIES, dataset, budget)[0].notes
 
 
 # ---------------------------------------------------------------- explorer
@@ -163,9 +169,8 @@ class TuningExplorer(LessonExplorer):
         if budget not in sweeps.budgets:
             raise ValueError(f"budget must be one of {sweeps.budgets}, got {budget!r}")
         self.sweeps = sweeps
-        k = sweeps.surfaces[policy].knobs
-        super().__init__(policy=policy, p1=k.values[0].index(k.defaults[0]),
-                         p2=k.values[1].index(k.defaults[1]), budget=budget)
+        p1, p2 = sweeps.surfaces[policy].knobs.default_index
+        super().__init__(policy=policy, p1=p1, p2=p2, budget=budget)
 
     def _options(self, policy: str, axis: int) -> list[tuple[str, int]]:
         return [(str(v), n) for n, v in enumerate(self.sweeps.surfaces[policy].knobs.values[axis])]
@@ -195,8 +200,7 @@ class TuningExplorer(LessonExplorer):
                              f"got {merged['policy']!r}")
         k = self.sweeps.surfaces[merged["policy"]].knobs
         if merged["policy"] != self.params.get("policy") and not {"p1", "p2"} & set(params):
-            merged["p1"] = k.values[0].index(k.defaults[0])
-            merged["p2"] = k.values[1].index(k.defaults[1])
+            merged["p1"], merged["p2"] = k.default_index
         for axis in (0, 1):
             key = f"p{axis + 1}"
             if not (isinstance(merged[key], int) and 0 <= merged[key] < len(k.values[axis])):
@@ -205,9 +209,8 @@ class TuningExplorer(LessonExplorer):
         return merged
 
     def _sync_sliders(self, params: dict[str, Any]) -> None:
-        if self.sliders["p1"].description != self.sweeps.surfaces[params["policy"]].knobs.names[0] \
-                or self.sliders["policy"].value != params["policy"]:
-            k = self.sweeps.surfaces[params["policy"]].knobs
+        k = self.sweeps.surfaces[params["policy"]].knobs
+        if self.sliders["p1"].description != k.names[0] or self.sliders["policy"].value != params["policy"]:
             for axis in (0, 1):
                 s = self.sliders[f"p{axis + 1}"]
                 s.options = self._options(params["policy"], axis)
@@ -249,10 +252,9 @@ class TuningExplorer(LessonExplorer):
                         hoverinfo="skip", row=2, col=1)
         fig.add_scatter(x=[0], y=[0], mode="markers", name="selected configuration",
                         marker=dict(symbol="star", size=16, color="red"), row=2, col=1)
-        fig.add_bar(x=list(self.sweeps.categories), y=[0] * len(self.sweeps.categories),
-                    name="selected", marker_color="red", row=1, col=2)
-        fig.add_bar(x=list(self.sweeps.categories), y=[0] * len(self.sweeps.categories),
-                    name="bm25 default", marker_color="gray", row=1, col=2)
+        for name, color in (("selected", "red"), ("bm25 default", "gray")):
+            fig.add_bar(x=list(self.sweeps.categories), y=[0] * len(self.sweeps.categories),
+                        name=name, marker_color=color, row=1, col=2)
         fig.update_xaxes(type="log", dtick=1, title="mean context tokens (log)", row=2, col=1)
         fig.update_yaxes(range=[-0.02, 1.05], title="recall", row=2, col=1)
         fig.update_yaxes(range=[0, 1.05], title="recall", row=1, col=2)
@@ -265,8 +267,7 @@ class TuningExplorer(LessonExplorer):
         k = self.sweeps.budgets.index(p["budget"])
         i, j = p["p1"], p["p2"]
         bm = self.sweeps.surfaces["bm25"]
-        bi = bm.knobs.values[0].index(bm.knobs.defaults[0])
-        bj = bm.knobs.values[1].index(bm.knobs.defaults[1])
+        bi, bj = bm.knobs.default_index
         return TuningView(p["policy"], i, j, k, p["budget"], s.recall[:, :, k],
                           float(s.recall[i, j, k]), float(s.tokens[i, j, k]),
                           s.category_recall[:, i, j, k], bm.category_recall[:, bi, bj, k],
@@ -296,7 +297,7 @@ class TuningExplorer(LessonExplorer):
         cats = ", ".join(f"{c} {x:.3f}" for c, x in zip(sw.categories, v.categories) if not np.isnan(x))
         target = 0.9
         cheapest = cheapest_reaching(sw.points, target)
-        out: dict[str, Any] = {
+        return {
             "data": sw.description,
             "selected": f"{v.policy}({config}) at {v.budget} tokens",
             "recall": round(v.recall, 3),
@@ -313,9 +314,8 @@ class TuningExplorer(LessonExplorer):
                 "none" if cheapest is None else
                 f"{cheapest['label']} at {cheapest['budget']}: {cheapest['tokens']:.0f} tokens, "
                 f"recall {cheapest['recall']:.3f}"),
-        }
-        return out | ({"note": f"{', '.join(sw.separate)} questions are left out of recall "
-                               "(shown as a bar)"} if sw.separate else {})
+        } | ({"note": f"{', '.join(sw.separate)} questions are left out of recall "
+                      "(shown as a bar)"} if sw.separate else {})
 
 
 def explore_file(conversations: Any, questions: Any, *, progress: bool = False) -> TuningExplorer:
@@ -340,7 +340,7 @@ def policy_table(sweeps: TuningSweeps, budget: int = EXERCISE_BUDGET) -> list[di
     k = sweeps.budgets.index(budget)
     points = [p for p in sweeps.points if p["budget"] == budget and p["policy"] not in sweeps.surfaces]
     for name, s in sweeps.surfaces.items():
-        i, j = (s.knobs.values[a].index(s.knobs.defaults[a]) for a in (0, 1))
+        i, j = s.knobs.default_index
         points.append({"label": _label(name, dict(zip(s.knobs.names, s.knobs.defaults))),
                        "tokens": s.tokens[i, j, k], "recall": s.recall[i, j, k],
                        "answer_recall": s.answer_recall[i, j, k], "over_budget": s.over_budget[i, j, k]})

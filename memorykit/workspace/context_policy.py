@@ -33,6 +33,10 @@ def _default_memory(clock: StepClock) -> WorkingMemory:
 class WorkspaceContextPolicy:
     """A ``WorkingMemory`` (three columns) as a ``ContextPolicy`` (see the module docstring)."""
 
+    query_independent = True
+    """The context ignores the query (columns and recent turns come from the history alone):
+    the harness builds it once per question position."""
+
     def __init__(
         self,
         make_memory: Callable[[StepClock], WorkingMemory] = _default_memory,
