@@ -172,6 +172,9 @@ def rule_checker_exercise(path: Path, nb: dict) -> list[str]:
 
 SOLUTION_BEGIN, SOLUTION_END = "### BEGIN SOLUTION", "### END SOLUTION"
 GRADED_CALL = re.compile(r"\bcheck_\w*\s*\(.*\)\s*\.assert_passed\(\)\s*$", re.S)
+# A visible scaffold (a class header, a signature and its docstring) whose body the student
+# writes: the solution region is indented inside a def or class of the same cell.
+SCAFFOLDED_BODY = re.compile(r"^\s*(?:def|class)\s.*?^[ \t]+### BEGIN SOLUTION", re.M | re.S)
 REVEALING = re.compile(r"reference answer|the answer is", re.I)
 
 
@@ -229,7 +232,8 @@ def rule_graded_exercises(path: Path, nb: dict) -> list[str]:
             if not regions:
                 problems.append(f"cell {i}: answer cell without a paired "
                                 f"'{SOLUTION_BEGIN}' / '{SOLUTION_END}' region")
-            elif any(re.search(r"^\s*(?:def|class)\s", r, re.M) for r in regions):
+            elif any(re.search(r"^\s*(?:def|class)\s", r, re.M) for r in regions) or (
+                    SCAFFOLDED_BODY.search(_source(cell))):
                 code_answers += 1
             wrong = cell.get("metadata", {}).get("memorykit", {}).get("wrong_answer")
             if not isinstance(wrong, str) or not wrong.strip() or wrong == _source(cell):
