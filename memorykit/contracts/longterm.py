@@ -197,83 +197,74 @@ def _recall(rule: RecallRule, scores: list[float], threshold: float, limit: int)
     return list(out)
 
 
-def _budget_holds(rule: RecallRule) -> None:
-    @_PROPERTY
-    @given(scores=SCORES, threshold=THRESHOLD, limit=LIMIT)
-    def recall(scores: list[float], threshold: float, limit: int) -> None:
-        out = _recall(rule, scores, threshold, limit)
-        assert len(out) <= limit, (
-            f"{len(out)} positions recalled with limit {limit}: never more than limit")
-        assert len(set(out)) == len(out), f"a position was recalled twice: {out}"
+def _on_random_calls(assertion: Callable[[RecallRule, list[float], float, int, list[int]], None]
+                     ) -> Callable[[RecallRule], None]:
+    """A contract check: ``assertion(rule, scores, threshold, limit, recalled)`` on random calls."""
 
-    recall()
+    def check(rule: RecallRule) -> None:
+        @_PROPERTY
+        @given(scores=SCORES, threshold=THRESHOLD, limit=LIMIT)
+        def recall(scores: list[float], threshold: float, limit: int) -> None:
+            assertion(rule, scores, threshold, limit, _recall(rule, scores, threshold, limit))
 
+        recall()
 
-def _only_above(rule: RecallRule) -> None:
-    @_PROPERTY
-    @given(scores=SCORES, threshold=THRESHOLD, limit=LIMIT)
-    def recall(scores: list[float], threshold: float, limit: int) -> None:
-        out = _recall(rule, scores, threshold, limit)
-        bad = [(i, scores[i]) for i in out if not scores[i] > threshold]
-        assert not bad, (
-            f"recalled (position, score) {bad} at threshold {threshold:g}: only scores "
-            "strictly above the threshold are recalled (> , not >=)")
-
-    recall()
+    return check
 
 
-def _nothing_lost(rule: RecallRule) -> None:
-    @_PROPERTY
-    @given(scores=SCORES, threshold=THRESHOLD, limit=LIMIT)
-    def recall(scores: list[float], threshold: float, limit: int) -> None:
-        out = _recall(rule, scores, threshold, limit)
-        above = [i for i, s in enumerate(scores) if s > threshold]
-        left = [i for i in above if i not in out]
-        if len(out) < limit:
-            assert not left, (
-                f"positions {left} score above the threshold {threshold:g} and the limit "
-                f"({limit}) was not reached, yet they were not recalled")
-        if left and out:
-            worst = min(scores[i] for i in out)
-            beaten = [i for i in left if scores[i] > worst]
-            assert not beaten, (
-                f"positions {beaten} were left out although they score more than a recalled "
-                f"one ({worst:g}): when the limit bites, keep the best")
-
-    recall()
+def _budget_holds(rule: RecallRule, scores: list[float], threshold: float, limit: int,
+                  out: list[int]) -> None:
+    assert len(out) <= limit, (
+        f"{len(out)} positions recalled with limit {limit}: never more than limit")
+    assert len(set(out)) == len(out), f"a position was recalled twice: {out}"
 
 
-def _best_first(rule: RecallRule) -> None:
-    @_PROPERTY
-    @given(scores=SCORES, threshold=THRESHOLD, limit=LIMIT)
-    def recall(scores: list[float], threshold: float, limit: int) -> None:
-        out = _recall(rule, scores, threshold, limit)
-        got = [scores[i] for i in out]
-        assert got == sorted(got, reverse=True), (
-            f"recalled scores in the order {got}: the best must come first")
-
-    recall()
+def _only_above(rule: RecallRule, scores: list[float], threshold: float, limit: int,
+                out: list[int]) -> None:
+    bad = [(i, scores[i]) for i in out if not scores[i] > threshold]
+    assert not bad, (
+        f"recalled (position, score) {bad} at threshold {threshold:g}: only scores strictly "
+        "above the threshold are recalled (> , not >=)")
 
 
-def _deterministic(rule: RecallRule) -> None:
-    @_PROPERTY
-    @given(scores=SCORES, threshold=THRESHOLD, limit=LIMIT)
-    def recall(scores: list[float], threshold: float, limit: int) -> None:
-        first = _recall(rule, scores, threshold, limit)
-        again = _recall(rule, scores, threshold, limit)
-        assert first == again, (
-            f"the same call gave {first} and then {again}: recall must be deterministic")
+def _nothing_lost(rule: RecallRule, scores: list[float], threshold: float, limit: int,
+                  out: list[int]) -> None:
+    left = [i for i, s in enumerate(scores) if s > threshold and i not in out]
+    if len(out) < limit:
+        assert not left, (
+            f"positions {left} score above the threshold {threshold:g} and the limit ({limit}) "
+            "was not reached, yet they were not recalled")
+    if left and out:
+        worst = min(scores[i] for i in out)
+        beaten = [i for i in left if scores[i] > worst]
+        assert not beaten, (
+            f"positions {beaten} were left out although they score more than a recalled one "
+            f"({worst:g}): when the limit bites, keep the best")
 
-    recall()
+
+def _best_first(rule: RecallRule, scores: list[float], threshold: float, limit: int,
+                out: list[int]) -> None:
+    got = [scores[i] for i in out]
+    assert got == sorted(got, reverse=True), (
+        f"recalled scores in the order {got}: the best must come first")
+
+
+def _deterministic(rule: RecallRule, scores: list[float], threshold: float, limit: int,
+                   out: list[int]) -> None:
+    again = _recall(rule, scores, threshold, limit)
+    assert out == again, (
+        f"the same call gave {out} and then {again}: recall must be deterministic")
 
 
 RECALL_RULE_CONTRACTS: tuple[Contract[RecallRule], ...] = (
-    Contract("at most `limit` positions, none twice (the budget holds)", _budget_holds),
-    Contract("only scores strictly above the threshold are recalled", _only_above),
-    Contract("nothing above the threshold is dropped silently", _nothing_lost),
-    Contract("the best score comes first", _best_first),
+    Contract("at most `limit` positions, none twice (the budget holds)",
+             _on_random_calls(_budget_holds)),
+    Contract("only scores strictly above the threshold are recalled",
+             _on_random_calls(_only_above)),
+    Contract("nothing above the threshold is dropped silently", _on_random_calls(_nothing_lost)),
+    Contract("the best score comes first", _on_random_calls(_best_first)),
     Contract("the same call recalls the same positions, and the scores are left unchanged",
-             _deterministic),
+             _on_random_calls(_deterministic)),
 )
 
 
@@ -281,17 +272,13 @@ def agrees_with_library_rule() -> Contract[RecallRule]:
     """The subject recalls exactly what ``select_recalled`` recalls, ties included."""
     from memorykit.longterm.semantic import select_recalled
 
-    def check(rule: RecallRule) -> None:
-        @_PROPERTY
-        @given(scores=SCORES, threshold=THRESHOLD, limit=LIMIT)
-        def recall(scores: list[float], threshold: float, limit: int) -> None:
-            theirs = _recall(rule, scores, threshold, limit)
-            ours = select_recalled(scores, threshold, limit)
-            assert theirs == ours, (
-                f"scores {scores}, threshold {threshold:g}, limit {limit}: you recall {theirs}, "
-                f"the library recalls {ours} (equal scores keep their order in scores)")
+    def same(rule: RecallRule, scores: list[float], threshold: float, limit: int,
+             out: list[int]) -> None:
+        ours = select_recalled(scores, threshold, limit)
+        hint = (": the same positions in another order (equal scores keep their order in "
+                "scores)" if sorted(out) == sorted(ours) else "")
+        assert out == ours, (
+            f"scores {scores}, threshold {threshold:g}, limit {limit}: you recall {out}, the "
+            f"library recalls {ours}{hint}")
 
-        recall()
-
-    return Contract("it recalls the same positions as the library's rule", check)
-
+    return Contract("it recalls the same positions as the library's rule", _on_random_calls(same))

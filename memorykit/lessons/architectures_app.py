@@ -5,7 +5,7 @@
 * ``curve(letter, window, factor, episodic_threshold, semantic_threshold, embedder)``: recall
   (the key in the built context) and tokens per call at every checkpoint, memoized on the
   parameters the architecture depends on: a threshold move re-selects captured probes.
-* ``recall_table``, ``why_missed``, ``seed_comparison``: the benchmark beside seed 003's
+* ``recall_table``, ``why_missed``, ``seed_comparison``: the benchmark beside D3's
   numbers, and for B and C every probe with the computed reason it was or was not recalled.
 * ``learned_rules(distractors)``: what D's critic learned in the booking scenario, with
   the messages each rule cites, and every architecture's reply to the second request.
@@ -168,7 +168,7 @@ def recall_table(distractors: tuple[int, ...] = (10, 25, 50, 100),
             if r["architecture"] == s["architecture"]:
                 row[f"N={r['distractors']}"] = f"{r['recall_key']:.0%}"
         row["mean"] = f"{s['recall_key']:.0%}"
-        row["seed_003"] = f"{SEED_003_RECALL[letter]:.0%}"
+        row["D3"] = f"{SEED_003_RECALL[letter]:.0%}"
         row["differs"] = "yes" if abs(s["recall_key"] - SEED_003_RECALL[letter]) > 1e-9 else "no"
         row["tokens/call"] = round(s["tokens_per_call"])
         row["adapts"] = "yes" if s["adaptability"] == 1 else "no"
@@ -229,7 +229,7 @@ def seed_comparison(distractors: int = 50, embedder: str = "minilm") -> list[str
     lines = []
     for letter in LETTERS:
         r = table[letter]
-        head = f"{letter}: ours {r['mean']} (mean over N=10,25,50,100), seed 003 {r['seed_003']}"
+        head = f"{letter}: ours {r['mean']} (mean over N=10,25,50,100), D3 {r['D3']}"
         if r["differs"] == "no":
             lines.append(head + ": same")
             continue
@@ -244,8 +244,8 @@ def seed_comparison(distractors: int = 50, embedder: str = "minilm") -> list[str
         else:
             below = sum("<=" in w["why"] for w in missed)
             reason += (f"{below} fact sentence(s) at or below the cosine threshold with {name} ("
-                       + ("seed 003's embedder, but these questions paraphrase their facts)"
-                          if embedder == "minilm" else "word overlap; seed 003 used all-MiniLM-L6-v2)"))
+                       + ("D3's embedder, but these questions paraphrase their facts)"
+                          if embedder == "minilm" else "word overlap; D3 used all-MiniLM-L6-v2)"))
             if letter == "D":
                 reason += "; D recalls what C recalls (its rules change behaviour, not recall)"
         lines.append(f"{head}: differs; {reason}")

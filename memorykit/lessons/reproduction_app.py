@@ -75,11 +75,11 @@ def side_by_side() -> list[dict[str, Any]]:
     real, stand = reproduced(), standins()
     out = []
     for r, s in zip(real.rows, stand.rows):
-        out.append({"arch": r["architecture"], "seed 003": f"{r['seed_003']:.0%}",
+        out.append({"arch": r["architecture"], "D3": f"{r['seed_003']:.0%}",
                     "stand-ins": cell(s), "key in ctx (stand-ins)": f"{s['key_in_context']:.0%}",
                     "real models": cell(r), "key in ctx (real)": f"{r['key_in_context']:.0%}",
                     "tokens/probe (real)": round(r["tokens_per_probe"])})
-    out.append({"arch": "control (fact in context)", "seed 003": "-",
+    out.append({"arch": "control (fact in context)", "D3": "-",
                 "stand-ins": cell(stand.control), "key in ctx (stand-ins)": "100%",
                 "real models": cell(real.control), "key in ctx (real)": "100%",
                 "tokens/probe (real)": round(real.control["tokens_per_probe"])})
