@@ -1,4 +1,4 @@
-"""Lesson 10: seed 003's four memory architectures on inject / distract / probe.
+"""Lesson 10: D3's four memory architectures on inject / distract / probe.
 
 * ``probe_run()``: the lesson's ``ProbeCheckpoints`` (one seeded conversation whose prefixes
   are those with fewer distractors), its components memoized.
@@ -13,7 +13,7 @@
 Explorer: ``ArchitecturesExplorer`` (window, consolidation factor, episodic and semantic
 thresholds; recall and tokens per call vs distractor turns for A-D). Everything is offline.
 C and D embed with all-MiniLM-L6-v2 (numpy, vectors cached on disk) by default, the embedder
-seed 003 chose its 0.65 for; ``embedder="lexical"`` (word overlap, not meaning) is the
+D3 chose its 0.65 for; ``embedder="lexical"`` (word overlap, not meaning) is the
 baseline, ``embedder_comparison`` the two side by side. The summarizer is extractive, the
 critic and actor scripted: none of the components is a language model.
 Taught in ``notebooks/10_architectures.ipynb``.
@@ -53,7 +53,7 @@ SETTINGS = (
     Setting("episodic_threshold", "B episodic threshold", 0.7, 0.3, 0.95, 0.05),
     Setting("semantic_threshold", "C/D cosine threshold", 0.65, 0.2, 0.9, 0.05),
 )
-"""The explorer's sliders, at seed 003's settings."""
+"""The explorer's sliders, at D3's settings."""
 DEFAULTS = defaults(SETTINGS)
 
 
@@ -158,7 +158,7 @@ def benchmark(distractors: tuple[int, ...] = (10, 25, 50, 100), embedder: str = 
 
 def recall_table(distractors: tuple[int, ...] = (10, 25, 50, 100),
                  embedder: str = "minilm") -> list[dict[str, Any]]:
-    """A-D: recall per distractor count and the mean, beside seed 003's reported recall."""
+    """A-D: recall per distractor count and the mean, beside D3's reported recall."""
     result = benchmark(tuple(distractors), embedder)
     out = []
     for s in result.summary():
@@ -221,7 +221,7 @@ def why_missed(distractors: int = 50, window: int = 20, embedder: str = "minilm"
 
 
 def seed_comparison(distractors: int = 50, embedder: str = "minilm") -> list[str]:
-    """One line per architecture: our mean recall against seed 003's, and where they differ,
+    """One line per architecture: our mean recall against D3's, and where they differ,
     the computed reason (from ``why_missed`` at ``distractors`` turns)."""
     table = {r["arch"][0]: r for r in recall_table(embedder=embedder)}
     why = why_missed(distractors, embedder=embedder)
