@@ -441,15 +441,20 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
         "relevance": _library_score()},
     "memorykit.lessons.checks.tasks.check_admission_rule": lambda: {
         "slots_class": _rebuilt_slots()},
-    "memorykit.lessons.checks.longterm.check_episodic_tau": {"tau_hours": 35},
+    "memorykit.lessons.checks.recall.check_episodic_score": lambda: {
+        "score_function": __import__("memorykit.contracts.longterm", fromlist=["x"])
+        .library_episodic_score},
+    "memorykit.lessons.checks.recall.check_recall_rule": lambda: {
+        "rule": __import__("memorykit.longterm.semantic", fromlist=["x"]).select_recalled},
+    "memorykit.lessons.checks.recall.check_episodic_tau": {"tau_hours": 35},
     "memorykit.lessons.checks.longterm.check_loop_settings": {
         "budget": 600, "threshold": 0.8, "recall_limit": 3},
     "memorykit.lessons.checks.longterm.check_recall_limit": {"recall_limit": 3},
-    "memorykit.lessons.checks.longterm.check_semantic_best": {
+    "memorykit.lessons.checks.recall.check_semantic_best": {
         "answer": {"threshold": 0.5, "recall": 0.5}},
-    "memorykit.lessons.checks.longterm.check_semantic_threshold": {
+    "memorykit.lessons.checks.recall.check_semantic_threshold": {
         "answer": {"threshold": 0.5, "wrong_recalls": 1}},
-    "memorykit.lessons.checks.longterm.check_window_size": {"window": 20},
+    "memorykit.lessons.checks.recall.check_window_size": {"window": 20},
     "memorykit.lessons.checks.tuning.check_beats_bm25": {"config": {"policy": "bm25"}},
     "memorykit.lessons.checks.columns.check_column_limits": {"top_notes": 8, "max_objects": 20},
     "memorykit.lessons.checks.columns.check_escalation": {

@@ -286,14 +286,11 @@ def test_checkers_pass_reference_answers():
 @pytest.mark.parametrize("checker,answer,reason", [
     (checks.check_episodic_tau, 24, "not above the threshold"),
     (checks.check_episodic_tau, 40, "find the smallest"),
-    (checks.check_episodic_tau, 35.5, "whole number"),
     (checks.check_semantic_threshold, {"threshold": 0.65, "wrong_recalls": 0}, "too high"),
     (checks.check_semantic_threshold, {"threshold": 0.1, "wrong_recalls": 14}, "find the highest"),
     (checks.check_semantic_threshold, {"threshold": 0.57, "wrong_recalls": 3}, "wrong facts"),
-    (checks.check_semantic_threshold, 0.57, "dict"),
     (checks.check_window_size, 20, "widen it"),
     (checks.check_window_size, 30, "find the smallest"),
-    (checks.check_window_size, "28", "whole number"),
     # MiniLM (lesson 10's default since issue 14): 50% at 0.65, 100% from 0.55 down
     (checks.check_semantic_best, {"threshold": 0.65, "recall": 0.5}, "lower the threshold"),
     (checks.check_semantic_best, {"threshold": 0.3, "recall": 1.0}, "find the highest"),
@@ -302,6 +299,71 @@ def test_checkers_pass_reference_answers():
 def test_wrong_answers_fail_with_a_reason(checker, answer, reason):
     v = checker(answer)
     assert not v and reason in v.reason, str(v)
+
+
+@pytest.mark.parametrize("checker,answer,error,text", [
+    (checks.check_episodic_tau, 35.5, ValueError, "tau_hours must be a whole number of hours >= 1, got 35.5"),
+    (checks.check_episodic_tau, True, TypeError, "got True"),
+    (checks.check_episodic_tau, float("nan"), ValueError, "got nan"),
+    (checks.check_episodic_tau, -3, ValueError, "got -3"),
+    (checks.check_episodic_tau, "35", TypeError, "got '35'"),
+    (checks.check_semantic_threshold, 0.57, TypeError, "answer must be a dict"),
+    (checks.check_semantic_threshold, {"threshold": 0.57}, ValueError, "exactly the keys"),
+    (checks.check_semantic_threshold, {"threshold": 1.5, "wrong_recalls": 0}, ValueError,
+     "threshold must be a cosine threshold in [0, 1], got 1.5"),
+    (checks.check_semantic_threshold, {"threshold": 0.57, "wrong_recalls": -1}, ValueError,
+     "wrong_recalls must be a whole number of facts >= 0, got -1"),
+    (checks.check_semantic_threshold, {"threshold": 0.57, "wrong_recalls": 0.5}, ValueError,
+     "got 0.5"),
+    (checks.check_semantic_threshold, {"threshold": "0.57", "wrong_recalls": 0}, TypeError,
+     "got '0.57'"),
+    (checks.check_window_size, "28", TypeError, "window must be a whole number of messages"),
+    (checks.check_window_size, 28.0, TypeError, "got 28.0"),
+    (checks.check_window_size, False, TypeError, "got False"),
+    (checks.check_window_size, 0, ValueError, "got 0"),
+    (checks.check_semantic_best, {"threshold": 0.55, "recall": 100}, ValueError,
+     "recall must be a share in [0, 1] (0.5, not 50), got 100"),
+    (checks.check_semantic_best, {"threshold": float("nan"), "recall": 1.0}, ValueError, "got nan"),
+    (checks.check_semantic_best, [0.55, 1.0], TypeError, "answer must be a dict"),
+    (checks.check_episodic_score, 0.7, TypeError, "score_function must be your function itself"),
+    (checks.check_recall_rule, [0, 1], TypeError, "rule must be your function itself"),
+])
+def test_nonsense_answers_are_refused_naming_the_value(checker, answer, error, text):
+    with pytest.raises(error) as caught:
+        checker(answer)
+    assert text in str(caught.value)
+
+
+def test_checkers_return_their_verdict_without_printing(capsys):
+    verdict = checks.check_episodic_tau(24)
+    assert not verdict and capsys.readouterr().out == ""
+    checks.check_episodic_tau(24, show=True)
+    assert capsys.readouterr().out.count("NOT YET") == 1
+
+
+def test_code_checkers_pass_the_library_and_fail_wrong_code_with_a_reason():
+    import math
+
+    from memorykit.contracts.longterm import library_episodic_score
+    from memorykit.longterm.semantic import select_recalled
+
+    assert checks.check_episodic_score(library_episodic_score)
+    assert checks.check_recall_rule(select_recalled)
+
+    def by_keywords(keywords, query_words, age_hours, alpha=0.6, beta=0.4, tau_hours=24.0):
+        shared = len(set(keywords) & set(query_words))
+        return alpha * shared / max(len(set(keywords)), 1) + beta * math.exp(-age_hours / tau_hours)
+
+    v = checks.check_episodic_score(by_keywords)
+    assert not v and any("divide by the number of query words" in d for d in v.details), str(v)
+
+    def at_or_above(scores, threshold, limit):
+        return sorted((i for i, s in enumerate(scores) if s >= threshold),
+                      key=lambda i: -scores[i])[:limit]
+
+    v = checks.check_recall_rule(at_or_above)
+    assert not v and any("strictly above" in d and "smallest failing input" in d
+                         for d in v.details), str(v)
 
 
 # ---------------------------------------------------------------- bench

@@ -265,7 +265,7 @@ class ReproductionResult:
             out.append({
                 "arch": r["architecture"], "facts": r["facts"], "probes": r["probes"],
                 "correct": r["correct"], "recall": f"{r['recall']:.0%}",
-                "wilson 95%": f"{lo:.0%}-{hi:.0%}", "seed 003": f"{r['seed_003']:.0%}",
+                "wilson 95%": f"{lo:.0%}-{hi:.0%}", "D3": f"{r['seed_003']:.0%}",
                 "key in context": f"{r['key_in_context']:.0%}",
                 "tokens/probe": round(r["tokens_per_probe"]),
             })
@@ -273,7 +273,7 @@ class ReproductionResult:
         lo, hi = c["interval"]
         out.append({"arch": "control (fact in context)", "facts": c["facts"],
                      "probes": c["probes"], "correct": c["correct"], "recall": f"{c['recall']:.0%}",
-                     "wilson 95%": f"{lo:.0%}-{hi:.0%}", "seed 003": "-",
+                     "wilson 95%": f"{lo:.0%}-{hi:.0%}", "D3": "-",
                      "key in context": "100%", "tokens/probe": round(c["tokens_per_probe"])})
         return out
 
@@ -299,7 +299,7 @@ class ReproductionResult:
             letter = r["architecture"].split()[0]
             same = r["interval"][0] <= r["seed_003"] <= r["interval"][1]
             head = (f"{letter}: {r['correct']}/{r['probes']} = {r['recall']:.0%} "
-                    f"[{r['interval'][0]:.0%}, {r['interval'][1]:.0%}] vs seed 003 "
+                    f"[{r['interval'][0]:.0%}, {r['interval'][1]:.0%}] vs D3 "
                     f"{r['seed_003']:.0%} ({'inside' if same else 'outside'} the interval); "
                     f"key in context {r['key_in_context']:.0%}, "
                     f"{r['missed_with_key_in_context']} answer(s) wrong with the key in context")

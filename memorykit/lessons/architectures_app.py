@@ -1,11 +1,11 @@
-"""Lesson 10: seed 003's four memory architectures on inject / distract / probe.
+"""Lesson 10: D3's four memory architectures on inject / distract / probe.
 
 * ``probe_run()``: the lesson's ``ProbeCheckpoints`` (one seeded conversation whose prefixes
   are those with fewer distractors), its components memoized.
 * ``curve(letter, window, factor, episodic_threshold, semantic_threshold, embedder)``: recall
   (the key in the built context) and tokens per call at every checkpoint, memoized on the
   parameters the architecture depends on: a threshold move re-selects captured probes.
-* ``recall_table``, ``why_missed``, ``seed_comparison``: the benchmark beside seed 003's
+* ``recall_table``, ``why_missed``, ``seed_comparison``: the benchmark beside D3's
   numbers, and for B and C every probe with the computed reason it was or was not recalled.
 * ``learned_rules(distractors)``: what D's critic learned in the booking scenario, with
   the messages each rule cites, and every architecture's reply to the second request.
@@ -13,7 +13,7 @@
 Explorer: ``ArchitecturesExplorer`` (window, consolidation factor, episodic and semantic
 thresholds; recall and tokens per call vs distractor turns for A-D). Everything is offline.
 C and D embed with all-MiniLM-L6-v2 (numpy, vectors cached on disk) by default, the embedder
-seed 003 chose its 0.65 for; ``embedder="lexical"`` (word overlap, not meaning) is the
+D3 chose its 0.65 for; ``embedder="lexical"`` (word overlap, not meaning) is the
 baseline, ``embedder_comparison`` the two side by side. The summarizer is extractive, the
 critic and actor scripted: none of the components is a language model.
 Taught in ``notebooks/10_architectures.ipynb``.
@@ -53,7 +53,7 @@ SETTINGS = (
     Setting("episodic_threshold", "B episodic threshold", 0.7, 0.3, 0.95, 0.05),
     Setting("semantic_threshold", "C/D cosine threshold", 0.65, 0.2, 0.9, 0.05),
 )
-"""The explorer's sliders, at seed 003's settings."""
+"""The explorer's sliders, at D3's settings."""
 DEFAULTS = defaults(SETTINGS)
 
 
@@ -158,7 +158,7 @@ def benchmark(distractors: tuple[int, ...] = (10, 25, 50, 100), embedder: str = 
 
 def recall_table(distractors: tuple[int, ...] = (10, 25, 50, 100),
                  embedder: str = "minilm") -> list[dict[str, Any]]:
-    """A-D: recall per distractor count and the mean, beside seed 003's reported recall."""
+    """A-D: recall per distractor count and the mean, beside D3's reported recall."""
     result = benchmark(tuple(distractors), embedder)
     out = []
     for s in result.summary():
@@ -168,7 +168,7 @@ def recall_table(distractors: tuple[int, ...] = (10, 25, 50, 100),
             if r["architecture"] == s["architecture"]:
                 row[f"N={r['distractors']}"] = f"{r['recall_key']:.0%}"
         row["mean"] = f"{s['recall_key']:.0%}"
-        row["seed_003"] = f"{SEED_003_RECALL[letter]:.0%}"
+        row["D3"] = f"{SEED_003_RECALL[letter]:.0%}"
         row["differs"] = "yes" if abs(s["recall_key"] - SEED_003_RECALL[letter]) > 1e-9 else "no"
         row["tokens/call"] = round(s["tokens_per_call"])
         row["adapts"] = "yes" if s["adaptability"] == 1 else "no"
@@ -221,7 +221,7 @@ def why_missed(distractors: int = 50, window: int = 20, embedder: str = "minilm"
 
 
 def seed_comparison(distractors: int = 50, embedder: str = "minilm") -> list[str]:
-    """One line per architecture: our mean recall against seed 003's, and where they differ,
+    """One line per architecture: our mean recall against D3's, and where they differ,
     the computed reason (from ``why_missed`` at ``distractors`` turns)."""
     table = {r["arch"][0]: r for r in recall_table(embedder=embedder)}
     why = why_missed(distractors, embedder=embedder)
@@ -229,7 +229,7 @@ def seed_comparison(distractors: int = 50, embedder: str = "minilm") -> list[str
     lines = []
     for letter in LETTERS:
         r = table[letter]
-        head = f"{letter}: ours {r['mean']} (mean over N=10,25,50,100), seed 003 {r['seed_003']}"
+        head = f"{letter}: ours {r['mean']} (mean over N=10,25,50,100), D3 {r['D3']}"
         if r["differs"] == "no":
             lines.append(head + ": same")
             continue
@@ -244,8 +244,8 @@ def seed_comparison(distractors: int = 50, embedder: str = "minilm") -> list[str
         else:
             below = sum("<=" in w["why"] for w in missed)
             reason += (f"{below} fact sentence(s) at or below the cosine threshold with {name} ("
-                       + ("seed 003's embedder, but these questions paraphrase their facts)"
-                          if embedder == "minilm" else "word overlap; seed 003 used all-MiniLM-L6-v2)"))
+                       + ("D3's embedder, but these questions paraphrase their facts)"
+                          if embedder == "minilm" else "word overlap; D3 used all-MiniLM-L6-v2)"))
             if letter == "D":
                 reason += "; D recalls what C recalls (its rules change behaviour, not recall)"
         lines.append(f"{head}: differs; {reason}")

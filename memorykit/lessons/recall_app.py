@@ -1,15 +1,15 @@
 """Lesson 09: long-term memory and recall (episodic scoring, semantic threshold, auto-recall).
 
-* ``score_surface`` / ``threshold_line`` / ``surface_facts``: seed 003's episodic score over
+* ``score_surface`` / ``threshold_line`` / ``surface_facts``: D3's episodic score over
   keyword overlap x age, its threshold contour and the boundary (``memorykit.longterm.episodic``);
-  ``probe_episodes()``: where seed 003's four probe episodes sit on that surface;
-  ``query_tokens_comparison()``: the same episodes under seed 003's T_q and memorykit's variant.
+  ``probe_episodes()``: where D3's four probe episodes sit on that surface;
+  ``query_tokens_comparison()``: the same episodes under D3's T_q and memorykit's variant.
 * ``semantic_matrix()`` / ``semantic_recall(threshold)``: the fact bank's questions against
   its facts in a ``SemanticMemory``, embedded by all-MiniLM-L6-v2 (in numpy, offline; the
-  embedder seed 003 chose its threshold for), and which facts ``SemanticMemory.recall`` returns
+  embedder D3 chose its threshold for), and which facts ``SemanticMemory.recall`` returns
   at a threshold; ``embedder="lexical"`` gives the same with the lexical hashing baseline (word
   overlap, **not meaning**), ``embedder_comparison()`` the two side by side.
-* ``service_demo()``: seed 004's memory service with two sessions (``GYM_SESSIONS``): what
+* ``service_demo()``: D4's memory service with two sessions (``GYM_SESSIONS``): what
   auto-recall injects for the last user message, and that nothing crosses sessions.
 
 Explorers: ``EpisodicSurfaceExplorer`` and ``SemanticThresholdExplorer``. Offline, deterministic.
@@ -91,7 +91,7 @@ def episode_verdicts(alpha: float, beta: float, tau_hours: float, threshold: flo
 
 
 class EpisodicSurfaceExplorer(LessonExplorer):
-    """Seed 003's hybrid score over keyword overlap x age, with the threshold contour."""
+    """D3's hybrid score over keyword overlap x age, with the threshold contour."""
 
     title = "Episodic score S = alpha·overlap + beta·exp(-age/tau)"
 

@@ -1,11 +1,11 @@
-"""Lesson 10's last table: seed 003's comparison reproduced on real components.
+"""Lesson 10's last table: D3's comparison reproduced on real components.
 
 The run itself takes minutes on a small local model, so the lesson does not repeat it: it
 loads the committed result of ``python -m bench.reproduce_003 --serve 8121 --embedder minilm``
 (``RESULTS``: SmolLM2-135M-Instruct as reader, summarizer and critic, all-MiniLM-L6-v2 for C
 and D) and runs the same protocol live with the offline stand-ins (``standins()``: lexical
 embedder, extractive summarizer, scripted critic and reader; under a second), so the two sit
-beside seed 003's figures (``side_by_side``) and the differences are read from the data
+beside D3's figures (``side_by_side``) and the differences are read from the data
 (``ReproductionResult.explain``). The protocol is ``memorykit.evaluation.reproduction``.
 Taught in ``notebooks/10_architectures.ipynb``.
 """
@@ -66,7 +66,7 @@ def _record_settings() -> ReproductionSettings:
 
 
 def side_by_side() -> list[dict[str, Any]]:
-    """Per architecture: seed 003's recall, the stand-ins' and the real components', each
+    """Per architecture: D3's recall, the stand-ins' and the real components', each
     with its Wilson 95% interval and the share of probes whose key was in the context."""
     def cell(row: dict[str, Any]) -> str:
         lo, hi = row["interval"]
@@ -75,11 +75,11 @@ def side_by_side() -> list[dict[str, Any]]:
     real, stand = reproduced(), standins()
     out = []
     for r, s in zip(real.rows, stand.rows):
-        out.append({"arch": r["architecture"], "seed 003": f"{r['seed_003']:.0%}",
+        out.append({"arch": r["architecture"], "D3": f"{r['seed_003']:.0%}",
                     "stand-ins": cell(s), "key in ctx (stand-ins)": f"{s['key_in_context']:.0%}",
                     "real models": cell(r), "key in ctx (real)": f"{r['key_in_context']:.0%}",
                     "tokens/probe (real)": round(r["tokens_per_probe"])})
-    out.append({"arch": "control (fact in context)", "seed 003": "-",
+    out.append({"arch": "control (fact in context)", "D3": "-",
                 "stand-ins": cell(stand.control), "key in ctx (stand-ins)": "100%",
                 "real models": cell(real.control), "key in ctx (real)": "100%",
                 "tokens/probe (real)": round(real.control["tokens_per_probe"])})

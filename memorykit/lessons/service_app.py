@@ -1,4 +1,4 @@
-"""Lesson 09's memory-service sections: recall on demand as a tool, and seed 004's request settings.
+"""Lesson 09's memory-service sections: recall on demand as a tool, and D4's request settings.
 
 Both replay Alice's gym session (``GYM_SESSIONS``) into a ``MemoryService`` whose
 working memory is a small ``SummaryBuffer`` (150 tokens, so her locker code is
@@ -64,7 +64,7 @@ def search_tool_demo() -> dict[str, Any]:
 
 
 def settings_comparison() -> list[dict[str, Any]]:
-    """The same question under seed 004's defaults, with ``system_memory`` and without history."""
+    """The same question under D4's defaults, with ``system_memory`` and without history."""
     rows = []
     for name, memory in [("defaults", MemorySettings()),
                          ("system_memory", MemorySettings(system_memory=GYM_PROMPT)),

@@ -65,7 +65,7 @@ from memorykit.longterm._fitting import (
 from memorykit.longterm.episodic import EpisodicMemory, EpisodicSettings, explain
 from memorykit.longterm.events import Recall
 from memorykit.longterm.reflection import ReflectionMemory, ReflectionSettings
-from memorykit.longterm.semantic import SemanticMemory, SemanticSettings
+from memorykit.longterm.semantic import SemanticMemory, SemanticSettings, select_recalled
 from memorykit.longterm.vectorstore import VectorStore
 from memorykit.messages import Message
 from memorykit.summary import Summarizer
@@ -355,7 +355,8 @@ class SemanticArchitecture(Architecture):
             return []
         candidates = self.recall_candidates(query) if candidates is None else candidates
         thr = s.threshold if threshold is None else threshold
-        chosen = [c for c in candidates if c.score > thr][: s.recall_limit]
+        chosen = [candidates[i] for i in
+                  select_recalled([c.score for c in candidates], thr, s.recall_limit)]
         chosen_ids = {c.unit_id for c in chosen}
         for c in candidates if trace is not None else ():
             picked = c.unit_id in chosen_ids

@@ -37,6 +37,21 @@ from memorykit.embeddings import Embedder, LexicalHashingEmbedder
 from memorykit.longterm.vectorstore import NumpyVectorStore, VectorStore
 from memorykit.messages import ROLES, Message
 
+def select_recalled(scores: Sequence[float], threshold: float, limit: int) -> list[int]:
+    """Which candidates recall brings back: the positions in ``scores`` strictly above
+    ``threshold``, best first (equal scores keep their order in ``scores``), at most ``limit``.
+
+    Architecture C's rule (``SemanticArchitecture.recalled_parts``); lesson 10's
+    build-it-yourself exercise rebuilds it and ``memorykit.contracts.longterm`` holds its
+    contract.
+    """
+    thr = require_real("threshold", threshold)
+    limit = require_int("limit", limit, minimum=0)
+    values = [require_real("scores[]", s) for s in scores]
+    above = sorted((i for i, s in enumerate(values) if s > thr), key=lambda i: -values[i])
+    return above[:limit]
+
+
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
 UNITS = ("sentence", "message")
 

@@ -6,7 +6,7 @@ model) and returns a ``Verdict``, which a notebook displays as the cell's result
 decided it, so a wrong answer tells the student what to change.
 
 One module per part of the course (``buffers``, ``entities``, ``tasks``,
-``columns``, ``longterm``, ``tuning``); everything is re-exported here, so notebooks import
+``columns``, ``recall``, ``longterm``, ``tuning``); everything is re-exported here, so notebooks import
 from ``memorykit.lessons.checks``.
 
 * ``check_billed_tokens``, ``check_budget``: ``notebooks/01_tokens_and_budgets.ipynb``.
@@ -21,8 +21,10 @@ from ``memorykit.lessons.checks``.
   ``notebooks/06_notes_ttl.ipynb``.
 * ``check_salience_weights``, ``check_object_salience``: ``notebooks/07_objects_salience.ipynb``.
 * ``check_column_limits``, ``check_three_columns``: ``notebooks/08_three_columns.ipynb``.
-* ``check_episodic_tau``, ``check_semantic_threshold``: ``notebooks/09_long_term_memory.ipynb``.
-* ``check_window_size``, ``check_semantic_best``: ``notebooks/10_architectures.ipynb``.
+* ``check_episodic_tau``, ``check_semantic_threshold``, ``check_episodic_score``:
+  ``notebooks/09_long_term_memory.ipynb``.
+* ``check_window_size``, ``check_semantic_best``, ``check_recall_rule``:
+  ``notebooks/10_architectures.ipynb``.
 * ``check_recall_limit``, ``check_loop_settings``: ``notebooks/11_llm_in_the_loop.ipynb``.
 * ``check_beats_bm25``: ``notebooks/12_parameter_tuning.ipynb``.
 """
@@ -71,17 +73,21 @@ from memorykit.lessons.checks.tasks import (
     check_admission_rule,
     check_preemption_ratio,
 )
-from memorykit.lessons.checks.longterm import (
+from memorykit.lessons.checks.recall import (
     TAU_EXERCISE,
     tau_recall_ok,
     check_episodic_tau,
     semantic_threshold_answer,
     check_semantic_threshold,
+    check_episodic_score,
     WINDOW_EXERCISE_DISTRACTORS,
     check_window_size,
     SEMANTIC_EXERCISE,
     semantic_best,
     check_semantic_best,
+    check_recall_rule,
+)
+from memorykit.lessons.checks.longterm import (
     LOOP_TOKEN_TARGET,
     check_recall_limit,
     check_loop_settings,
@@ -119,6 +125,7 @@ __all__ = [
     "check_admission_rule",
     "check_entity_capacity",
     "check_entity_ttl",
+    "check_episodic_score",
     "check_episodic_tau",
     "check_escalated_priority",
     "check_escalation",
@@ -127,6 +134,7 @@ __all__ = [
     "check_object_salience",
     "check_preemption_ratio",
     "check_pruning_choice",
+    "check_recall_rule",
     "check_recall_limit",
     "check_relevance_score",
     "check_salience_weights",
