@@ -21,7 +21,7 @@ from ``memorykit.lessons.checks``.
 * ``check_episodic_tau``, ``check_semantic_threshold``: ``notebooks/09_long_term_memory.ipynb``.
 * ``check_window_size``, ``check_semantic_best``: ``notebooks/10_architectures.ipynb``.
 * ``check_recall_limit``, ``check_loop_settings``: ``notebooks/11_llm_in_the_loop.ipynb``.
-* ``check_beats_bm25``: ``notebooks/12_parameter_tuning.ipynb``.
+* ``check_beats_bm25``, ``check_retrieval_policy``: ``notebooks/12_parameter_tuning.ipynb``.
 """
 
 from memorykit.lessons.checks.verdict import Verdict
@@ -74,6 +74,8 @@ from memorykit.lessons.checks.longterm import (
 )
 from memorykit.lessons.checks.tuning import (
     check_beats_bm25,
+    check_retrieval_policy,
+    retrieval_threshold,
 )
 
 __all__ = [
@@ -108,6 +110,8 @@ __all__ = [
     "check_preemption_ratio",
     "check_pruning_choice",
     "check_recall_limit",
+    "check_retrieval_policy",
+    "retrieval_threshold",
     "check_salience_weights",
     "check_semantic_best",
     "check_semantic_threshold",
