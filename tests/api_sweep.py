@@ -432,6 +432,9 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
         "answer": {"threshold": 0.5, "wrong_recalls": 1}},
     "memorykit.lessons.checks.longterm.check_window_size": {"window": 20},
     "memorykit.lessons.checks.tuning.check_beats_bm25": {"config": {"policy": "bm25"}},
+    "memorykit.lessons.checks.tuning.check_retrieval_policy": lambda: {
+        "policy_class": __import__("memorykit.evaluation.scored",
+                                   fromlist=["x"]).TermOverlapRetrieval},
     "memorykit.lessons.checks.workspace.check_column_limits": {"top_notes": 8, "max_objects": 20},
     "memorykit.lessons.checks.workspace.check_escalation": {
         "warn_fraction": 0.5, "warn_multiplier": 1.3, "critical_fraction": 0.8,

@@ -6,7 +6,7 @@ model) and returns a ``Verdict``, which a notebook displays as the cell's result
 decided it, so a wrong answer tells the student what to change.
 
 One module per part of the course (``buffers``, ``entities``, ``workspace``,
-``longterm``, ``tuning``); everything is re-exported here, so notebooks import
+``longterm``, ``llm``, ``tuning``); everything is re-exported here, so notebooks import
 from ``memorykit.lessons.checks``.
 
 * ``check_budget``: ``notebooks/01_tokens_and_budgets.ipynb``.
@@ -20,7 +20,8 @@ from ``memorykit.lessons.checks``.
 * ``check_column_limits``: ``notebooks/08_three_columns.ipynb``.
 * ``check_episodic_tau``, ``check_semantic_threshold``: ``notebooks/09_long_term_memory.ipynb``.
 * ``check_window_size``, ``check_semantic_best``: ``notebooks/10_architectures.ipynb``.
-* ``check_recall_limit``, ``check_loop_settings``: ``notebooks/11_llm_in_the_loop.ipynb``.
+* ``check_recall_limit``, ``check_loop_settings``, ``check_reply_judge``:
+  ``notebooks/11_llm_in_the_loop.ipynb``.
 * ``check_beats_bm25``, ``check_retrieval_policy``: ``notebooks/12_parameter_tuning.ipynb``.
 """
 
@@ -68,9 +69,13 @@ from memorykit.lessons.checks.longterm import (
     SEMANTIC_EXERCISE,
     semantic_best,
     check_semantic_best,
+)
+from memorykit.lessons.checks.llm import (
     LOOP_TOKEN_TARGET,
     check_recall_limit,
     check_loop_settings,
+    check_reply_judge,
+    recorded_replies,
 )
 from memorykit.lessons.checks.tuning import (
     check_beats_bm25,
@@ -110,6 +115,8 @@ __all__ = [
     "check_preemption_ratio",
     "check_pruning_choice",
     "check_recall_limit",
+    "check_reply_judge",
+    "recorded_replies",
     "check_retrieval_policy",
     "retrieval_threshold",
     "check_salience_weights",
