@@ -122,7 +122,7 @@ def test_explorer_sliders_change_the_figure():
 def test_checkers():
     assert checks.check_recall_limit(4).passed
     assert not checks.check_recall_limit(3).passed
-    assert "smallest" in checks.check_recall_limit(5).reason
+    assert "a smaller recall_limit also" in checks.check_recall_limit(5).reason
     assert checks.check_loop_settings(700, 0.8, 3).passed
     assert not checks.check_loop_settings(600, 0.8, 6).passed  # too many tokens
 
