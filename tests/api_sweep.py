@@ -423,9 +423,11 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
     "memorykit.lessons.checks.entities.check_entity_capacity": {"max_size": 20},
     "memorykit.lessons.checks.entities.check_entity_ttl": {"ttl_minutes": 30},
     "memorykit.lessons.checks.longterm.check_episodic_tau": {"tau_hours": 35},
-    "memorykit.lessons.checks.longterm.check_loop_settings": {
+    "memorykit.lessons.checks.llm.check_loop_settings": {
         "budget": 600, "threshold": 0.8, "recall_limit": 3},
-    "memorykit.lessons.checks.longterm.check_recall_limit": {"recall_limit": 3},
+    "memorykit.lessons.checks.llm.check_recall_limit": {"recall_limit": 3},
+    "memorykit.lessons.checks.llm.check_reply_judge": lambda: {
+        "judge": lambda reply, finish_reason, messages, cap: None},
     "memorykit.lessons.checks.longterm.check_semantic_best": {
         "answer": {"threshold": 0.5, "recall": 0.5}},
     "memorykit.lessons.checks.longterm.check_semantic_threshold": {
