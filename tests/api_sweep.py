@@ -78,6 +78,7 @@ for _name in (
     "memorykit.evaluation.service_loop.FailureCase", "memorykit.evaluation.service_loop.LoopProbe",
     "memorykit.evaluation.service_loop.LoopResult", "memorykit.evaluation.summary_replay.Round",
     "memorykit.evaluation.summary_replay.SummaryRun", "memorykit.lessons.checks.verdict.Verdict",
+    "memorykit.contracts.verdict.Verdict", "memorykit.contracts.llm.RecordedReply",
     "memorykit.lessons.llm_app.LoopbackReport", "memorykit.lessons.llm_app.ReflectResult",
     "memorykit.llm.chat.Usage", "memorykit.llm.testing.RecordedRequest",
     "memorykit.longterm.episodic.EpisodeScore", "memorykit.longterm.vectorstore.Hit",
@@ -434,6 +435,9 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
         "answer": {"threshold": 0.5, "wrong_recalls": 1}},
     "memorykit.lessons.checks.longterm.check_window_size": {"window": 20},
     "memorykit.lessons.checks.tuning.check_beats_bm25": {"config": {"policy": "bm25"}},
+    "memorykit.lessons.checks.verdict.report": lambda: {
+        "verdict": __import__("memorykit.contracts.verdict", fromlist=["x"]).Verdict(
+            "sweep", True, "a verdict to show"), "show": False},
     "memorykit.lessons.checks.tuning.check_retrieval_policy": lambda: {
         "policy_class": __import__("memorykit.evaluation.scored",
                                    fromlist=["x"]).TermOverlapRetrieval},
