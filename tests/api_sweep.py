@@ -79,6 +79,7 @@ for _name in (
     "memorykit.evaluation.service_loop.LoopResult", "memorykit.evaluation.summary_replay.Round",
     "memorykit.evaluation.summary_replay.SummaryRun", "memorykit.contracts.verdict.Verdict",
     "memorykit.contracts.runner.Contract",
+    "memorykit.contracts.llm.RecordedReply",
     "memorykit.lessons.llm_app.LoopbackReport", "memorykit.lessons.llm_app.ReflectResult",
     "memorykit.llm.chat.Usage", "memorykit.llm.testing.RecordedRequest",
     "memorykit.longterm.episodic.EpisodeScore", "memorykit.longterm.vectorstore.Hit",
@@ -447,15 +448,20 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
     "memorykit.lessons.checks.recall.check_recall_rule": lambda: {
         "rule": __import__("memorykit.longterm.semantic", fromlist=["x"]).select_recalled},
     "memorykit.lessons.checks.recall.check_episodic_tau": {"tau_hours": 35},
-    "memorykit.lessons.checks.longterm.check_loop_settings": {
+    "memorykit.lessons.checks.llm.check_loop_settings": {
         "budget": 600, "threshold": 0.8, "recall_limit": 3},
-    "memorykit.lessons.checks.longterm.check_recall_limit": {"recall_limit": 3},
+    "memorykit.lessons.checks.llm.check_recall_limit": {"recall_limit": 3},
+    "memorykit.lessons.checks.llm.check_reply_judge": lambda: {
+        "judge": lambda reply, finish_reason, messages, cap: None},
     "memorykit.lessons.checks.recall.check_semantic_best": {
         "answer": {"threshold": 0.5, "recall": 0.5}},
     "memorykit.lessons.checks.recall.check_semantic_threshold": {
         "answer": {"threshold": 0.5, "wrong_recalls": 1}},
     "memorykit.lessons.checks.recall.check_window_size": {"window": 20},
     "memorykit.lessons.checks.tuning.check_beats_bm25": {"config": {"policy": "bm25"}},
+    "memorykit.lessons.checks.tuning.check_retrieval_policy": lambda: {
+        "policy_class": __import__("memorykit.evaluation.scored",
+                                   fromlist=["x"]).TermOverlapRetrieval},
     "memorykit.lessons.checks.columns.check_column_limits": {"top_notes": 8, "max_objects": 20},
     "memorykit.lessons.checks.columns.check_escalation": {
         "warn_fraction": 0.4, "warn_multiplier": 1.5, "critical_fraction": 0.3,

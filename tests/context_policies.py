@@ -21,6 +21,7 @@ from memorykit.entities.context_policy import EntityContextPolicy
 from memorykit.evaluation import baseline_policies
 from memorykit.embeddings import LexicalHashingEmbedder
 from memorykit.evaluation.hybrid import HybridRetrieval
+from memorykit.evaluation.scored import TermOverlapRetrieval
 from memorykit.evaluation.toolkit import AttentionPolicy
 from memorykit.longterm import (
     AttentionArchitecture,
@@ -38,6 +39,9 @@ from memorykit.workspace.context_policy import WorkspaceContextPolicy
 from buffer_policies import POLICIES as BUFFERS
 
 PolicyMaker = Callable[[], ContextPolicy]
+
+RETRIEVAL = ("bm25", "hybrid-retrieval", "term-overlap")
+"""The policies that rank messages against the question (the retrieval contract's subjects)."""
 
 BASELINE_MESSAGES = 6
 """Messages the last-N baseline keeps (as short as the long-term windows: a 30-turn test
@@ -59,6 +63,7 @@ POLICIES: dict[str, PolicyMaker] = {
     "toolkit-attention": lambda: AttentionPolicy(),
     # The lexical embedder stands in for MiniLM: the contract is about the context, not the model.
     "hybrid-retrieval": lambda: HybridRetrieval(embedder=LexicalHashingEmbedder()),
+    "term-overlap": lambda: TermOverlapRetrieval(),
     "entity": lambda: EntityContextPolicy(),
     "workspace": lambda: WorkspaceContextPolicy(),
     "A": lambda: ContextWindowArchitecture(6),

@@ -122,11 +122,68 @@ def test_explorer_sliders_change_the_figure():
 def test_checkers():
     assert checks.check_recall_limit(4).passed
     assert not checks.check_recall_limit(3).passed
-    assert "smallest" in checks.check_recall_limit(5).reason
-    assert not checks.check_recall_limit("4").passed
+    assert "a smaller recall_limit also" in checks.check_recall_limit(5).reason
     assert checks.check_loop_settings(700, 0.8, 3).passed
     assert not checks.check_loop_settings(600, 0.8, 6).passed  # too many tokens
-    assert "multiple of 100" in checks.check_loop_settings(650, 0.8, 3).reason
+
+
+@pytest.mark.parametrize("call, error, text", [
+    (lambda: checks.check_recall_limit("4"), TypeError, "recall_limit must be a whole number, got '4'"),
+    (lambda: checks.check_recall_limit(True), TypeError, "recall_limit must be a whole number, got True"),
+    (lambda: checks.check_recall_limit(4.0), TypeError, "got 4.0"),
+    (lambda: checks.check_recall_limit(-1), ValueError, "recall_limit must be in \\[0, 20\\]"),
+    (lambda: checks.check_loop_settings(650, 0.8, 3), ValueError, "budget must be a multiple of 100"),
+    (lambda: checks.check_loop_settings(700.5, 0.8, 3), TypeError, "budget must be a whole number, got 700.5"),
+    (lambda: checks.check_loop_settings(700, float("nan"), 3), ValueError, "threshold must be in .* got nan"),
+    (lambda: checks.check_loop_settings(700, "0.8", 3), TypeError, "threshold must be a number"),
+    (lambda: checks.check_loop_settings(700, 0.8, 9), ValueError, "recall_limit must be in \\[0, 8\\]"),
+    (lambda: checks.check_reply_judge("refusal"), TypeError, "judge must be a function"),
+    (lambda: checks.check_reply_judge(dict), TypeError, "judge must be a function"),
+])
+def test_checkers_refuse_nonsense_naming_it(call, error, text):
+    with pytest.raises(error, match=text):
+        call()
+
+
+def test_checkers_display_their_verdict_once(capsys):
+    verdict = checks.check_recall_limit(3)
+    assert capsys.readouterr().out == "" and not verdict
+    checks.check_loop_settings(600, 0.8, 6, show=True)
+    assert capsys.readouterr().out.count("[11 settings]") == 1
+
+
+def test_reply_judge_checker_runs_the_library_contract_and_the_recording():
+    from memorykit.llm.summarizer import refusal, topic_overlap
+    from memorykit.tokens import Tokenizer
+
+    cases = checks.recorded_replies()
+    verdicts = [c.verdict for c in cases]
+    # the same story the lesson prints: 4 accepted, 15 cut off, 4 off-topic
+    assert (verdicts.count(None), verdicts.count("cut off"), verdicts.count("off-topic")) == (4, 15, 4)
+
+    def library(reply, finish_reason, messages, cap):
+        refused = refusal(reply, finish_reason, messages, cap, min_overlap=0.3)
+        return refused and refused[0]
+
+    assert checks.check_reply_judge(library)
+
+    def trusts_a_cut_off_reply(reply, finish_reason, messages, cap):
+        reply = reply.strip()
+        if not reply:
+            return "empty"
+        if Tokenizer().count(reply) > cap:
+            return "too long"
+        return "off-topic" if topic_overlap(reply, messages) < 0.3 else None
+
+    wrong = checks.check_reply_judge(trusts_a_cut_off_reply)
+    assert not wrong and any("finish_reason 'length'" in d and "expected 'cut off'" in d
+                             for d in wrong.details)
+    assert any("15 of the 23 replies" in d for d in wrong.details)
+
+    def unfinished(reply, finish_reason, messages, cap):
+        raise NotImplementedError()
+
+    assert "still raises NotImplementedError" in str(checks.check_reply_judge(unfinished))
 
 
 

@@ -118,16 +118,69 @@ def test_evaluate_configuration_names_bad_input():
         evaluate_configuration({"policy": "lru"})
     with pytest.raises(ValueError, match="bm25 takes parameters k1, b, got neighbours"):
         evaluate_configuration({"policy": "bm25", "neighbours": 1})
-    with pytest.raises(ValueError, match="config must be a dict"):
+    with pytest.raises(TypeError, match="config must be a dict"):
         evaluate_configuration("bm25")
+    with pytest.raises(TypeError, match="bm25's k1 must be a number, got True"):
+        evaluate_configuration({"policy": "bm25", "k1": True})
+    with pytest.raises(TypeError, match="attention's neighbours must be a number, got '2'"):
+        evaluate_configuration({"policy": "attention", "neighbours": "2"})
 
 
 def test_checker_fails_a_wrong_answer_with_a_reason_and_passes_the_reference():
     wrong = check_beats_bm25({"policy": "bm25", "k1": 0.9, "b": 0.5})
     assert not wrong and "does not beat BM25" in wrong.reason
-    bad = check_beats_bm25({"policy": "bm25", "budget": 2000})
-    assert not bad and "budget 1000, got budget=2000" in bad.reason
     assert check_beats_bm25({"policy": "hybrid-retrieval", "lexical_weight": 0.5, "neighbours": 1})
+
+
+@pytest.mark.parametrize("config, error, text", [
+    ({"policy": "bm25", "budget": 2000}, ValueError, "budget 1000, got budget=2000"),
+    ({"policy": "bm25", "neighbours": 1}, ValueError, "bm25 takes parameters k1, b, got neighbours"),
+    ({"policy": "bm25", "k1": float("nan")}, TypeError, "k1 must be a number, got nan"),
+    ("bm25", TypeError, "config must be a dict"),
+])
+def test_checker_refuses_nonsense_naming_it(config, error, text):
+    with pytest.raises(error, match=text):
+        check_beats_bm25(config)
+
+
+def test_checker_displays_its_verdict_once(capsys):
+    verdict = check_beats_bm25({"policy": "bm25", "k1": 0.9, "b": 0.5})
+    assert capsys.readouterr().out == "" and not verdict
+    check_beats_bm25({"policy": "bm25", "k1": 0.9, "b": 0.5}, show=True)
+    assert capsys.readouterr().out.count("[12 beat BM25]") == 1
+
+
+def test_retrieval_policy_checker_runs_the_library_contracts():
+    from memorykit.evaluation.scored import ScoredRetrieval, TermOverlapRetrieval
+    from memorykit.lessons.checks import check_retrieval_policy, retrieval_threshold
+
+    bar = retrieval_threshold()
+    assert bar["query_blind_recall"] < bar["threshold"] < bar["bm25_recall"]
+    passed = check_retrieval_policy(TermOverlapRetrieval)
+    assert passed and "all 10 contracts hold" in passed.reason
+
+    class Longest(ScoredRetrieval):  # ignores the question
+        def score(self, query_terms, message_terms):
+            return float(len(message_terms))
+
+    class Nothing(ScoredRetrieval):
+        def score(self, query_terms, message_terms):
+            return 0.0
+
+    class NotANumber(ScoredRetrieval):
+        def score(self, query_terms, message_terms):
+            return "high"
+
+    wrong = check_retrieval_policy(Longest)
+    assert not wrong and any("quotes message" in d and "must rise with the words" in d
+                             for d in wrong.details)
+    nothing = check_retrieval_policy(Nothing)
+    assert not nothing and any(f"is under {bar['threshold']:.3f}" in d for d in nothing.details)
+    text = check_retrieval_policy(NotANumber)
+    assert not text and any("score() must return a number, got 'high'" in d for d in text.details)
+    assert "does not write score()" in check_retrieval_policy(ScoredRetrieval).reason
+    with pytest.raises(TypeError, match="subclasses ScoredRetrieval .*got TermOverlapRetrieval"):
+        check_retrieval_policy(TermOverlapRetrieval())
 
 
 def test_process_pool_gives_the_serial_sweeps():

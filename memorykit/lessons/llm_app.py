@@ -2,9 +2,9 @@
 
 * ``choose_backend(env)``: the OpenAI components when OPENAI_API_KEY or OPENAI_BASE_URL is
   set, else ``offline_backend()``: the scripted memory reader (**not a language model**),
-  the ``ExtractiveSummarizer`` and seed 003's scripted booking critic and actor.
-* ``run_loop(backend)``: seed 003's inject / distract / probe conversation through seed
-  004's memory service (``memorykit.evaluation.service_loop``); ``reflect_demo(backend)``:
+  the ``ExtractiveSummarizer`` and the scripted booking critic and actor of D3.
+* ``run_loop(backend)``: D3's inject / distract / probe conversation through D4's
+  memory service (``memorykit.evaluation.service_loop``); ``reflect_demo(backend)``:
   architecture D's critic on the booking mistake, and the actor's next reply.
 * ``loopback_demo()``: the real ``openai`` client against memorykit's scripted loopback
   server (``FakeOpenAIServer``: a script, not a model), failures injected.
@@ -73,7 +73,7 @@ REPLY_TOKENS = 64
 
 
 def offline_backend() -> Backend:
-    """The deterministic offline components, with seed 003's scripted booking critic and
+    """The deterministic offline components, with D3's scripted booking critic and
     actor (no network, no key, no language model)."""
     return backends.offline_backend(critic=booking_critic(), actor=booking_actor())
 

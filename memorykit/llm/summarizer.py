@@ -79,6 +79,41 @@ def topic_overlap(summary: str, messages: Sequence[Message]) -> float:
     return sum(w in said for w in own) / len(own) if own else 1.0
 
 
+def refusal(reply: Any, finish_reason: str | None, messages: Sequence[Message], cap: int, *,
+            counter: TokenCounter | None = None,
+            min_overlap: float | None = None) -> tuple[str, str] | None:
+    """Why a model's summary ``reply`` cannot be trusted, as ``(reason, explanation)`` with
+    ``reason`` one of ``FAILURE_REASONS``; None when it can. Checked in this order: not text,
+    empty (nothing but whitespace), cut off (``finish_reason == "length"``: the model hit the
+    token cap mid-summary), too long (more than ``cap`` tokens of ``counter``, default
+    cl100k_base), off-topic (with ``min_overlap``: under that share of its content words occur
+    in ``messages``, ``topic_overlap``). ``OpenAISummarizer`` refuses exactly these."""
+    require_int("cap", cap, minimum=1)
+    if finish_reason is not None:
+        require_str("finish_reason", finish_reason)
+    if min_overlap is not None:
+        require_fraction("min_overlap", min_overlap)
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+        raise TypeError(f"messages must be a sequence of Message, got {messages!r}")
+    if not isinstance(reply, str):
+        return "not text", f"the chat model returned {type(reply).__name__}, expected str"
+    text = reply.strip()
+    if not text:
+        return "empty", "the chat model returned an empty summary"
+    if finish_reason == "length":
+        return "cut off", (f"the summary was cut off at the {cap}-token limit "
+                           "(finish_reason='length'); a truncated summary may silently drop facts")
+    used = (counter if counter is not None else Tokenizer()).count(text)
+    if used > cap:
+        return "too long", f"the summary has {used} tokens, more than the limit {cap}"
+    if min_overlap is not None:
+        overlap = topic_overlap(text, messages)
+        if overlap < min_overlap:
+            return "off-topic", (f"the summary is off-topic: {overlap:.2f} of its content words "
+                                 f"occur in the messages, under min_overlap {min_overlap:g}")
+    return None
+
+
 class OpenAISummarizer:
     """A summarizer that asks a chat model (an LLM when the model is real).
 
@@ -153,26 +188,11 @@ class OpenAISummarizer:
             raise self._fail(f"the chat model failed: {describe_error(exc)}", exc,
                              reason="empty" if kind == "empty reply" else "model failed") from exc
         self.last_reply = text if isinstance(text, str) else None
-        if not isinstance(text, str):
-            raise self._fail(f"the chat model returned {type(text).__name__}, expected str",
-                             reason="not text")
+        refused = refusal(text, getattr(self.chat_model, "last_finish_reason", None), messages,
+                          cap, counter=self.counter, min_overlap=self.min_overlap)
+        if refused is not None:
+            raise self._fail(refused[1], reason=refused[0])
         text = text.strip()
-        if not text:
-            raise self._fail("the chat model returned an empty summary", reason="empty")
-        if getattr(self.chat_model, "last_finish_reason", None) == "length":
-            raise self._fail(
-                f"the summary was cut off at the {cap}-token limit (finish_reason='length'); "
-                "a truncated summary may silently drop facts", reason="cut off"
-            )
-        used = self.counter.count(text)
-        if used > cap:
-            raise self._fail(f"the summary has {used} tokens, more than the limit {cap}",
-                             reason="too long")
-        overlap = topic_overlap(text, messages)
-        if self.min_overlap is not None and overlap < self.min_overlap:
-            raise self._fail(f"the summary is off-topic: {overlap:.2f} of its content words occur "
-                             f"in the messages, under min_overlap {self.min_overlap:g}",
-                             reason="off-topic")
         self.last_error = None
         return text
 

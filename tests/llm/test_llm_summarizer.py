@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memorykit.clock import StepClock
+from memorykit.contracts.llm import MIN_OVERLAP, REPLY_CONTRACTS, agrees_with
 from memorykit.llm import (
     LLMCallFailed,
     OpenAIChatModel,
@@ -12,6 +13,7 @@ from memorykit.llm import (
     ScriptedChatModel,
     SummarizationFailed,
 )
+from memorykit.llm.summarizer import refusal
 from memorykit.llm.testing import Behaviour
 from memorykit.messages import MessageFactory
 from memorykit.summary import Summarizer
@@ -114,7 +116,35 @@ class _Stub:
         return self.reply
 
 
-def test_overlong_or_cut_off_or_empty_replies_are_rejected(messages):
+def _summarizer_as_judge(reply, finish_reason, messages, cap):
+    """OpenAISummarizer over a stub model, as a judge: the reason it refuses the reply."""
+    try:
+        OpenAISummarizer(_Stub(reply, finish=finish_reason), min_overlap=MIN_OVERLAP).summarize(
+            list(messages), cap)
+    except SummarizationFailed as exc:
+        return exc.reason
+    return None
+
+
+def _refusal_as_judge(reply, finish_reason, messages, cap):
+    refused = refusal(reply, finish_reason, messages, cap, min_overlap=MIN_OVERLAP)
+    return None if refused is None else refused[0]
+
+
+# The contract lives in the package (memorykit.contracts.llm) so that lesson 11's
+# build-it-yourself exercise runs exactly these checks over a student's judge of replies.
+@pytest.mark.parametrize("contract", REPLY_CONTRACTS, ids=lambda c: c.name[:40])
+@pytest.mark.parametrize("judge", [_refusal_as_judge, _summarizer_as_judge],
+                         ids=["refusal", "OpenAISummarizer"])
+def test_the_library_keeps_the_reply_contract(judge, contract):
+    contract(judge)
+
+
+def test_the_summarizer_refuses_what_refusal_refuses():
+    agrees_with(_refusal_as_judge, "refusal")(_summarizer_as_judge)
+
+
+def test_refusals_say_why(messages):
     with pytest.raises(SummarizationFailed, match="more than the limit 5"):
         OpenAISummarizer(_Stub("one two three four five six seven eight")).summarize(messages, 5)
     with pytest.raises(SummarizationFailed, match="cut off"):
@@ -123,6 +153,10 @@ def test_overlong_or_cut_off_or_empty_replies_are_rejected(messages):
         OpenAISummarizer(_Stub("   ")).summarize(messages, 50)
     with pytest.raises(SummarizationFailed, match="expected str"):
         OpenAISummarizer(_Stub(None)).summarize(messages, 50)
+    with pytest.raises(ValueError, match="cap must be >= 1, got 0"):
+        refusal("ok", "stop", messages, 0)
+    with pytest.raises(TypeError, match="messages must be a sequence of Message"):
+        refusal("ok", "stop", "hello", 5)
 
 
 def test_a_summary_buffer_evicts_instead_when_the_llm_fails(server):

@@ -6,7 +6,7 @@ model) and returns a ``Verdict``, which a notebook displays as the cell's result
 decided it, so a wrong answer tells the student what to change.
 
 One module per part of the course (``buffers``, ``entities``, ``tasks``,
-``columns``, ``recall``, ``longterm``, ``tuning``); everything is re-exported here, so notebooks import
+``columns``, ``recall``, ``llm``, ``tuning``); everything is re-exported here, so notebooks import
 from ``memorykit.lessons.checks``.
 
 * ``check_billed_tokens``, ``check_budget``: ``notebooks/01_tokens_and_budgets.ipynb``.
@@ -25,8 +25,9 @@ from ``memorykit.lessons.checks``.
   ``notebooks/09_long_term_memory.ipynb``.
 * ``check_window_size``, ``check_semantic_best``, ``check_recall_rule``:
   ``notebooks/10_architectures.ipynb``.
-* ``check_recall_limit``, ``check_loop_settings``: ``notebooks/11_llm_in_the_loop.ipynb``.
-* ``check_beats_bm25``: ``notebooks/12_parameter_tuning.ipynb``.
+* ``check_recall_limit``, ``check_loop_settings``, ``check_reply_judge``:
+  ``notebooks/11_llm_in_the_loop.ipynb``.
+* ``check_beats_bm25``, ``check_retrieval_policy``: ``notebooks/12_parameter_tuning.ipynb``.
 """
 
 from memorykit.lessons.checks.verdict import Verdict
@@ -87,13 +88,17 @@ from memorykit.lessons.checks.recall import (
     check_semantic_best,
     check_recall_rule,
 )
-from memorykit.lessons.checks.longterm import (
+from memorykit.lessons.checks.llm import (
     LOOP_TOKEN_TARGET,
     check_recall_limit,
     check_loop_settings,
+    check_reply_judge,
+    recorded_replies,
 )
 from memorykit.lessons.checks.tuning import (
     check_beats_bm25,
+    check_retrieval_policy,
+    retrieval_threshold,
 )
 
 __all__ = [
@@ -137,6 +142,10 @@ __all__ = [
     "check_recall_rule",
     "check_recall_limit",
     "check_relevance_score",
+    "check_reply_judge",
+    "recorded_replies",
+    "check_retrieval_policy",
+    "retrieval_threshold",
     "check_salience_weights",
     "check_semantic_best",
     "check_semantic_threshold",

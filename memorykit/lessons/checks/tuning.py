@@ -1,9 +1,10 @@
-"""Checker of lesson 12 (``notebooks/12_parameter_tuning.ipynb``): beat the default BM25 at a
-token budget on the bundled LoCoMo-style fixture.
+"""Checkers of lesson 12 (``notebooks/12_parameter_tuning.ipynb``): beat the default BM25 at a
+token budget on the lesson's data, and a retrieval policy the student writes.
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from memorykit.lessons.checks.verdict import Verdict, report
@@ -27,7 +28,7 @@ def evaluate_configuration(config: Any, dataset: EvalDataset | None = None,
     from memorykit.lessons.data import load_tuning_data
 
     if not isinstance(config, dict):
-        raise ValueError(f"config must be a dict like {{'policy': 'bm25', 'k1': 1.2}}, got {config!r}")
+        raise TypeError(f"config must be a dict like {{'policy': 'bm25', 'k1': 1.2}}, got {config!r}")
     config = dict(config)
     name = config.pop("policy", None)
     if name not in TUNABLE:
@@ -41,6 +42,9 @@ def evaluate_configuration(config: Any, dataset: EvalDataset | None = None,
         raise ValueError(f"the exercise is at budget {budget}, got budget={asked!r}")
     data = dataset if dataset is not None else load_tuning_data()[0]
     params = {n: config.get(n, d) for n, d in zip(k.names, k.defaults)}
+    for n, value in params.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+            raise TypeError(f"{name}'s {n} must be a number, got {value!r}")
     row = evaluate(k.make(**params), data, budget).summary()
     return {"policy": name, **params, "budget": budget, "recall": row["recall"],
             "tokens": row["tokens"], "max_tokens": row["max_tokens"]}
@@ -58,10 +62,7 @@ def check_beats_bm25(config: Any, *, show: bool = False) -> Verdict:
 
     name = "12 beat BM25"
     data = load_tuning_data()[0]
-    try:
-        row = evaluate_configuration(config, data, EXERCISE_BUDGET)
-    except ValueError as exc:
-        return report(Verdict(name, False, str(exc)), show)
+    row = evaluate_configuration(config, data, EXERCISE_BUDGET)  # nonsense raises, naming it
     base = evaluate(BM25Retrieval(), data, EXERCISE_BUDGET).summary()
     params = ", ".join(f"{k}={row[k]}" for k in row if k not in
                        ("policy", "budget", "recall", "tokens", "max_tokens"))
@@ -78,3 +79,65 @@ def check_beats_bm25(config: Any, *, show: bool = False) -> Verdict:
             details), show)
     return report(Verdict(name, True, f"recall {row['recall']:.3f} beats BM25's "
                            f"{base['recall']:.3f} at {EXERCISE_BUDGET:,} tokens", details), show)
+
+
+def retrieval_threshold() -> dict[str, float]:
+    """Lesson 12, build it yourself: the recall a student's retrieval policy must reach at
+    ``EXERCISE_BUDGET`` tokens on the lesson's data, and why: halfway between the best memory
+    that ignores the question (the last-tokens and last-20-messages baselines) and the default
+    BM25. A policy that reads the question should close at least half of that gap."""
+    return dict(_threshold(_data_description()))
+
+
+def _data_description() -> str:
+    from memorykit.lessons.data import load_tuning_data
+
+    return load_tuning_data()[1]
+
+
+@lru_cache(maxsize=2)
+def _threshold(description: str) -> tuple[tuple[str, float], ...]:
+    from memorykit.evaluation import BM25Retrieval, LastMessages, LastTokens, evaluate
+    from memorykit.lessons.data import load_tuning_data
+
+    data = load_tuning_data()[0]
+    blind = max(evaluate(p, data, EXERCISE_BUDGET).summary()["recall"]
+                for p in (LastTokens(), LastMessages(20)))
+    bm25 = evaluate(BM25Retrieval(), data, EXERCISE_BUDGET).summary()["recall"]
+    return (("query_blind_recall", round(blind, 3)), ("bm25_recall", round(bm25, 3)),
+            ("threshold", round((blind + bm25) / 2, 3)))
+
+
+def check_retrieval_policy(policy_class: Any, *, show: bool = False) -> Verdict:
+    """Lesson 12, build it yourself: ``policy_class`` subclasses ``ScoredRetrieval``
+    (``memorykit.evaluation.scored``) and writes ``score(query_terms, message_terms)``. The
+    library's context contract (``memorykit.contracts.context``, the suite every memory of the
+    library passes) and its retrieval contract run over it, and its evidence recall at 1,000
+    tokens on the lesson's data must reach ``retrieval_threshold()``."""
+    from memorykit.contracts import Contract, run_contracts
+    from memorykit.contracts.context import CONTEXT_CONTRACTS, RETRIEVAL_CONTRACTS
+    from memorykit.evaluation import evaluate
+    from memorykit.evaluation.scored import ScoredRetrieval
+    from memorykit.lessons.data import load_tuning_data
+
+    name = "12 retrieval policy"
+    if not (isinstance(policy_class, type) and issubclass(policy_class, ScoredRetrieval)):
+        raise TypeError("policy_class must be a class that subclasses ScoredRetrieval (pass the "
+                        f"class itself, not an instance), got {policy_class!r}")
+    if policy_class.score is ScoredRetrieval.score:
+        return report(Verdict(name, False, f"{policy_class.__name__} does not write score(): it "
+                               "still raises NotImplementedError"), show)
+    bar = retrieval_threshold()
+
+    def reaches_the_threshold(make: Any) -> None:
+        recall = evaluate(make(), load_tuning_data()[0], EXERCISE_BUDGET).summary()["recall"]
+        assert recall >= bar["threshold"], (
+            f"evidence recall {recall:.3f} at {EXERCISE_BUDGET:,} tokens is under "
+            f"{bar['threshold']:.3f}, halfway between memories that ignore the question "
+            f"({bar['query_blind_recall']:.3f}) and BM25 ({bar['bm25_recall']:.3f}): score "
+            "messages by the question's terms they contain")
+
+    contracts = (*CONTEXT_CONTRACTS, *RETRIEVAL_CONTRACTS, Contract(
+        f"evidence recall at {EXERCISE_BUDGET:,} tokens on the lesson's data reaches "
+        f"{bar['threshold']:.3f}", reaches_the_threshold))
+    return report(run_contracts(policy_class, contracts, exercise=name), show)
