@@ -227,3 +227,38 @@ def test_the_lessons_release_and_grade_end_to_end(tmp_path):
         "\n\n".join(g.report() for g in grades.values())
         + f"\n\n{len(lessons)} lessons x 3 submissions graded in {time.monotonic() - t0:.0f} s "
         f"({WORKERS} workers)\n", encoding="utf-8")
+
+
+def test_cli_grades_a_students_folder(toy, tmp_path, capsys):
+    from memorykit.cli import main
+
+    course, _ = toy
+    folder = tmp_path / "ada"
+    folder.mkdir()
+    nbformat.write(_submission(course, "02_toy", "reference"), folder / "02_toy.ipynb")
+    assert main(["course", "grade", "--course", str(course.root), "--student", "ada",
+                 "--notebooks", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("ada: 1 / 1 points") and "02-ex1-check: 1 / 1" in out
+    for argv, named in ((["--workers", "0"], "workers must be >= 1, got 0"),
+                        (["--notebooks", str(tmp_path / "none")], "none"),
+                        (["--lessons", "99_x"], "'99_x'")):
+        with pytest.raises(SystemExit) as exc:
+            main(["course", "grade", "--course", str(course.root), "--student", "ada", *argv])
+        assert exc.value.code == 2 and named in capsys.readouterr().err
+
+
+def test_cli_releases_a_lesson_and_refuses_bad_arguments(tmp_path, capsys):
+    from memorykit.cli import main
+
+    assert main(["course", "release", "--out", str(tmp_path / "c"),
+                 "--lessons", "01_tokens_and_budgets"]) == 0
+    assert "student edition:" in capsys.readouterr().out
+    released = tmp_path / "c" / "release" / "01_tokens_and_budgets" / "01_tokens_and_budgets.ipynb"
+    assert released.is_file() and broken_links(tmp_path / "c" / "release") == []
+    with pytest.raises(SystemExit) as exc:
+        main(["course", "release", "--out", str(tmp_path / "d"), "--lessons", "13_nope"])
+    assert exc.value.code == 2 and "'13_nope'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["course", "release", "--out", str(released)])
+    assert "is a file" in capsys.readouterr().err

@@ -61,9 +61,22 @@ def run(root: Path, action: str, *args: str) -> None:
                            f"{result.get('error') or ''}\n{result.get('log') or ''}".rstrip())
 
 
-if __name__ == "__main__":  # one nbgrader action in its own process: memorykit.course.grading
+
+def add_student(root: Path, student: str) -> None:
+    """Enter ``student`` in the gradebook (before lessons are graded at once: each autograde
+    would otherwise create the same student, and all but one would fail)."""
+    from nbgrader.api import Gradebook
+
+    with nbgrader_env(), Gradebook(f"sqlite:///{root}/gradebook.db") as gb:
+        gb.update_or_create_student(student)
+
+
+def main(argv: list[str]) -> int:
+    """``ROOT ACTION ARG...``: one nbgrader action in a process of its own (exit 1 and
+    nbgrader's log on stderr when it fails)."""
     try:
-        run(Path(sys.argv[1]), *sys.argv[2:])
+        run(Path(argv[0]), *argv[1:])
     except RuntimeError as exc:
         print(exc, file=sys.stderr)
-        sys.exit(1)
+        return 1
+    return 0

@@ -124,8 +124,9 @@ def submit(course: Course, student: str, notebooks: Mapping[str, Any]) -> None:
 
 def _autograde_apart(root: str, lesson: str, student: str) -> None:
     """nbgrader's autograde in a process of its own (several run at once)."""
-    done = subprocess.run([sys.executable, "-m", "memorykit.course._nbgrader", root, "autograde",
-                           lesson, student], capture_output=True, text=True, check=False)
+    code = "import sys; from memorykit.course._nbgrader import main; sys.exit(main(sys.argv[1:]))"
+    done = subprocess.run([sys.executable, "-c", code, root, "autograde", lesson, student],
+                          capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(done.stderr.strip() or f"nbgrader autograde {lesson} {student} failed")
 
@@ -183,6 +184,7 @@ def autograde(course: Course, student: str, lessons: Sequence[str] | None = None
         for root, lesson, _ in jobs:
             _nbgrader.run(Path(root), "autograde", lesson, student)
     else:
+        _nbgrader.add_student(course.root, student)
         with ThreadPoolExecutor(min(workers, len(jobs))) as pool:
             for future in [pool.submit(_autograde_apart, *job) for job in jobs]:
                 future.result()

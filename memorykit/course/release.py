@@ -156,8 +156,10 @@ def build_course(out: Path, *, repo: Path | None = None,
     root = _prepare(out)
     (root / "nbgrader_config.py").write_text(_nbgrader.CONFIG, encoding="utf-8")
     course = Course(root, tuple(chosen))
-    student = Edition(repo, course.release, lambda p: not _instructor_only(p))
-    teacher = Edition(repo, course.instructor, lambda p: True)
+    # a link to a lesson left out of this course (``lessons``) becomes its plain text
+    left_out = {f"notebooks/{s}.ipynb" for s in available} - {f"notebooks/{s}.ipynb" for s in chosen}
+    student = Edition(repo, course.release, lambda p: p not in left_out and not _instructor_only(p))
+    teacher = Edition(repo, course.instructor, lambda p: p not in left_out)
     for edition in (student, teacher):
         pages = [p for p in STUDENT_PAGES if edition.keep(p)]
         if edition is teacher:
