@@ -180,6 +180,8 @@ def autograde(course: Course, student: str, lessons: Sequence[str] | None = None
             raise FileNotFoundError(f"{student} submitted no {lesson} "
                                     f"(expected {folder / lesson / f'{lesson}.ipynb'})")
     jobs = [(str(course.root), lesson, student) for lesson in lessons]
+    if not jobs:  # lessons=[]: nothing to grade
+        return Grades(student, ())
     if workers == 1 or len(jobs) == 1:
         for root, lesson, _ in jobs:
             _nbgrader.run(Path(root), "autograde", lesson, student)
