@@ -47,6 +47,15 @@ def edition_path(repo_path: str) -> str:
     return repo_path
 
 
+# fenced code blocks and inline code spans: their text is shown as written, never a link
+_CODE = re.compile(r"(```.*?```|~~~.*?~~~|`[^`\n]*`)", re.S)
+
+
+def _outside_code(text: str, change: Callable[[str], str]) -> str:
+    parts = _CODE.split(text)
+    return "".join(part if i % 2 else change(part) for i, part in enumerate(parts))
+
+
 def _is_relative(target: str) -> bool:
     return not (re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target) or target.startswith(("#", "/")))
 
@@ -57,9 +66,10 @@ def _split(target: str) -> tuple[str, str]:
 
 
 def relative_links(text: str) -> list[str]:
-    """Every relative link target in markdown ``text`` (without its ``#anchor``)."""
-    found = [m.group("target") for m in _MD_LINK.finditer(text)]
-    found += [m.group("target") for m in _HTML_LINK.finditer(text)]
+    """Every relative link target in markdown ``text`` (without its ``#anchor``; not in code)."""
+    plain = "".join(p for i, p in enumerate(_CODE.split(text)) if not i % 2)
+    found = [m.group("target") for m in _MD_LINK.finditer(plain)]
+    found += [m.group("target") for m in _HTML_LINK.finditer(plain)]
     return [_split(t)[0] for t in found if _is_relative(t) and _split(t)[0]]
 
 
@@ -101,7 +111,7 @@ def rewrite_links(text: str, repo_path: str, keep: Callable[[str], bool],
             return m.group(0)
         return f"{m.group('attr')}{m.group('q')}{moved(*found)}{m.group('q')}"
 
-    return _HTML_LINK.sub(html, _MD_LINK.sub(markdown, text))
+    return _outside_code(text, lambda part: _HTML_LINK.sub(html, _MD_LINK.sub(markdown, part)))
 
 
 @dataclass
