@@ -203,6 +203,8 @@ def test_bad_arguments_are_refused_naming_the_value(toy, tmp_path):
         autograde(course, "blank", workers=2.5)
     with pytest.raises(ValueError, match="workers must be >= 1, got 0"):
         autograde(course, "blank", workers=0)
+    with pytest.raises(TypeError, match="'01_toy'"):
+        autograde(course, "blank", "01_toy")
     with pytest.raises(FileNotFoundError, match="nobody"):
         autograde(course, "nobody")
     with pytest.raises(ValueError, match="'99_nope'"):

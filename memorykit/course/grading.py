@@ -169,14 +169,16 @@ def autograde(course: Course, student: str, lessons: Sequence[str] | None = None
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
     _check_student(student)
+    if isinstance(lessons, str):
+        raise TypeError(f"lessons must be a list of lesson names, got the string {lessons!r}")
     folder = course.root / "submitted" / student
     if lessons is None:
         lessons = [lesson for lesson in course.lessons if (folder / lesson).is_dir()]
         if not lessons:
             raise FileNotFoundError(f"nothing submitted for {student} in {folder}")
     for lesson in lessons:
-        if not (course.notebook("release", lesson).parent.parent == course.release
-                and (folder / lesson / f"{lesson}.ipynb").is_file()):
+        course.notebook("release", lesson)  # refuses a lesson the course does not have
+        if not (folder / lesson / f"{lesson}.ipynb").is_file():
             raise FileNotFoundError(f"{student} submitted no {lesson} "
                                     f"(expected {folder / lesson / f'{lesson}.ipynb'})")
     jobs = [(str(course.root), lesson, student) for lesson in lessons]
