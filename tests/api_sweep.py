@@ -95,6 +95,10 @@ for _name in (
     "memorykit.scenarios.probes.ProbeConversation",
 ):
     EXCLUDED[_name] = _RECORD
+# memorykit.course: grades read back from nbgrader's gradebook
+for _name in ("memorykit.course.grading.CellGrade", "memorykit.course.grading.LessonGrade",
+              "memorykit.course.grading.Grades"):
+    EXCLUDED[_name] = _RECORD
 
 
 def _is_widget(qualname: str) -> bool:
@@ -481,6 +485,9 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
     "memorykit.lessons.checks.columns.check_salience_weights": {
         "weights": {"belief_strength": 0.5}},
     "memorykit.longterm.search_tool.answer_memory_search": lambda: _memory_search_call(),
+    # an empty list of lessons grades nothing (fast); the probes reach the worker count
+    "memorykit.course.grading.autograde": lambda: {
+        "course": _course(), "student": "sweep", "lessons": []},
 }
 """Valid arguments for callables whose required parameters no annotation can fill, or
 whose defaults are slow (the probes call with these). Keys: qualified names."""
@@ -500,6 +507,12 @@ def _rebuilt_slots() -> Any:
             return TaskSlots.decide(self, priority, active)
 
     return Rebuilt
+
+
+def _course() -> Any:
+    from memorykit.course import Course
+
+    return Course(Path(tempfile.gettempdir()) / "memorykit-sweep-no-course", ())
 
 
 def _service_loop_service() -> Any:
@@ -586,6 +599,8 @@ for _kind, _line in (("Uniform", "real line"), ("RandInt", "integers")):
             f"a search range may lie anywhere on the {_line}")
 ACCEPTED[("memorykit.evaluation.sweep.LogUniform.high", "huge int")] = (
     "a log-uniform range may span any positive interval")
+ACCEPTED[("memorykit.course.grading.autograde.workers", "huge int")] = (
+    "a cap on lessons graded at once: the pool never grows past the lessons to grade")
 ACCEPTED[("age_minutes", "list")] = "ages may be given as a sequence (one weight per age)"
 ACCEPTED[("age_minutes", "huge int")] = "an age is a duration: a huge one weighs ~0, well defined"
 for _name in ("seed",):

@@ -1,0 +1,266 @@
+"""The course editions end to end (issue 16): release, then grade the release three ways.
+
+``build_course`` makes the student edition with nbgrader's ``generate_assignment`` and the
+instructor edition; nbgrader's ``autograde`` then grades the release (a) unanswered: no marks,
+(b) with every answer cell replaced by its ``metadata.memorykit.wrong_answer``: no marks on any
+graded cell, each with the checker's "NOT YET" explanation as feedback, (c) with the reference
+answers (the answer cells of the instructor notebooks): full marks. The student edition holds no
+solution region, no line of a reference answer, no output and no wrong answer, and every relative
+link in both editions resolves.
+
+Run over a two-lesson toy course always, and over every lesson in ``notebooks/`` that has graded
+cells (a lesson without them fails the rhythm test, tests/test_notebook_rhythm.py, not this one).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("nbgrader")
+
+import nbformat  # noqa: E402
+
+from course_toy import write_toy_repo  # noqa: E402
+from memorykit.course import Course, Grades, autograde, build_course, submit  # noqa: E402
+from memorykit.course.layout import relative_links  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKERS = 2
+BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+
+
+def _nbgrader(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def graded_lessons(repo: Path) -> list[str]:
+    """The lessons of ``repo`` whose notebook has at least one graded cell."""
+    found = []
+    for path in sorted((repo / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        if path.stem[:2] != "00" and any(_nbgrader(c).get("grade")
+                                         for c in nbformat.read(path, 4).cells):
+            found.append(path.stem)
+    return found
+
+
+def _answer_cells(nb) -> dict[str, object]:
+    return {_nbgrader(c)["grade_id"]: c for c in nb.cells
+            if c.cell_type == "code" and _nbgrader(c).get("solution")}
+
+
+def _solution_lines(source: str) -> set[str]:
+    inside, outside, within = set(), set(), False
+    for line in source.splitlines():
+        stripped = line.strip()
+        if stripped in (BEGIN, END):
+            within = stripped == BEGIN
+        elif stripped:
+            (inside if within else outside).add(stripped)
+    return inside - outside
+
+
+def _submission(course: Course, lesson: str, kind: str):
+    """The release notebook of ``lesson`` answered as ``kind``: blank, wrong or reference."""
+    nb = nbformat.read(course.notebook("release", lesson), 4)
+    if kind == "blank":
+        return nb
+    teacher = _answer_cells(nbformat.read(course.notebook("instructor", lesson), 4))
+    for grade_id, cell in _answer_cells(nb).items():
+        if kind == "reference":
+            cell.source = teacher[grade_id].source
+        else:
+            wrong = teacher[grade_id].metadata.get("memorykit", {}).get("wrong_answer")
+            assert isinstance(wrong, str) and wrong.strip(), (
+                f"{lesson} {grade_id}: no metadata.memorykit.wrong_answer to submit")
+            cell.source = wrong
+    return nb
+
+
+def assert_student_edition_clean(course: Course) -> None:
+    for lesson in course.lessons:
+        student = nbformat.read(course.notebook("release", lesson), 4)
+        teacher = _answer_cells(nbformat.read(course.notebook("instructor", lesson), 4))
+        answers = _answer_cells(student)
+        assert set(answers) == set(teacher), f"{lesson}: answer cells differ between editions"
+        for i, cell in enumerate(student.cells):
+            assert BEGIN not in cell.source and END not in cell.source, f"{lesson} cell {i}"
+            assert not cell.get("outputs"), f"{lesson} cell {i} keeps outputs in the release"
+            assert "wrong_answer" not in cell.metadata.get("memorykit", {}), f"{lesson} cell {i}"
+        for grade_id, cell in answers.items():
+            shown = {line.strip() for line in cell.source.splitlines()}
+            leaked = _solution_lines(teacher[grade_id].source) & shown
+            assert not leaked, f"{lesson} {grade_id}: the release shows answer lines {leaked}"
+
+
+def broken_links(edition: Path) -> list[str]:
+    """Relative links in ``edition``'s notebooks (markdown cells) and markdown files that
+    do not resolve."""
+    broken = []
+    for path in sorted(edition.rglob("*")):
+        if path.suffix == ".ipynb":
+            texts = [c.source for c in nbformat.read(path, 4).cells if c.cell_type == "markdown"]
+        elif path.suffix == ".md":
+            texts = [path.read_text(encoding="utf-8")]
+        else:
+            continue
+        for text in texts:
+            for target in relative_links(text):
+                if not (path.parent / target).exists():
+                    broken.append(f"{path.relative_to(edition)} -> {target}")
+    return broken
+
+
+def grade_three_ways(course: Course) -> dict[str, Grades]:
+    grades = {}
+    for kind in ("blank", "wrong", "reference"):
+        submit(course, kind, {lesson: _submission(course, lesson, kind)
+                              for lesson in course.lessons})
+        grades[kind] = autograde(course, kind, workers=WORKERS)
+    return grades
+
+
+def assert_graded_as_expected(grades: dict[str, Grades], lessons: tuple[str, ...]) -> None:
+    for kind, result in grades.items():
+        assert [g.lesson for g in result.lessons] == list(lessons), kind
+        for lesson in result.lessons:
+            assert lesson.cells, f"{lesson.lesson}: no graded cell was graded"
+            for cell in lesson.cells:
+                where = f"{kind} {lesson.lesson} {cell.grade_id}: {cell.points:g}/{cell.max_points:g}"
+                if kind == "reference":
+                    assert cell.passed and cell.max_points > 0, f"{where}\n{cell.feedback}"
+                else:
+                    assert cell.points == 0, where
+                    assert cell.feedback, f"{where}: no feedback"
+                if kind == "wrong":
+                    assert "NOT YET" in cell.feedback, f"{where}: not the checker's verdict:\n" \
+                                                       f"{cell.feedback}"
+    reference = grades["reference"]
+    assert reference.points == reference.max_points > 0
+
+
+def run_end_to_end(repo: Path, out: Path, lessons: list[str]) -> tuple[Course, dict[str, Grades]]:
+    course = build_course(out, repo=repo, lessons=lessons)
+    assert course.lessons == tuple(lessons)
+    assert_student_edition_clean(course)
+    for edition in (course.release, course.instructor):
+        assert broken_links(edition) == [], edition.name
+    grades = grade_three_ways(course)
+    assert_graded_as_expected(grades, course.lessons)
+    return course, grades
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory) -> tuple[Course, dict[str, Grades]]:
+    tmp = tmp_path_factory.mktemp("toy")
+    return run_end_to_end(write_toy_repo(tmp / "repo"), tmp / "course", ["01_toy", "02_toy"])
+
+
+def test_toy_course_releases_and_grades_end_to_end(toy):
+    course, grades = toy
+    assert grades["reference"].points == 4 and grades["reference"].max_points == 4
+    victim = grades["wrong"].lesson("01_toy").cells[1]
+    assert victim.grade_id == "01-ex2-check" and victim.max_points == 2
+    assert "ImportanceBuffer" in victim.feedback and "smallest failing input" in victim.feedback
+    assert "NameError" in grades["blank"].lesson("01_toy").cells[0].feedback
+
+
+def test_editions_move_links_and_keep_instructor_pages_out_of_the_release(toy):
+    course, _ = toy
+    student = nbformat.read(course.notebook("release", "01_toy"), 4)
+    text = "\n".join(c.source for c in student.cells)
+    assert "[02 · Toy](../02_toy/02_toy.ipynb)" in text
+    assert "[D1](../docs/BIBLIOGRAPHY.md#d1)" in text and 'href="../docs/GLOSSARY.md"' in text
+    assert "INSTRUCTOR_GUIDE" not in text and "the guide" in text  # unlinked, text kept
+    assert not (course.release / "docs" / "INSTRUCTOR_GUIDE.md").exists()
+    assert not (course.release / "docs" / "review").exists()
+    assert (course.instructor / "docs" / "review" / "01.md").is_file()
+    assert "[the guide](../docs/INSTRUCTOR_GUIDE.md)" in "\n".join(
+        c.source for c in nbformat.read(course.notebook("instructor", "01_toy"), 4).cells)
+    bibliography = (course.release / "docs" / "BIBLIOGRAPHY.md").read_text(encoding="utf-8")
+    assert "(../01_toy/01_toy.ipynb)" in bibliography
+    assert "[Budgets](01_toy/01_toy.ipynb)" in "\n".join(
+        c.source for c in nbformat.read(course.release / "00_index.ipynb", 4).cells)
+
+
+def test_the_report_shows_points_and_feedback(toy):
+    _, grades = toy
+    report = grades["wrong"].report()
+    assert report.startswith("wrong: 0 / 4 points")
+    assert "01-ex2-check: 0 / 2" in report and "| [02 victim choice] NOT YET" in report
+
+
+def test_bad_arguments_are_refused_naming_the_value(toy, tmp_path):
+    course, _ = toy
+    with pytest.raises(ValueError, match="'a b'"):
+        submit(course, "a b", {})
+    with pytest.raises(ValueError, match="'99_nope'"):
+        submit(course, "x", {"99_nope": course.notebook("release", "01_toy")})
+    with pytest.raises(TypeError, match="2.5"):
+        autograde(course, "blank", workers=2.5)
+    with pytest.raises(ValueError, match="workers must be >= 1, got 0"):
+        autograde(course, "blank", workers=0)
+    with pytest.raises(TypeError, match="'01_toy'"):
+        autograde(course, "blank", "01_toy")
+    with pytest.raises(FileNotFoundError, match="nobody"):
+        autograde(course, "nobody")
+    with pytest.raises(ValueError, match="'99_nope'"):
+        build_course(tmp_path / "c", repo=ROOT, lessons=["99_nope"])
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me", encoding="utf-8")
+    with pytest.raises(FileExistsError, match="not a course directory"):
+        build_course(tmp_path / "mine", repo=ROOT)
+    with pytest.raises(FileNotFoundError, match="not a course directory"):
+        Course.open(tmp_path / "mine")
+
+
+def test_the_lessons_release_and_grade_end_to_end(tmp_path):
+    lessons = graded_lessons(ROOT)
+    if not lessons:
+        pytest.skip("no lesson in notebooks/ has graded cells yet")
+    t0 = time.monotonic()
+    course, grades = run_end_to_end(ROOT, tmp_path / "course", lessons)
+    artifacts = ROOT / ".ci" / "artifacts"
+    artifacts.mkdir(parents=True, exist_ok=True)
+    (artifacts / "course_grades.txt").write_text(
+        "\n\n".join(g.report() for g in grades.values())
+        + f"\n\n{len(lessons)} lessons x 3 submissions graded in {time.monotonic() - t0:.0f} s "
+        f"({WORKERS} workers)\n", encoding="utf-8")
+
+
+def test_cli_grades_a_students_folder(toy, tmp_path, capsys):
+    from memorykit.cli import main
+
+    course, _ = toy
+    folder = tmp_path / "ada"
+    folder.mkdir()
+    nbformat.write(_submission(course, "02_toy", "reference"), folder / "02_toy.ipynb")
+    assert main(["course", "grade", "--course", str(course.root), "--student", "ada",
+                 "--notebooks", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("ada: 1 / 1 points") and "02-ex1-check: 1 / 1" in out
+    for argv, named in ((["--workers", "0"], "workers must be >= 1, got 0"),
+                        (["--notebooks", str(tmp_path / "none")], "none"),
+                        (["--lessons", "99_x"], "'99_x'")):
+        with pytest.raises(SystemExit) as exc:
+            main(["course", "grade", "--course", str(course.root), "--student", "ada", *argv])
+        assert exc.value.code == 2 and named in capsys.readouterr().err
+
+
+def test_cli_releases_a_lesson_and_refuses_bad_arguments(tmp_path, capsys):
+    from memorykit.cli import main
+
+    assert main(["course", "release", "--out", str(tmp_path / "c"),
+                 "--lessons", "01_tokens_and_budgets"]) == 0
+    assert "student edition:" in capsys.readouterr().out
+    released = tmp_path / "c" / "release" / "01_tokens_and_budgets" / "01_tokens_and_budgets.ipynb"
+    assert released.is_file() and broken_links(tmp_path / "c" / "release") == []
+    with pytest.raises(SystemExit) as exc:
+        main(["course", "release", "--out", str(tmp_path / "d"), "--lessons", "13_nope"])
+    assert exc.value.code == 2 and "'13_nope'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["course", "release", "--out", str(released)])
+    assert "is a file" in capsys.readouterr().err
