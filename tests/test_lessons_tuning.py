@@ -178,7 +178,7 @@ def test_retrieval_policy_checker_runs_the_library_contracts():
     assert not nothing and any(f"is under {bar['threshold']:.3f}" in d for d in nothing.details)
     text = check_retrieval_policy(NotANumber)
     assert not text and any("score() must return a number, got 'high'" in d for d in text.details)
-    assert "does not write score()" in check_retrieval_policy(ScoredRetrieval).reason
+    assert "does not override score" in check_retrieval_policy(ScoredRetrieval).reason
     with pytest.raises(TypeError, match="subclasses ScoredRetrieval .*got TermOverlapRetrieval"):
         check_retrieval_policy(TermOverlapRetrieval())
 

@@ -60,6 +60,20 @@ def _explain(error: BaseException) -> str:
     return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 3] + "..."
 
 
+def missing_override(candidate: object, base: type, method: str, *, argument: str,
+                     exercise: str) -> Verdict | None:
+    """For a checker whose student subclasses ``base`` and overrides ``method``: ``TypeError``
+    when ``candidate`` is not such a class, a failing verdict when it does not override
+    ``method`` (it would pass as the library's own code), else None."""
+    if not (isinstance(candidate, type) and issubclass(candidate, base)):
+        raise TypeError(f"{argument} must be a class that subclasses {base.__name__} (pass the "
+                        f"class itself, not an instance), got {candidate!r}")
+    if getattr(candidate, method) is getattr(base, method):
+        return Verdict(exercise, False, f"{candidate.__name__} does not override {method}: it is "
+                                        f"still {base.__name__}'s own")
+    return None
+
+
 def _hypothesis_files_outside_the_notebook() -> None:
     """Hypothesis caches (its constants and unicode tables; examples are never saved here) go to
     a temp folder instead of ``.hypothesis/`` in the student's working directory, unless the

@@ -32,14 +32,12 @@ def check_victim_choice(buffer_class: Any, *, show: bool = False) -> Verdict:
     from memorykit.buffers.policies import ImportanceBuffer
     from memorykit.contracts import run_contracts
     from memorykit.contracts.buffers import BUFFER_CONTRACTS, agrees_with
+    from memorykit.contracts.runner import missing_override
 
-    if not (isinstance(buffer_class, type) and issubclass(buffer_class, MessageBuffer)):
-        raise TypeError("buffer_class must be a class that subclasses MessageBuffer "
-                        f"(pass the class itself, not an instance), got {buffer_class!r}")
-    if buffer_class._choose_victim is MessageBuffer._choose_victim:
-        return report(Verdict("02 victim choice", False,
-                              f"{buffer_class.__name__} does not override _choose_victim: "
-                              "it is still the base class's FIFO choice"), show)
+    not_overridden = missing_override(buffer_class, MessageBuffer, "_choose_victim",
+                                      argument="buffer_class", exercise="02 victim choice")
+    if not_overridden is not None:
+        return report(not_overridden, show)
     contracts = (*BUFFER_CONTRACTS, agrees_with(
         lambda budget, clock: ImportanceBuffer(max_tokens=budget, clock=clock),
         "the library's ImportanceBuffer"))

@@ -21,13 +21,12 @@ def check_admission_rule(slots_class: Any, *, show: bool = False) -> Verdict:
     from memorykit.contracts.tasks import SLOT_CONTRACTS, agrees_with
     from memorykit.workspace.tasks import TaskSlots
 
-    if not (isinstance(slots_class, type) and issubclass(slots_class, TaskSlots)):
-        raise TypeError("slots_class must be a class that subclasses TaskSlots (pass the class "
-                        f"itself, not an instance), got {slots_class!r}")
-    if slots_class.decide is TaskSlots.decide:
-        return report(Verdict("05 admission rule", False,
-                              f"{slots_class.__name__} does not override decide: it is still the "
-                              "library's rule"), show)
+    from memorykit.contracts.runner import missing_override
+
+    not_overridden = missing_override(slots_class, TaskSlots, "decide", argument="slots_class",
+                                      exercise="05 admission rule")
+    if not_overridden is not None:
+        return report(not_overridden, show)
     return report(run_contracts(slots_class, (*SLOT_CONTRACTS, agrees_with()),
                                 exercise="05 admission rule"), show)
 

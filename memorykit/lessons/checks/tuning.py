@@ -121,12 +121,12 @@ def check_retrieval_policy(policy_class: Any, *, show: bool = False) -> Verdict:
     from memorykit.lessons.data import load_tuning_data
 
     name = "12 retrieval policy"
-    if not (isinstance(policy_class, type) and issubclass(policy_class, ScoredRetrieval)):
-        raise TypeError("policy_class must be a class that subclasses ScoredRetrieval (pass the "
-                        f"class itself, not an instance), got {policy_class!r}")
-    if policy_class.score is ScoredRetrieval.score:
-        return report(Verdict(name, False, f"{policy_class.__name__} does not write score(): it "
-                               "still raises NotImplementedError"), show)
+    from memorykit.contracts.runner import missing_override
+
+    not_overridden = missing_override(policy_class, ScoredRetrieval, "score",
+                                      argument="policy_class", exercise=name)
+    if not_overridden is not None:
+        return report(not_overridden, show)
     bar = retrieval_threshold()
 
     def reaches_the_threshold(make: Any) -> None:
