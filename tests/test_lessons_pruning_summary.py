@@ -32,6 +32,7 @@ from memorykit.lessons.checks import (
     check_summary_settings,
 )
 from memorykit.lessons.data import default_conversation
+from memorykit.tokens import Tokenizer
 
 pytest.importorskip("plotly")
 pytest.importorskip("ipywidgets")
@@ -536,6 +537,33 @@ def test_check_summarizer_runs_the_summary_contracts_and_names_what_to_change():
         check_summarizer(ExtractiveSummarizer())
     with pytest.raises(TypeError, match="must define summarize"):
         check_summarizer(int)
+
+
+def test_check_summarizer_fails_a_summarizer_that_keeps_the_oldest_facts():
+    """Found in the issue-16 review: filling the cap from the oldest fact passed every check;
+    the exercise asks for the newest that fit."""
+    from memorykit.lessons.checks import check_summarizer
+
+    class OldestFirst:
+        name, is_llm = "oldest-first", False
+
+        def __init__(self):
+            self.counter = Tokenizer()
+
+        def summarize(self, messages, max_tokens):
+            kept = []
+            for m in messages:
+                for part in m.content.split(". "):
+                    part = part.strip()
+                    if part and any(ch.isdigit() for ch in part):
+                        line = f"{m.role}: {part}{'' if part[-1] in '.!?' else '.'}"
+                        if self.counter.count(" ".join([*kept, line])) <= max_tokens:
+                            kept.append(line)
+            return " ".join(kept)
+
+    verdict = check_summarizer(OldestFirst)
+    assert not verdict.passed and "1 of 5 contracts failed" in verdict.reason
+    assert "keep the newest that do" in str(verdict)
 
 
 def test_check_victim_choice_refuses_a_non_buffer_class():

@@ -375,3 +375,10 @@ def test_bench_recall_lessons_runs(capsys):
     assert main(["--moves", "4"]) == 0
     out = capsys.readouterr().out
     assert "lesson 09 EpisodicSurfaceExplorer" in out and "lesson 10 ArchitecturesExplorer" in out
+
+
+def test_semantic_best_teaching_verdict_keeps_the_best_recall_to_itself():
+    """Lesson 10 shows the verdict at D3's 0.65 in a teaching cell: the best recall is half of
+    Exercise 2's answer, so it names neither it nor the threshold (issue-16 review)."""
+    verdict = str(checks.check_semantic_best({"threshold": 0.65, "recall": 0.5}))
+    assert "100%" not in verdict and "best" in verdict

@@ -267,6 +267,8 @@ def test_column_log_follows_one_memory(small):
 def test_columns_exercise_checker():
     assert not check_column_limits(8, 20, show=False)  # 35.2%
     assert not check_column_limits(8, 13, show=False)  # 46.1%, keeps every link, but 16 objects fit too
+    # The lesson shows this verdict in a teaching cell: it must not name the answer's 16.
+    assert "16" not in str(check_column_limits(8, 13, show=False))
     assert not check_column_limits(8, 12, show=False)  # drops a task-linked object at 1 turn
     assert not check_column_limits(1, 30, show=False)  # fewer notes than the seed's 8
     assert not check_column_limits(8, 17, show=False)  # 39.4%

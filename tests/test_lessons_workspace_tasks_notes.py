@@ -196,12 +196,16 @@ def test_escalation_explorer_clamps_and_summarizes():
     (1.34, True, "keeps its slot"),
     # T030 (0.79, capped at 1.00 in the audit's 1.3x) preempts T004 (0.57 x 1.3 = 0.741) only below 1.3495
     (1.35, False, "only 14 tasks complete"),
-    (1.5, False, "T030: 0.79 vs 0.57, x urgency 1.3: 1.00 vs 0.741 needs < 1.350"),
+    (1.5, False, "T030: 0.79 vs 0.57, x urgency 1.3: 1.00 vs 0.741, a preemption the ratio"),
     (4, False, "only"),  # legal but far past the range: a verdict, not an error
 ])
 def test_check_preemption_ratio(ratio, passed, why):
     v = check_preemption_ratio(ratio)
     assert v.passed is passed and why in v.reason
+    # The teaching cells show the verdicts at 1.3 and 1.5: neither may state the bounds of the
+    # answer's interval (0.69 / 0.53 = 1.3019, 1.00 / 0.741 = 1.3495).
+    if ratio in (1.3, 1.5):
+        assert not any(bound in str(v) for bound in ("1.3019", "1.302", "1.3495", "1.349", "1.350"))
 
 
 @pytest.mark.parametrize(("ratio", "error", "message"), [

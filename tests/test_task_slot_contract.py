@@ -68,3 +68,25 @@ def test_admit_refuses_a_decision_it_cannot_apply(answer, message):
     slots = Odd(SlotSettings(max_slots=1))
     with pytest.raises((TypeError, ValueError), match=message.replace("(", r"\(").replace(")", r"\)")):
         slots.admit(Task("a", "a", 0.9), 0.0)
+
+
+class PlainGreaterThan(TaskSlots):
+    """The rule with a plain ``>`` on the 1.3x bound: a float product just under a two-decimal
+    priority (1.3 x 0.7 = 0.9099999999999999) lets a tie preempt. Found in the issue-16 review:
+    it passed every contract until the edge case was added."""
+
+    def decide(self, priority, active):
+        s = self.settings
+        if priority <= s.activation_threshold:
+            return ("deferred" if priority < s.defer_below else "noted"), None
+        if len(active) < s.max_slots:
+            return "activated", None
+        victim = min(range(len(active)), key=lambda i: (active[i], -i))
+        return ("preempted", victim) if priority > s.preemption_ratio * active[victim] else ("noted", None)
+
+
+def test_a_plain_greater_than_on_the_bound_fails_the_edges():
+    verdict = run_contracts(PlainGreaterThan, CONTRACTS, exercise="x")
+    assert not verdict.passed
+    assert "a task of priority 0.91 arrives" in verdict.details[0]
+    assert "strictly_above" in verdict.details[0]

@@ -138,7 +138,10 @@ def _boundaries(make: SlotsMaker) -> None:
             ([0.55, 0.9, 0.9, 0.9], 0.715, "noted", None, "1.3 x 0.55 = 0.715 exactly: no preemption"),
             ([0.55, 0.9, 0.9, 0.9], 0.72, "preempted", "T0", "0.72 > 1.3 x 0.55 = 0.715"),
             ([0.6, 0.6, 0.9, 0.9], 0.95, "preempted", "T1",
-             "T0 and T1 tie at 0.6: the most recently activated (T1) is demoted")):
+             "T0 and T1 tie at 0.6: the most recently activated (T1) is demoted"),
+            ([0.7, 0.9, 0.9, 0.9], 0.91, "noted", None,
+             "1.3 x 0.7 = 0.91 exactly, computed as 0.9099999999999999: a plain > preempts on "
+             "the tie, strictly_above does not")):
         slots = _full_slots(make, lows)
         d = slots.admit(Task("new", "new", p), 10.0)
         got = d.demoted.id if d.demoted is not None else None

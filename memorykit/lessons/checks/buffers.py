@@ -322,6 +322,24 @@ def _keeps_every_fact_with_room(summarizer: Any) -> None:
         f"order, got {text!r}")
 
 
+def _keeps_the_newest_when_short(summarizer: Any) -> None:
+    from memorykit.messages import MessageFactory
+    from memorykit.tokens import Tokenizer
+
+    factory = MessageFactory()
+    messages = [factory.user("My flight AF 4645 leaves at 7pm."),
+                factory.assistant("Your seat is 14D, booked for 2 nights."),
+                factory.user("The gate code is 5521 for the lounge.")]
+    newest = ("assistant: Your seat is 14D, booked for 2 nights. "
+              "user: The gate code is 5521 for the lounge.")
+    cap = Tokenizer().count(newest)
+    text = summarizer.summarize(messages, cap)
+    assert text == newest, (
+        f"three facts, room ({cap} tokens) for the newest two only: when not all fit, keep the "
+        f"newest that do (walk from the newest back), in conversation order; expected "
+        f"{newest!r}, got {text!r}")
+
+
 def check_summarizer(summarizer_class: Any, *, show: bool = False) -> Verdict:
     """Lesson 03, build it yourself: ``summarizer_class()`` is a ``Summarizer`` that keeps the
     sentences holding a number (the facts), newest first while they fit, in conversation order
@@ -339,5 +357,7 @@ def check_summarizer(summarizer_class: Any, *, show: bool = False) -> Verdict:
         raise TypeError(f"{summarizer_class.__name__} must define summarize(messages, max_tokens)")
     contracts = (*SUMMARIZER_CONTRACTS,
                  Contract("with room, it keeps every sentence holding a number and only those, "
-                          "labelled and in order", _keeps_every_fact_with_room))
+                          "labelled and in order", _keeps_every_fact_with_room),
+                 Contract("short of room, it keeps the newest facts that fit",
+                          _keeps_the_newest_when_short))
     return report(run_contracts(summarizer, contracts, exercise="03 summarizer"), show)

@@ -244,8 +244,11 @@ def check_column_limits(top_notes: Any, max_objects: Any, *, show: bool = False)
                         f"{cmp.turns_dropping_linked.size} turns: the column must hold up to "
                         f"{int(tables.linked_needed.max())} objects to keep them all")
     if not problems and max_objects < best:
-        problems.append(f"these limits meet both conditions, but the column can show up to {best} objects "
-                        f"and still meet them: {best - max_objects} more object(s) given away for nothing")
+        # Not the number itself: a teaching cell shows this verdict for too few objects, and the
+        # answer is that number.
+        problems.append("these limits meet both conditions, but the column could show more objects and "
+                        "still meet them: objects given away for nothing; raise max_objects until one "
+                        "more would break a condition")
     label = f"top_notes={top_notes} max_objects={max_objects}"
     if problems:
         return report(Verdict(name, False, f"{label}: " + "; ".join(problems), tuple(details)), show)

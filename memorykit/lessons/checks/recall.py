@@ -214,11 +214,12 @@ def check_semantic_best(answer: Any, *, show: bool = False) -> Verdict:
     ref = semantic_best()
     i = DISTRACTORS.index(SEMANTIC_EXERCISE["distractors"])
     got = curve("C", SEMANTIC_EXERCISE["window"], semantic_threshold=t).recall[i]
-    details = (f"C at threshold {t:g}: recall {got:.0%}; best over 0.05..0.90: "
-               f"{ref['recall']:.0%}",)
+    # The best recall is half the answer, and the lesson shows this verdict at D3's 0.65 in a
+    # teaching cell: it says below the best, not what the best is.
+    details = (f"C at threshold {t:g}: recall {got:.0%}",)
     if got < ref["recall"]:
-        return report(Verdict(name, False, f"at {t:g} C recalls {got:.0%}, below its best "
-                               f"{ref['recall']:.0%}: lower the threshold", details), show)
+        return report(Verdict(name, False, f"at {t:g} C recalls {got:.0%}, below the best it "
+                               "reaches on the grid 0.05..0.90: lower the threshold", details), show)
     if t < ref["threshold"] - 1e-9:
         return report(Verdict(name, False, f"{t:g} reaches the best recall, but a higher "
                                "threshold does too (with fewer irrelevant recalls): find the "

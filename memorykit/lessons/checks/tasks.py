@@ -65,8 +65,7 @@ def check_preemption_ratio(preemption_ratio: Any, *, show: bool = False) -> Verd
     base = seed.summary()
     details = (
         f"{ex['arrives']} ({p_new:.2f}) against {ex['keeps']} ({p_keep:.2f}): {p_new:.2f} "
-        f"{'>' if lost else 'is not >'} {r:g} x {p_keep:.2f} = {r * p_keep:.4f}; any ratio above "
-        f"{p_new / p_keep:.4f} protects {ex['keeps']}",
+        f"{'>' if lost else 'is not >'} {r:g} x {p_keep:.2f} = {r * p_keep:.4f}",
         f"{s['preemptions']} preemptions, {s['completed']} tasks completed, "
         f"{s['task_notes_expired']} waiting tasks ran out of time (D2's 1.3: {base['preemptions']}, "
         f"{base['completed']}, {base['task_notes_expired']})",
@@ -74,7 +73,8 @@ def check_preemption_ratio(preemption_ratio: Any, *, show: bool = False) -> Verd
     if lost:
         return report(Verdict(
             name, False, f"at {r:g}, {ex['arrives']} still preempts {ex['keeps']}: "
-            f"{p_new:.2f} > {r * p_keep:.4f}; raise the ratio above {p_new / p_keep:.4f}", details), show)
+            f"{p_new:.2f} > {r * p_keep:.4f}; raise the ratio until {p_new:.2f} is no longer above "
+            f"ratio x {p_keep:.2f}", details), show)
     if s["completed"] < ex["min_completed"]:
         blocked = [e for e in tl.events if e.kind == "noted" and "slots full" in e.text]
         return report(Verdict(
@@ -96,7 +96,9 @@ def _next_bound(seed: Any, task_id: str) -> str:
     e = next(e for e in seed.events if e.kind == "preempted" and e.task_id == task_id)
     low = float(seed.priorities[seed.task_ids.index(e.other_id)])
     p_m, low_m = urgent_priority(e.priority, e.urgency), urgent_priority(low, e.urgency)
-    return (f"{task_id}: {e.priority:.2f} vs {low:.2f}, x urgency {e.urgency:g}: {p_m:.2f} vs {low_m:.3f} "
-            f"needs < {p_m / low_m:.3f}")
+    # Not the quotient itself: a teaching cell shows this verdict, and with the lower bound it
+    # would hand out the answer's interval.
+    return (f"{task_id}: {e.priority:.2f} vs {low:.2f}, x urgency {e.urgency:g}: {p_m:.2f} vs {low_m:.3f}, "
+            "a preemption the ratio must stay low enough to keep")
 
 
