@@ -236,7 +236,7 @@ def test_the_generator_writes_a_locomo_sized_set_for_the_scale_benchmark(tmp_pat
     from bench.tuning_lesson_scale import write_dataset
 
     data = load_locomo(write_dataset(tmp_path, 10, 24), verify=False)
-    assert (len(data), data.n_messages, data.n_questions) == (10, 6169, 1950)
+    assert (len(data), data.n_messages, data.n_questions) == (10, 6578, 1950)
     assert len({c.id for c in data}) == 10 and data.report.duplicate_turn_ids == 0
     stats = dataset_statistics(data)
     assert stats["evidence_5_or_more_sessions_back"] > 0.5

@@ -78,16 +78,35 @@ WHEN = {"yesterday": "the day before", "last weekend": "the weekend before",
         "last week": "the week before", "two days ago": "two days before",
         "this morning": "the morning of"}
 """What a turn says -> how LoCoMo's temporal answers put it against the session's date."""
-OPENERS = ["Honestly,", "Funny thing,", "So,", "Oh,", "Anyway,", "You know what,", ""]
+OPENERS = ["Honestly,", "Funny thing,", "So,", "Oh,", "Anyway,", "You know what,", "Guess what,",
+           "Quick update,", ""]
 TOPICS = ["the new café", "my sister", "the weather", "work", "that series", "the neighbours",
           "my phone", "the traffic", "dinner", "the weekend", "the gym", "my plants", "the garden",
           "the news", "my inbox", "the kids next door", "the train", "our old school"]
 COMMENTS = ["has been on my mind all week.", "was a total mess today.", "made me laugh so hard.",
             "is driving me a bit crazy.", "turned out better than expected.", "needs a proper plan.",
-            "reminded me of you.", "is the same as ever, really.", "took most of my evening."]
+            "reminded me of you.", "is the same as ever, really.", "took most of my evening.",
+            "kept me busy from breakfast until well after dark.",
+            "has been the main thing everyone talks about lately.",
+            "surprised me, I did not see that coming at all."]
+FOLLOW_UPS = ["I keep meaning to tell you about it properly.", "Not sure what to make of it yet.",
+              "We should talk about it over coffee some time.", "How has your week been?",
+              "I will spare you the long version, it goes on and on.",
+              "My brother thinks I am overreacting, which is probably fair.",
+              "Still, it could have been a lot worse, so I am not complaining.",
+              "Remind me to show you the pictures when we meet."]
 REPLIES = ["Ha, that sounds about right.", "Oh no, I hope it gets better soon!", "That is so you.",
            "Tell me more next time we meet.", "Same here, to be honest.", "Wow, good for you!",
-           "I know the feeling.", "That made my day, thanks for sharing."]
+           "I know the feeling.", "That made my day, thanks for sharing.",
+           "No way, I would have loved to see that.", "Oh, I have been wondering about that too."]
+REPLY_TAILS = ["Things have been quiet on my side, mostly work and sleep.",
+               "I had almost the same week, believe it or not.", "Keep me posted, okay?",
+               "Let me know how it goes, I am curious now.",
+               "We really need to catch up properly, it has been ages.",
+               "My evenings have been all laundry and emails lately.",
+               "I laughed out loud on the bus reading that."]
+"""Small talk is built from these parts (opener, topic, comment and up to two follow-ups; a reply
+and up to two tails), so its length varies like the evidence turns' instead of being shorter."""
 CAPTIONS = ["a photo of a cup of coffee on a wooden table", "a photo of a dog lying on a sofa",
             "a photo of a sunset over the water", "a photo of a messy desk with a laptop"]
 
@@ -114,15 +133,19 @@ def conversation(k: int, rng: random.Random, events: int = 6) -> dict:
         turns.append({"speaker": who, "dia_id": dia, "text": text, **extra})
         return dia
 
+    def reply() -> str:
+        return " ".join([rng.choice(REPLIES)] + rng.sample(REPLY_TAILS, rng.choice((0, 1, 1, 2))))
+
     def small_talk(s: int) -> None:
         who = speakers[len(sessions[s]) % 2]
         if rng.random() < 0.06:
             say(s, who, "Look at this!", img_url=["https://example.invalid/p.jpg"],
                 blip_caption=rng.choice(CAPTIONS))
         elif rng.random() < 0.5:
-            say(s, who, f"{rng.choice(OPENERS)} {rng.choice(TOPICS)} {rng.choice(COMMENTS)}".strip())
+            parts = [rng.choice(OPENERS), rng.choice(TOPICS), rng.choice(COMMENTS)]
+            say(s, who, " ".join(parts + rng.sample(FOLLOW_UPS, rng.choice((0, 1, 1, 2)))).strip())
         else:
-            say(s, who, rng.choice(REPLIES))
+            say(s, who, reply())
 
     plan = [[] for _ in range(n_sessions)]  # events planted per session: (owner, event, slots)
     for who in (a, b):
@@ -144,7 +167,7 @@ def conversation(k: int, rng: random.Random, events: int = 6) -> dict:
                 fill = {**slots, "owner": owner, "when": rng.choice(list(WHEN))}
                 text = statement.format(**fill)
                 dia = say(s, owner, text[0].upper() + text[1:])
-                say(s, other, rng.choice(REPLIES))
+                say(s, other, reply())
                 qa += [{"question": single.format(**fill), "answer": answer.format(**fill),
                         "evidence": [dia], "category": 4},
                        {"question": temporal.format(**fill), "answer": f"{WHEN[fill['when']]} {session_date(s)}",
@@ -158,7 +181,7 @@ def conversation(k: int, rng: random.Random, events: int = 6) -> dict:
                     say(s, owner, f"My cousin {name} just moved to {city}, she says the rent is wild.")
                 else:
                     say(s, owner, f"{name} has taken up {hobby} with a club there, she sends me videos.")
-                say(s, b if owner == a else a, rng.choice(REPLIES))
+                say(s, b if owner == a else a, reply())
             small_talk(s)
     for (owner, name, city, hobby), (first, second) in multi:
         ids = [f"D{x + 1}:{i + 1}" for x in (first, second) for i, t in enumerate(sessions[x])

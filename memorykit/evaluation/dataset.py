@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import Counter
+from statistics import median
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -268,11 +269,19 @@ def dataset_statistics(dataset: EvalDataset) -> dict[str, Any]:
     15-30 turns per session, evidence often many sessions back). ``sessions_back`` counts the
     sessions between an evidence turn's session and the last session before the question (0:
     the same one); conversations without sessions count as one session each.
+    ``evidence_vs_other_content_tokens`` compares the median content tokens of the turns some
+    question cites with the median of every other turn: when evidence turns are much longer
+    than the rest, ranking messages by length alone finds them without reading the question.
     """
     if not isinstance(dataset, EvalDataset):
         raise TypeError(f"dataset must be an EvalDataset, got {dataset!r}")
     sessions, turns, per_session, back = [], [], [], []
+    evidence_len: list[int] = []
+    other_len: list[int] = []
     for conv in dataset:
+        cited = {e for q in conv.questions for e in q.evidence_ids}
+        for m in conv.messages:
+            (evidence_len if m.id in cited else other_len).append(m.content_tokens)
         spans = [(s.start, s.stop) for s in conv.sessions] or [(0, len(conv.messages))]
         starts = [start for start, _ in spans]
         sessions.append(len(spans))
@@ -289,10 +298,17 @@ def dataset_statistics(dataset: EvalDataset) -> dict[str, Any]:
         return f"{v[0]}-{v[-1]} (median {v[len(v) // 2]})"
 
     far = sum(1 for b in back if b >= 5) / len(back) if back else 0.0
+    if evidence_len and other_len:
+        ev, ot = median(evidence_len), median(other_len)
+        ratio = f"ratio {ev / ot:.3f}" if ot else "ratio undefined"
+        lengths = f"median {ev:g} vs {ot:g} ({ratio})"
+    else:
+        lengths = "none"
     return {"conversations": len(dataset), "sessions_per_conversation": spread(sessions),
             "turns_per_conversation": spread(turns), "turns_per_session": spread(per_session),
             "evidence_sessions_back": spread(back),
             "evidence_5_or_more_sessions_back": round(far, 3),
+            "evidence_vs_other_content_tokens": lengths,
             "questions_by_kind": dataset.categories()}
 
 
