@@ -14,6 +14,7 @@ from memorykit.lessons.checks import (
     check_entity_ttl,
     check_relevance_score,
 )
+from memorykit.workspace.tasks import strictly_above
 from memorykit.workspace import TaskSlots
 
 
@@ -99,7 +100,8 @@ def test_check_admission_rule_passes_the_rule():
             if len(active) < s.max_slots:
                 return "activated", None
             victim = max(range(len(active)), key=lambda i: (-active[i], i))
-            if priority > s.preemption_ratio * active[victim]:
+            # A product on the bound counts as on it (1.3 x 0.7 is 0.9099999999999999).
+            if strictly_above(priority, s.preemption_ratio * active[victim]):
                 return "preempted", victim
             return "noted", None
 

@@ -178,3 +178,44 @@ SUMMARIZER_CONTRACTS: tuple[Contract[Summarizer], ...] = (
     Contract("a SummaryBuffer using it loses nothing: every message is kept, summarized or "
              "evicted once, provenance resolves, the budget holds", _buffer_loses_nothing),
 )
+
+
+# What lesson 03's build-it-yourself summarizer must do beyond the contract every summarizer keeps:
+# keep the sentences holding a number (the facts), labelled by role, the newest when short of room.
+def _keeps_every_fact_with_room(summarizer: Summarizer) -> None:
+    factory = MessageFactory()
+    messages = [factory.user("Hello there. My flight AF 4645 leaves at 7pm."),
+                factory.assistant("Noted. Your seat is 14D, booked for 2 nights. Anything else?"),
+                factory.user("No thanks.")]
+    text = summarizer.summarize(messages, 200)
+    missing = [s for s in ("My flight AF 4645 leaves at 7pm.", "Your seat is 14D, booked for 2 "
+                           "nights.") if s not in text]
+    assert not missing, (f"with room for everything, every sentence holding a number must be "
+                         f"kept, labelled by its role; missing {missing} in {text!r}")
+    assert "Hello there." not in text and "No thanks." not in text, (
+        f"a sentence without a number is not a fact: leave it out, got {text!r}")
+    assert text.startswith("user: My flight") and "assistant: Your seat" in text, (
+        f"label each sentence with its message's role ('user: ...') and keep conversation "
+        f"order, got {text!r}")
+
+
+def _keeps_the_newest_when_short(summarizer: Summarizer) -> None:
+    factory = MessageFactory()
+    messages = [factory.user("My flight AF 4645 leaves at 7pm."),
+                factory.assistant("Your seat is 14D, booked for 2 nights."),
+                factory.user("The gate code is 5521 for the lounge.")]
+    newest = ("assistant: Your seat is 14D, booked for 2 nights. "
+              "user: The gate code is 5521 for the lounge.")
+    cap = Tokenizer().count(newest)
+    text = summarizer.summarize(messages, cap)
+    assert text == newest, (
+        f"three facts, room ({cap} tokens) for the newest two only: when not all fit, keep the "
+        f"newest that do (walk from the newest back), in conversation order; expected "
+        f"{newest!r}, got {text!r}")
+
+
+FACTS_FIRST_CONTRACTS: tuple[Contract[Summarizer], ...] = (
+    Contract("with room, it keeps every sentence holding a number and only those, labelled and "
+             "in order", _keeps_every_fact_with_room),
+    Contract("short of room, it keeps the newest facts that fit", _keeps_the_newest_when_short),
+)
