@@ -14,6 +14,7 @@ cells (a lesson without them fails the rhythm test, tests/test_notebook_rhythm.p
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
@@ -184,6 +185,35 @@ def test_editions_move_links_and_keep_instructor_pages_out_of_the_release(toy):
     assert "(../01_toy/01_toy.ipynb)" in bibliography
     assert "[Budgets](01_toy/01_toy.ipynb)" in "\n".join(
         c.source for c in nbformat.read(course.release / "00_index.ipynb", 4).cells)
+
+
+PROBE = ("import json\nfrom ipykernel.connect import get_connection_info\n"
+         "info = get_connection_info(unpack=True)\n"
+         "print(json.dumps({'transport': info['transport'], 'ip': info['ip']}))")
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_grading_kernels_use_private_unix_sockets_not_tcp_ports(toy, workers):
+    """Kernels started at once by two autograde processes were once handed the same TCP port
+    ("Address already in use", a lesson failed to grade in CI): they talk over Unix sockets in
+    a private folder instead, which no other process can take, and the folder is removed."""
+    course, _ = toy
+    student = f"probe{workers}"
+    notebooks = {}
+    for lesson in course.lessons:
+        nb = _submission(course, lesson, "reference")
+        nb.cells.append(nbformat.v4.new_code_cell(PROBE))
+        notebooks[lesson] = nb
+    submit(course, student, notebooks)
+    grades = autograde(course, student, workers=workers)
+    assert grades.points == grades.max_points > 0
+    for lesson in course.lessons:
+        graded = nbformat.read(course.root / "autograded" / student / lesson / f"{lesson}.ipynb", 4)
+        printed = "".join(out.get("text", "") for out in graded.cells[-1].outputs)
+        info = json.loads(printed)
+        assert info["transport"] == "ipc", (lesson, info)
+        assert Path(info["ip"]).parent.name.startswith("mk-kernel-"), (lesson, info)
+        assert not Path(info["ip"]).parent.exists(), f"{info['ip']}: socket folder left behind"
 
 
 def test_the_report_shows_points_and_feedback(toy):

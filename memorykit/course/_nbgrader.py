@@ -3,12 +3,19 @@
 nbgrader's gradebook runs the ``alembic`` executable, which lives beside this Python in a
 virtualenv that was not activated: ``nbgrader_env`` puts that folder first on ``PATH`` while
 nbgrader runs.
+
+Kernels talk over Unix sockets in a folder of their own (``KernelManager.transport = "ipc"``),
+not TCP ports: jupyter_client picks a free TCP port by binding and releasing it, so kernels
+started at once by several autograde processes can be handed the same port and one dies with
+"Address already in use" (seen in CI with two workers).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,8 +45,20 @@ def nbgrader_env() -> Iterator[None]:
         os.environ["PATH"] = before
 
 
-def api(root: Path) -> Any:
-    """nbgrader's API on the course at ``root`` (configured as ``nbgrader_config.py`` says)."""
+@contextmanager
+def kernel_sockets() -> Iterator[str]:
+    """A private folder for the kernels' Unix sockets, removed afterwards; yields the path
+    prefix jupyter_client appends ``-<port>`` to (short: a socket path has ~100 characters)."""
+    folder = tempfile.mkdtemp(prefix="mk-kernel-")
+    try:
+        yield os.path.join(folder, "k")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def api(root: Path, sockets: str | None = None) -> Any:
+    """nbgrader's API on the course at ``root`` (configured as ``nbgrader_config.py`` says);
+    with ``sockets``, kernels use Unix sockets at that path prefix instead of TCP ports."""
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
     from traitlets.config import Config
@@ -49,13 +68,16 @@ def api(root: Path) -> Any:
     config.CourseDirectory.db_url = f"sqlite:///{root}/gradebook.db"
     config.Execute.timeout = CELL_TIMEOUT_SECONDS
     config.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+    if sockets is not None:
+        config.KernelManager.transport = "ipc"
+        config.KernelManager.ip = sockets
     return NbGraderAPI(CourseDirectory(config=config), config=config)
 
 
 def run(root: Path, action: str, *args: str) -> None:
     """``NbGraderAPI.<action>(*args)``; raises ``RuntimeError`` with nbgrader's log if it fails."""
-    with nbgrader_env():
-        result = getattr(api(root), action)(*args, force=True, create=True)
+    with nbgrader_env(), kernel_sockets() as sockets:
+        result = getattr(api(root, sockets), action)(*args, force=True, create=True)
     if not result.get("success"):
         raise RuntimeError(f"nbgrader {action} {' '.join(args)} failed:\n"
                            f"{result.get('error') or ''}\n{result.get('log') or ''}".rstrip())
