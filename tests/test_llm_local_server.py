@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import socket
+import subprocess
+import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -123,6 +127,73 @@ def test_a_forgotten_server_is_stopped_when_collected(fake_llama):
     del server
     gc.collect()
     assert not alive(pid)
+
+
+STARTER = textwrap.dedent('''
+    import sys, threading, time
+    from pathlib import Path
+    from memorykit.llm import local_server as ls
+    ls.local_model_available = lambda: ls.Availability(True, "stand-in")
+    ls.local_model_path = lambda: Path(sys.argv[2])
+    servers = []  # kept referenced: a collected server is stopped
+    def start():
+        servers.append(ls.LocalModelServer(int(sys.argv[1])).start())
+        print(servers[-1]._process.pid, flush=True)
+        if sys.argv[3] == "main":
+            time.sleep(600)
+    if sys.argv[3] == "thread":
+        threading.Thread(target=start, daemon=True).start()
+        time.sleep(600)
+    else:
+        start()
+''')
+
+
+def _wait_until(condition, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return condition()
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
+def test_the_server_dies_with_a_process_killed_before_it_could_stop_it(fake_llama, tmp_path, how):
+    """A notebook kernel killed by a restart runs no finalizer; the server it started must not
+    keep the port (the next start would be refused: "port ... already in use")."""
+    port = free_port()
+    parent = subprocess.Popen([sys.executable, "-c", STARTER, str(port),
+                               str(ls.local_model_path()), "main"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        child = int(parent.stdout.readline())
+        assert alive(child) and not ls._port_is_free(port)
+        parent.send_signal(how)
+        parent.wait(10)
+        assert _wait_until(lambda: not alive(child), 10), f"server {child} outlived its parent"
+        assert _wait_until(lambda: ls._port_is_free(port), 10)
+    finally:
+        parent.kill()
+
+
+def test_a_server_started_from_a_worker_thread_outlives_that_thread(fake_llama):
+    """PR_SET_PDEATHSIG follows the starting thread, so it is not asked for off the main thread:
+    the server keeps serving after the thread that started it has ended."""
+    port = free_port()
+    parent = subprocess.Popen([sys.executable, "-c", STARTER.replace("time.sleep(600)\n    if",
+                                                                    "return\n    if"),
+                               str(port), str(ls.local_model_path()), "thread"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        child = int(parent.stdout.readline())
+        time.sleep(1.0)  # the starting thread has returned by now (it returns right after printing)
+        assert alive(child) and not ls._port_is_free(port)
+    finally:
+        parent.kill()
+        parent.wait(10)
+        if alive(child):
+            os.killpg(child, signal.SIGKILL)
 
 
 def test_bad_settings_name_the_value():

@@ -9,10 +9,13 @@ ships the quantized weights ``SmolLM2-135M-Instruct.Q4_1.gguf``.
 
 ``LocalModelServer`` starts ``python -m llama_cpp.server`` as a child process bound to
 127.0.0.1, waits (bounded) until ``/v1/models`` answers, and stops it on ``stop()``, on
-leaving a ``with`` block, when it is garbage-collected and at interpreter exit: a started
-server never outlives the process that started it. Its output goes to a log file, named in
-every error and kept whenever the server failed. ``local_model_available()`` says whether
-the pieces are installed (and why not) without starting anything.
+leaving a ``with`` block, when it is garbage-collected and at interpreter exit; and on Linux,
+when started from the main thread, the kernel sends it SIGTERM if the starting process dies
+without any of those running (a notebook kernel killed by a restart, ``kill -9``): a started
+server does not outlive the process that started it, so its port is free for the next one.
+Its output goes to a log file, named in every error and kept whenever the server failed.
+``local_model_available()`` says whether the pieces are installed (and why not) without
+starting anything.
 
 From a shell: ``./run model [--port N]`` (this module's ``main``) starts one, prints the
 ``OPENAI_BASE_URL`` to set and serves until Ctrl-C. Taught in
@@ -22,6 +25,7 @@ From a shell: ``./run model [--port N]`` (this module's ``main``) starts one, pr
 from __future__ import annotations
 
 import argparse
+import ctypes
 import importlib.util
 import json
 import os
@@ -30,10 +34,12 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 
 from memorykit._validate import require_int, require_positive
@@ -109,6 +115,34 @@ def _port_is_free(port: int) -> bool:
         except OSError:
             return False
     return True
+
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _die_with_this_process() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that makes the child receive SIGTERM when this process dies, however it
+    dies (Linux's ``PR_SET_PDEATHSIG``); ``None`` where that is unavailable.
+
+    The signal follows the *thread* that started the child, so it is only asked for from the
+    main thread: a server started from a worker thread would otherwise die with that thread.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here, not in the child
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before the request was in place
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return preexec
 
 
 def _terminate(process: subprocess.Popen[bytes]) -> None:
@@ -205,7 +239,8 @@ class LocalModelServer:
             # its own session: a Ctrl-C meant for the caller does not kill it behind our back,
             # and _terminate can stop the whole group
             self._process = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
-                                             stdin=subprocess.DEVNULL, start_new_session=True)
+                                             stdin=subprocess.DEVNULL, start_new_session=True,
+                                             preexec_fn=_die_with_this_process())
         self._finalizer = weakref.finalize(self, _terminate, self._process)
         try:
             self._wait_until_ready(t0)
