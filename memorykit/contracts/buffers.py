@@ -87,6 +87,14 @@ def check_invariants(buffer: MessageBuffer, added: list[Message], returned: list
     assert len(evicted) == len(set(evicted)) and len(summarized) == len(set(summarized)), (
         "a message was evicted or summarized twice")
     assert not set(evicted) & set(summarized), "a message was both evicted and summarized"
+    for event in new_events:
+        if isinstance(event, Eviction):
+            assert isinstance(event.rule, str) and event.rule.strip(), (
+                f"the eviction of {list(event.message_ids)} names no rule (got {event.rule!r}): "
+                "the trace must say which rule chose the victim")
+            assert isinstance(event.reason, str) and event.reason.strip(), (
+                f"the eviction of {list(event.message_ids)} gives no reason (got "
+                f"{event.reason!r}): the trace must say why, with the numbers")
     still_kept = (set(evicted) | set(summarized)) & kept.keys()
     assert not still_kept, f"messages recorded as removed are still kept: {sorted(still_kept)}"
     lost = added_ids - (set(evicted) | set(summarized) | kept.keys())
@@ -230,9 +238,15 @@ def buffer_contracts(check_request: RequestCheck | None = None) -> tuple[Contrac
 BUFFER_CONTRACTS = buffer_contracts()
 
 
+def _decisions(events: list[Any]) -> list[tuple[tuple[str, ...], str, float | None]]:
+    return [(e.message_ids, e.rule, None if e.score is None else round(e.score, 9))
+            for e in events if isinstance(e, Eviction)]
+
+
 def agrees_with(reference: BufferMaker, what: str) -> Contract[BufferMaker]:
-    """The subject keeps exactly what ``reference`` keeps after every add of a random stream:
-    a build-it-yourself exercise checks the student's policy against the library's."""
+    """The subject keeps exactly what ``reference`` keeps after every add of a random stream,
+    and records each eviction under the same rule and score: a build-it-yourself exercise checks
+    the student's policy against the library's."""
 
     def check(make: BufferMaker) -> None:
         @_PROPERTY
@@ -241,12 +255,18 @@ def agrees_with(reference: BufferMaker, what: str) -> Contract[BufferMaker]:
             theirs_clock, ours_clock = StepClock(), StepClock()
             theirs, ours = make(budget, theirs_clock), reference(budget, ours_clock)
             for a, b in zip(build_stream(steps, theirs_clock), build_stream(steps, ours_clock)):
-                theirs.add(a)
-                ours.add(b)
+                their_events, our_events = theirs.add(a), ours.add(b)
                 kept, expected = [m.id for m in theirs], [m.id for m in ours]
                 assert kept == expected, (
                     f"after adding {a.id} your buffer keeps {kept}, {what} keeps {expected}")
+                for (ids, rule, score), (_, our_rule, our_score) in zip(
+                        _decisions(their_events), _decisions(our_events)):
+                    assert (rule, score) == (our_rule, our_score), (
+                        f"after adding {a.id} your buffer evicted {list(ids)} under rule "
+                        f"{rule!r} with score {score}; {what} records rule {our_rule!r} with "
+                        f"score {our_score} (the victim tuple is (id, rule, reason, score))")
 
         stream()
 
-    return Contract(f"it chooses the same victims as {what}", check)
+    return Contract(f"it chooses the same victims as {what}, under the same rule and score",
+                    check)
