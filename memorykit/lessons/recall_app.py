@@ -125,7 +125,7 @@ class EpisodicSurfaceExplorer(LessonExplorer):
                                xanchor="left", xshift=10, font=dict(color="white", size=11),
                                bgcolor="rgba(0,0,0,0.55)", borderpad=2)
         fig.update_xaxes(title="episode age (hours)")
-        fig.update_yaxes(title="keyword overlap (shared / question keywords)", range=[-0.04, 1.08])
+        fig.update_yaxes(title="keyword overlap (shared / question keywords)", range=[-0.1, 1.08])
         fig.update_layout(height=430, margin=dict(l=70, r=20, t=60, b=50), title=self.title,
                           legend=legend_below())
         return fig
