@@ -212,6 +212,16 @@ def _keeps_the_newest_when_short(summarizer: Summarizer) -> None:
         f"three facts, room ({cap} tokens) for the newest two only: when not all fit, keep the "
         f"newest that do (walk from the newest back), in conversation order; expected "
         f"{newest!r}, got {text!r}")
+    # A newest fact too long for the room is skipped, not a reason to stop: older ones that
+    # still fit are kept.
+    long_fact = ("The itinerary lists 3 connections, 2 lounges, 4 meal vouchers, 1 hotel night "
+                 "and 6 taxi rides across 5 cities over 9 days in 2026.")
+    messages.append(factory.assistant(long_fact))
+    text = summarizer.summarize(messages, cap)
+    assert text == newest, (
+        f"the newest fact ({Tokenizer().count('assistant: ' + long_fact)} tokens) cannot fit in "
+        f"{cap} tokens: skip it and go on to older facts (keep each that still fits, walking "
+        f"from the newest back); expected {newest!r}, got {text!r}")
 
 
 FACTS_FIRST_CONTRACTS: tuple[Contract[Summarizer], ...] = (
