@@ -294,3 +294,23 @@ def test_cli_releases_a_lesson_and_refuses_bad_arguments(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["course", "release", "--out", str(released)])
     assert "is a file" in capsys.readouterr().err
+
+
+def test_kernel_sockets_stay_short_under_a_long_tmpdir(tmp_path, monkeypatch):
+    """A Unix socket path has at most 107 bytes: under a long TMPDIR the sockets go to /tmp."""
+    import tempfile
+
+    from memorykit.course._nbgrader import kernel_sockets
+
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    with kernel_sockets() as prefix:
+        assert len(prefix) + len("-65535") < 107 and Path(prefix).parent.is_dir()
+        folder = Path(prefix).parent
+    assert not folder.exists()
+    short = tmp_path.parent.parent  # pytest's base temp: short on any usual machine
+    monkeypatch.setattr(tempfile, "tempdir", str(short))
+    if len(str(short)) < 60:
+        with kernel_sockets() as prefix:
+            assert Path(prefix).parent.parent == short, "a short TMPDIR is used as it is"

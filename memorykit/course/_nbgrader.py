@@ -45,11 +45,19 @@ def nbgrader_env() -> Iterator[None]:
         os.environ["PATH"] = before
 
 
+_SOCKET_PATH_ROOM = 80
+"""Longest socket folder used: Linux allows 107 bytes per socket path, and jupyter_client
+appends ``/k-<port>`` to it."""
+
+
 @contextmanager
 def kernel_sockets() -> Iterator[str]:
     """A private folder for the kernels' Unix sockets, removed afterwards; yields the path
     prefix jupyter_client appends ``-<port>`` to (short: a socket path has ~100 characters)."""
     folder = tempfile.mkdtemp(prefix="mk-kernel-")
+    if len(folder) > _SOCKET_PATH_ROOM:  # a long TMPDIR: fall back to /tmp, which is short
+        os.rmdir(folder)
+        folder = tempfile.mkdtemp(prefix="mk-kernel-", dir="/tmp")
     try:
         yield os.path.join(folder, "k")
     finally:
