@@ -8,7 +8,7 @@
                                                         # for any OpenAI-compatible endpoint)
     python -m bench.architectures --embedder openai:text-embedding-3-small
 
-The benchmark itself lives in ``memorykit.evaluation.recall_benchmark`` (notebook 10
+The benchmark itself lives in ``memorykit.classroom.replays.recall_benchmark`` (notebook 10
 calls ``run_benchmark`` directly); this script picks the components, runs it, writes
 ``bench/results/architectures*.json`` and prints the tables. Offline, nothing
 here is a language model, and the output says so.
@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from memorykit.evaluation.recall_benchmark import (
+from memorykit.classroom.replays.recall_benchmark import (
     DEFAULT_DISTRACTORS,
     SEED_003_ADAPTABILITY,
     SEED_003_RECALL,

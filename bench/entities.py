@@ -30,8 +30,8 @@ from memorykit.entities import (
     RelevanceWeights,
     relevance_scores,
 )
-from memorykit.evaluation.entity_replay import compare_policies, replay, seed_policies
-from memorykit.scenarios import load_scenario
+from memorykit.classroom.replays.entity_replay import compare_policies, replay, seed_policies
+from memorykit.classroom.scenarios import load_scenario
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "entities" / "cms_large.jsonl"
 
@@ -69,7 +69,7 @@ def median_ms(fn, repeats: int) -> tuple[float, float]:
 
 def explorer_round_trip(scenario, n: int) -> None:
     """Slider round trips of the lesson 04 explorer: compute + FigureWidget update."""
-    from memorykit.lessons.entities_app import EntityHeatmapExplorer
+    from memorykit.classroom.lesson04 import EntityHeatmapExplorer
 
     explorer = EntityHeatmapExplorer(scenario)
     rows = {"weight slider (relevance replayed, FIFO cached)": [],

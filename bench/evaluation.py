@@ -3,7 +3,7 @@
     python -m bench.evaluation            # ten 600-turn conversations, 200 questions each
     python -m bench.evaluation --quick    # smoke: two 200-turn conversations
 
-Data: ``memorykit.scenarios.conversation`` conversations (seeds 0..9, ``fact_every=3``, so 200
+Data: ``memorykit.classroom.scenarios.conversation`` conversations (seeds 0..9, ``fact_every=3``, so 200
 planted facts, hence 200 questions, per 600-turn conversation), asked at the end.
 Measured (median of ``--repeats`` runs, wall time, preparation included):
 
@@ -36,7 +36,7 @@ from memorykit.evaluation import (
     grid,
     run_sweep,
 )
-from memorykit.scenarios.conversation import simulate_conversation
+from memorykit.classroom.scenarios.conversation import simulate_conversation
 
 
 class RankBM25Retrieval(BM25Retrieval):

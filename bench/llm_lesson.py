@@ -23,7 +23,7 @@ import os
 import time
 
 from bench.workspace_lessons import _line, slider_moves
-from memorykit.lessons import llm_app
+from memorykit.classroom import lesson11 as llm_app
 
 
 def _clear() -> None:

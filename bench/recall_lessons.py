@@ -58,8 +58,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import plotly.graph_objects  # noqa: F401  (the first FigureWidget import is slow; not a slider cost)
 
-    from memorykit.lessons.architectures_app import ArchitecturesExplorer
-    from memorykit.lessons.recall_app import EpisodicSurfaceExplorer, SemanticThresholdExplorer
+    from memorykit.classroom.lesson10 import ArchitecturesExplorer
+    from memorykit.classroom.lesson09 import EpisodicSurfaceExplorer, SemanticThresholdExplorer
 
     for label, make in (("lesson 09 EpisodicSurfaceExplorer", EpisodicSurfaceExplorer),
                         ("lesson 09 SemanticThresholdExplorer", SemanticThresholdExplorer),

@@ -7,7 +7,7 @@
 ``--serve PORT`` starts SmolLM2-135M-Instruct (``memorykit.llm.local_server``) on
 127.0.0.1:PORT for the run and stops it after; ``--base-url`` uses a server already
 running (the model is the one it lists). Without either, the offline stand-ins play
-the models. The protocol is ``memorykit.evaluation.reproduction``; this script picks
+the models. The protocol is ``memorykit.classroom.replays.reproduction``; this script picks
 the components, runs it, writes ``bench/results/reproduce_003[-standins].json`` and
 prints the table and the measured explanation of each difference from seed 003.
 """
@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from memorykit.evaluation.reproduction import ReproductionSettings, run_reproduction
+from memorykit.classroom.replays.reproduction import ReproductionSettings, run_reproduction
 
 
 def make_embedder(spec: str) -> Any:

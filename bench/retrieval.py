@@ -31,7 +31,7 @@ from memorykit.entities import EntityContextPolicy
 from memorykit.evaluation import BM25Retrieval, EvalDataset, evaluate
 from memorykit.evaluation.hybrid import HybridRetrieval, HybridSettings, shared_minilm
 from memorykit.evaluation.toolkit import FIXED_POLICIES
-from memorykit.lessons.data import load_tuning_data
+from memorykit.classroom.data import load_tuning_data
 from memorykit.longterm.minilm import MiniLMEmbedder, minilm_embedder
 
 

@@ -19,8 +19,8 @@ import time
 from memorykit.evaluation import (BM25Retrieval, HarnessSettings, as_dataset, evaluate,
                                   from_simulated)
 from memorykit.evaluation.toolkit import FIXED_POLICIES
-from memorykit.lessons.data import load_tuning_data
-from memorykit.scenarios.conversation import simulate_conversation
+from memorykit.classroom.data import load_tuning_data
+from memorykit.classroom.scenarios.conversation import simulate_conversation
 
 
 def _median_seconds(run, repeats: int) -> float:

@@ -3,7 +3,7 @@
     python -m bench.simulate             # best of 3 per size
     python -m bench.simulate --repeat 1  # one run each
 
-The simulator builds the lessons' conversations (``memorykit.lessons.data`` falls back to it
+The simulator builds the lessons' conversations (``memorykit.classroom.data`` falls back to it
 when ``data/conversations`` is absent) and every file ``data/generate.py`` writes, so its speed
 is what a student or a contributor waits for. Sizes: the notebooks' default (500 turns), the
 longest shipped file (2,000) and 2,500 turns (the former unit-test target: under 3 s). Then
@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from memorykit.scenarios.conversation import simulate_conversation
+from memorykit.classroom.scenarios.conversation import simulate_conversation
 from memorykit.tokens import Tokenizer
 
 ROOT = Path(__file__).resolve().parent.parent

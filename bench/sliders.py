@@ -74,11 +74,11 @@ def time_moves(explorer: Any, moves: int, seed: int,
 
 
 def run(moves: int = 60, seed: int = 0) -> dict[str, Any]:
-    from memorykit.lessons import pruning_app, summary_app
-    from memorykit.lessons.data import default_conversation
-    from memorykit.lessons.pruning_app import PruningExplorer
-    from memorykit.lessons.summary_app import SummaryExplorer
-    from memorykit.lessons.tokens_app import BudgetExplorer, EstimateExplorer
+    from memorykit.classroom import lesson02 as pruning_app, summary_app
+    from memorykit.classroom.data import default_conversation
+    from memorykit.classroom.lesson02 import PruningExplorer
+    from memorykit.classroom.lesson03 import SummaryExplorer
+    from memorykit.classroom.lesson01 import BudgetExplorer, EstimateExplorer
 
     conv = default_conversation()
     explorers = [

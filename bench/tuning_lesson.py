@@ -17,8 +17,8 @@ import time
 
 import numpy as np
 
-from memorykit.lessons.data import load_tuning_data
-from memorykit.lessons.tuning_app import TuningExplorer, precompute
+from memorykit.classroom.data import load_tuning_data
+from memorykit.classroom.lesson12 import TuningExplorer, precompute
 
 
 def main() -> int:

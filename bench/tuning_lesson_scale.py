@@ -13,7 +13,7 @@ then times:
    cache is neither used nor changed), which fills that cache as a first run of the lesson
    would; repeated texts (small talk) are embedded once;
 2. the lesson's cells on that data, in the notebook's order and through the same calls
-   (``memorykit.lessons.tuning_app``): statistics, ``precompute(..., workers=2)``, the policy
+   (``memorykit.classroom.lesson12``): statistics, ``precompute(..., workers=2)``, the policy
    table, the comparison notes, the explorer and its three summaries, the Pareto front; then
    the cells that read other data (your own logs: ``explore_file(*CHAT_EXAMPLE)``; the two
    checks, which load the bundled fixture).
@@ -76,9 +76,9 @@ def main(argv: list[str] | None = None) -> int:
         # an empty embedding cache for this run and the pool's workers (they inherit it)
         os.environ["XDG_CACHE_HOME"] = str(Path(tmp) / "cache")
         from memorykit.evaluation import dataset_statistics, load_chat_logs, load_locomo
-        from memorykit.lessons.checks import check_beats_bm25
-        from memorykit.lessons.data import CHAT_EXAMPLE, load_tuning_data
-        from memorykit.lessons.tuning_app import (TuningExplorer, comparison_notes, explore_file,
+        from memorykit.classroom.checks import check_beats_bm25
+        from memorykit.classroom.data import CHAT_EXAMPLE, load_tuning_data
+        from memorykit.classroom.lesson12 import (TuningExplorer, comparison_notes, explore_file,
                                                   front_rows, policy_table, precompute)
         from memorykit.longterm.minilm import minilm_embedder
 

@@ -21,7 +21,7 @@ import statistics
 import time
 from pathlib import Path
 
-from memorykit.scenarios.workflow import load_workflow, run_workflow
+from memorykit.classroom.scenarios.workflow import load_workflow, run_workflow
 from memorykit.workspace import NoteSettings, SalienceWeights, effective_priority, salience_matrix
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "workflow" / "workflow_30d.jsonl"

@@ -23,8 +23,8 @@ import random
 import statistics
 import time
 
-from memorykit.lessons import notes_app, tasks_app
-from memorykit.scenarios.workflow import default_workflow
+from memorykit.classroom import lesson06 as notes_app, tasks_app
+from memorykit.classroom.scenarios.workflow import default_workflow
 
 
 def _percentile(values, q):

@@ -53,10 +53,10 @@ def main(argv: list[str] | None = None) -> int:
 
     import plotly.graph_objects  # noqa: F401  (the first FigureWidget import is slow; not a slider cost)
 
-    from memorykit.workspace.columns import build_tables
+    from memorykit.classroom.replays.columns import build_tables
 
-    from memorykit.lessons.columns_app import ColumnsExplorer, default_replay
-    from memorykit.lessons.salience_app import SalienceExplorer, salience_lesson_data
+    from memorykit.classroom.lesson08 import ColumnsExplorer, default_replay
+    from memorykit.classroom.lesson07 import SalienceExplorer, salience_lesson_data
 
     t0 = time.perf_counter()
     data = salience_lesson_data()

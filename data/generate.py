@@ -6,11 +6,11 @@ Usage, from the repository root::
     .venv/bin/python data/generate.py --check    # exit 1 if any file would change
     .venv/bin/python data/generate.py --out DIR  # write somewhere else
 
-Each scenario is one call to ``memorykit.scenarios.conversation.simulate_conversation``; the
+Each scenario is one call to ``memorykit.classroom.scenarios.conversation.simulate_conversation``; the
 file is ``SimulatedConversation.to_jsonl()``: a header line (format, simulator
 version, seed, parameters, encoding, counts), then one line per message, then
 one line per planted fact. Read one back with
-``memorykit.scenarios.conversation.load_conversation(path)``.
+``memorykit.classroom.scenarios.conversation.load_conversation(path)``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ ROOT = HERE.parent
 if str(ROOT) not in sys.path:  # run as a script: make the package importable
     sys.path.insert(0, str(ROOT))
 
-from memorykit.scenarios.conversation import simulate_conversation  # noqa: E402
+from memorykit.classroom.scenarios.conversation import simulate_conversation  # noqa: E402
 from memorykit.tokens import Tokenizer  # noqa: E402
 
 OUT_DIR = HERE / "conversations"

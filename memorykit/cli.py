@@ -1,5 +1,6 @@
-"""The command line: ``python -m memorykit tune FILE --questions Q [...]`` and
-``python -m memorykit course release|grade`` (``memorykit.course.command``).
+"""The command line: ``python -m memorykit tune FILE --questions Q [...]``.
+
+(The course's commands are the classroom's: ``python -m memorykit.classroom course ...``.)
 
 ``tune`` loads OpenAI-format conversations and questions about them
 (``memorykit.evaluation.chatlog``), sweeps every policy the evaluation toolkit compares
@@ -59,9 +60,6 @@ def _parser() -> argparse.ArgumentParser:
                       help="run evaluations in N worker processes (default: in this one)")
     tune.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                       help="progress bars on stderr (default: when stderr is a terminal)")
-    from memorykit.course.command import add_course_commands
-
-    add_course_commands(commands)
     return parser
 
 
@@ -125,9 +123,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "tune":
         return _tune(args, parser)
-    if args.command == "course":
-        from memorykit.course.command import run_course
-
-        return run_course(args, parser)
     parser.error(f"unknown command {args.command!r}")  # argparse refuses it first
     return 2

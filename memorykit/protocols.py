@@ -1,7 +1,7 @@
 """Every interface of memorykit in one place: the small ``typing.Protocol``s the parts meet at.
 
 Anything with the right methods fits (nothing to inherit); the deterministic doubles the
-package ships (``memorykit.llm.testing``, the lexical embedder, the extractive summarizer)
+package ships (``memorykit.classroom.doubles.openai_server``, the lexical embedder, the extractive summarizer)
 fit them too. A test keeps this list complete: a Protocol defined anywhere in the package
 and missing here fails it.
 

@@ -53,7 +53,7 @@ def execute(path: Path, timeout: int, kernel_name: str) -> tuple[bool, float, st
 
 
 def main(argv: list[str] | None = None) -> int:
-    # Read by memorykit.lessons._figure in the kernels this process starts (they inherit it).
+    # Read by memorykit.classroom.figure in the kernels this process starts (they inherit it).
     os.environ["MEMORYKIT_STATIC_FIGURES"] = "1"
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path,

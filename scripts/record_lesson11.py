@@ -16,7 +16,7 @@ import os
 import sys
 import time
 
-from memorykit.lessons import llm_app
+from memorykit.classroom import lesson11 as llm_app
 from memorykit.llm.local_server import LocalModelServer
 
 NOTE = ("SmolLM2-135M-Instruct Q4_1 served by llama-cpp-python on 127.0.0.1, temperature 0, "

@@ -3,7 +3,7 @@
     python scripts/student_preview.py notebooks/02_pruning_strategies.ipynb [--exercises]
 
 A quick look while writing exercises; the real student edition comes from
-``python -m memorykit course release`` (nbgrader's ``generate_assignment``).
+``python -m memorykit.classroom course release`` (nbgrader's ``generate_assignment``).
 """
 
 from __future__ import annotations

@@ -73,36 +73,36 @@ for _name in (
     "memorykit.evaluation.harness.QuestionResult", "memorykit.evaluation.locomo.LocomoReport",
     "memorykit.evaluation.sweep.SweepResult", "memorykit.evaluation.dataset.Session",
     "memorykit.evaluation.tune.TuneResult",
-    "memorykit.evaluation.buffer_replay.BufferReplay",
-    "memorykit.evaluation.recall_curves.Curve", "memorykit.evaluation.recall_curves.Probe",
-    "memorykit.evaluation.service_loop.FailureCase", "memorykit.evaluation.service_loop.LoopProbe",
-    "memorykit.evaluation.service_loop.LoopResult", "memorykit.evaluation.summary_replay.Round",
-    "memorykit.evaluation.summary_replay.SummaryRun", "memorykit.contracts.verdict.Verdict",
-    "memorykit.contracts.runner.Contract",
-    "memorykit.contracts.llm.RecordedReply",
-    "memorykit.lessons.llm_app.LoopbackReport", "memorykit.lessons.llm_app.ReflectResult",
-    "memorykit.llm.chat.Usage", "memorykit.llm.testing.RecordedRequest",
+    "memorykit.classroom.replays.buffer_replay.BufferReplay",
+    "memorykit.classroom.replays.recall_curves.Curve", "memorykit.classroom.replays.recall_curves.Probe",
+    "memorykit.classroom.replays.service_loop.FailureCase", "memorykit.classroom.replays.service_loop.LoopProbe",
+    "memorykit.classroom.replays.service_loop.LoopResult", "memorykit.classroom.replays.summary_replay.Round",
+    "memorykit.classroom.replays.summary_replay.SummaryRun", "memorykit.classroom.contracts.verdict.Verdict",
+    "memorykit.classroom.contracts.runner.Contract",
+    "memorykit.classroom.contracts.llm.RecordedReply",
+    "memorykit.classroom.lesson11.LoopbackReport", "memorykit.classroom.lesson11.ReflectResult",
+    "memorykit.llm.chat.Usage", "memorykit.classroom.doubles.openai_server.RecordedRequest",
     "memorykit.longterm.episodic.EpisodeScore", "memorykit.longterm.vectorstore.Hit",
     "memorykit.longterm.semantic.Recollection", "memorykit.summary.ScoredSentence",
-    "memorykit.evaluation.episode_probes.ProbeEpisode",
+    "memorykit.classroom.replays.episode_probes.ProbeEpisode",
     "memorykit.llm.calibration.Calibration", "memorykit.llm.calibration.CalibrationRow",
     "memorykit.workspace.memory.TurnReport", "memorykit.buffers.attention.AttentionSelection",
     "memorykit.availability.Availability",
     # what the seeded generators produce (they are probed: their inputs are the knobs)
-    "memorykit.scenarios.cms.CMSScenario", "memorykit.scenarios.cms.LabelledReference",
-    "memorykit.scenarios.cms.Mention", "memorykit.scenarios.cms.ScenarioTurn",
-    "memorykit.scenarios.conversation.SimulatedConversation",
-    "memorykit.scenarios.probes.ProbeConversation",
+    "memorykit.classroom.scenarios.cms.CMSScenario", "memorykit.classroom.scenarios.cms.LabelledReference",
+    "memorykit.classroom.scenarios.cms.Mention", "memorykit.classroom.scenarios.cms.ScenarioTurn",
+    "memorykit.classroom.scenarios.conversation.SimulatedConversation",
+    "memorykit.classroom.scenarios.probes.ProbeConversation",
 ):
     EXCLUDED[_name] = _RECORD
-# memorykit.course: grades read back from nbgrader's gradebook
-for _name in ("memorykit.course.grading.CellGrade", "memorykit.course.grading.LessonGrade",
-              "memorykit.course.grading.Grades"):
+# memorykit.classroom.course: grades read back from nbgrader's gradebook
+for _name in ("memorykit.classroom.course.grading.CellGrade", "memorykit.classroom.course.grading.LessonGrade",
+              "memorykit.classroom.course.grading.Grades"):
     EXCLUDED[_name] = _RECORD
 
 
 def _is_widget(qualname: str) -> bool:
-    return qualname.startswith("memorykit.lessons.") and qualname.endswith("Explorer")
+    return qualname.startswith("memorykit.classroom.") and qualname.endswith("Explorer")
 
 
 def public_callables() -> dict[str, Any]:
@@ -221,19 +221,19 @@ def _entity_store() -> Any:
 
 
 def _cms_scenario() -> Any:
-    from memorykit.scenarios.cms import generate_cms_scenario
+    from memorykit.classroom.scenarios.cms import generate_cms_scenario
 
     return generate_cms_scenario(n_turns=6)
 
 
 def _simulated() -> Any:
-    from memorykit.scenarios.conversation import simulate_conversation
+    from memorykit.classroom.scenarios.conversation import simulate_conversation
 
     return simulate_conversation(n_turns=4)
 
 
 def _probe_conversation() -> Any:
-    from memorykit.scenarios.probes import probe_conversation
+    from memorykit.classroom.scenarios.probes import probe_conversation
 
     return probe_conversation(0, n_facts=1)
 
@@ -359,15 +359,15 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
         "model": "m", "client": _client(), "dimension": 8},
     "memorykit.llm.critic.OpenAICritic": lambda: {"chat_model": _scripted()},
     "memorykit.llm.summarizer.OpenAISummarizer": lambda: {"chat_model": _scripted()},
-    "memorykit.llm.transcript.request_key": {
+    "memorykit.classroom.doubles.transcript.request_key": {
         "messages": [{"role": "user", "content": "hi"}], "max_tokens": None},
-    "memorykit.llm.transcript.replay_or_live": lambda: {
+    "memorykit.classroom.doubles.transcript.replay_or_live": lambda: {
         "path": Path(__file__).resolve().parent.parent / "data" / "transcripts"
         / "lesson11_smollm2.json", "env": {}},
     "memorykit.llm.client.resolve_client": lambda: {
         "client": _client(), "timeout": 1.0, "max_retries": 0, "needs": "chat"},
     "memorykit.evaluation.sweep.random_search": lambda: {"param_space": {"a": [1, 2]}, "n": 2},
-    "memorykit.lessons.architectures_app.curve": {"letter": "A"},
+    "memorykit.classroom.lesson10.curve": {"letter": "A"},
     "memorykit.workspace.objects.WorkspaceObject": {"id": "maya", "kind": "person", "name": "Maya"},
     "memorykit.llm.critic.parse_rules": {"reply": '{"rules": []}'},
     "memorykit.llm.critic.Rule": {"id": "rule-1", "text": "say less", "source_message_ids": ("m1",)},
@@ -407,12 +407,12 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
         "data": json.loads(_LOCOMO_FIXTURE.read_text())},
     "memorykit.evaluation.pareto.cheapest_reaching": {
         "rows": [{"tokens": 100, "recall": 0.5}, {"tokens": 300, "recall": 0.9}], "recall": 0.8},
-    "memorykit.evaluation.service_loop.make_service": lambda: {
+    "memorykit.classroom.replays.service_loop.make_service": lambda: {
         "summarizer": _summarizer(), "budget": 400, "threshold": 0.8, "recall_limit": 2},
-    "memorykit.evaluation.service_loop.probe": lambda: {
+    "memorykit.classroom.replays.service_loop.probe": lambda: {
         "service": _service_loop_service(), "session": "probes", "conv": _probe_conversation(),
         "chat": None},
-    "memorykit.evaluation.service_loop.run_loop": lambda: {
+    "memorykit.classroom.replays.service_loop.run_loop": lambda: {
         "backend": _backend(), "conv": _probe_conversation(), "budget": 400, "threshold": 0.8,
         "recall_limit": 2},
     "memorykit.workspace.memory.salience_inputs": lambda: {
@@ -422,71 +422,71 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
     "memorykit.workspace.render.render_columns": {"tasks": [], "notes": [], "objects": [],
                                                   "now": 0.0},
     # lesson checkers: an answer the exercise accepts (the checker's whole path runs)
-    "memorykit.lessons.checks.buffers.check_budget": {"budget": 5000},
-    "memorykit.lessons.checks.buffers.check_pruning_choice": {"policy": "fifo"},
-    "memorykit.lessons.checks.buffers.check_summary_settings": {
+    "memorykit.classroom.checks.buffers.check_budget": {"budget": 5000},
+    "memorykit.classroom.checks.buffers.check_pruning_choice": {"policy": "fifo"},
+    "memorykit.classroom.checks.buffers.check_summary_settings": {
         "threshold": 0.9, "target": 0.5, "min_recent": 4},
-    "memorykit.lessons.checks.buffers.check_attention_window": {
+    "memorykit.classroom.checks.buffers.check_attention_window": {
         "window_tokens": 500, "neighbours": 0},
-    "memorykit.lessons.checks.buffers.check_context_boost": {"boost_to": 0.86},
-    "memorykit.lessons.checks.verdict.report": lambda: {
-        "verdict": __import__("memorykit.contracts.verdict", fromlist=["x"]).Verdict(
+    "memorykit.classroom.checks.buffers.check_context_boost": {"boost_to": 0.86},
+    "memorykit.classroom.checks.verdict.report": lambda: {
+        "verdict": __import__("memorykit.classroom.contracts.verdict", fromlist=["x"]).Verdict(
             "probe", True, "a passing verdict"), "show": False},
     # build-it-yourself checkers: the library's own implementation as the student's code
-    "memorykit.lessons.checks.buffers.check_billed_tokens": lambda: {
+    "memorykit.classroom.checks.buffers.check_billed_tokens": lambda: {
         "billed_tokens": __import__("memorykit.tokens", fromlist=["x"]).count_chat_tokens},
-    "memorykit.lessons.checks.buffers.check_victim_choice": lambda: {
+    "memorykit.classroom.checks.buffers.check_victim_choice": lambda: {
         "buffer_class": __import__("memorykit.buffers.policies",
                                    fromlist=["x"]).ImportanceBuffer},
-    "memorykit.lessons.checks.buffers.check_summarizer": lambda: {
+    "memorykit.classroom.checks.buffers.check_summarizer": lambda: {
         "summarizer_class": __import__("memorykit.summary", fromlist=["x"]).ExtractiveSummarizer},
-    "memorykit.lessons.checks.entities.check_entity_capacity": {"max_size": 20},
-    "memorykit.lessons.checks.entities.check_entity_ttl": {"ttl_minutes": 30},
-    "memorykit.lessons.checks.entities.check_relevance_score": lambda: {
+    "memorykit.classroom.checks.entities.check_entity_capacity": {"max_size": 20},
+    "memorykit.classroom.checks.entities.check_entity_ttl": {"ttl_minutes": 30},
+    "memorykit.classroom.checks.entities.check_relevance_score": lambda: {
         "relevance": _library_score()},
-    "memorykit.lessons.checks.tasks.check_admission_rule": lambda: {
+    "memorykit.classroom.checks.tasks.check_admission_rule": lambda: {
         "slots_class": _rebuilt_slots()},
-    "memorykit.lessons.checks.recall.check_episodic_score": lambda: {
-        "score_function": __import__("memorykit.contracts.longterm", fromlist=["x"])
+    "memorykit.classroom.checks.recall.check_episodic_score": lambda: {
+        "score_function": __import__("memorykit.classroom.contracts.longterm", fromlist=["x"])
         .library_episodic_score},
-    "memorykit.lessons.checks.recall.check_recall_rule": lambda: {
+    "memorykit.classroom.checks.recall.check_recall_rule": lambda: {
         "rule": __import__("memorykit.longterm.semantic", fromlist=["x"]).select_recalled},
-    "memorykit.lessons.checks.recall.check_episodic_tau": {"tau_hours": 35},
-    "memorykit.lessons.checks.llm.check_loop_settings": {
+    "memorykit.classroom.checks.recall.check_episodic_tau": {"tau_hours": 35},
+    "memorykit.classroom.checks.llm.check_loop_settings": {
         "budget": 600, "threshold": 0.8, "recall_limit": 3},
-    "memorykit.lessons.checks.llm.check_recall_limit": {"recall_limit": 3},
-    "memorykit.lessons.checks.llm.check_reply_judge": lambda: {
+    "memorykit.classroom.checks.llm.check_recall_limit": {"recall_limit": 3},
+    "memorykit.classroom.checks.llm.check_reply_judge": lambda: {
         "judge": lambda reply, finish_reason, messages, cap: None},
-    "memorykit.lessons.checks.recall.check_semantic_best": {
+    "memorykit.classroom.checks.recall.check_semantic_best": {
         "answer": {"threshold": 0.5, "recall": 0.5}},
-    "memorykit.lessons.checks.recall.check_semantic_threshold": {
+    "memorykit.classroom.checks.recall.check_semantic_threshold": {
         "answer": {"threshold": 0.5, "wrong_recalls": 1}},
-    "memorykit.lessons.checks.recall.check_window_size": {"window": 20},
-    "memorykit.lessons.checks.tuning.check_beats_bm25": {"config": {"policy": "bm25"}},
-    "memorykit.lessons.checks.tuning.check_retrieval_policy": lambda: {
+    "memorykit.classroom.checks.recall.check_window_size": {"window": 20},
+    "memorykit.classroom.checks.tuning.check_beats_bm25": {"config": {"policy": "bm25"}},
+    "memorykit.classroom.checks.tuning.check_retrieval_policy": lambda: {
         "policy_class": __import__("memorykit.evaluation.scored",
                                    fromlist=["x"]).TermOverlapRetrieval},
-    "memorykit.lessons.checks.columns.check_column_limits": {"top_notes": 8, "max_objects": 20},
-    "memorykit.lessons.checks.columns.check_escalation": {
+    "memorykit.classroom.checks.columns.check_column_limits": {"top_notes": 8, "max_objects": 20},
+    "memorykit.classroom.checks.columns.check_escalation": {
         "warn_fraction": 0.4, "warn_multiplier": 1.5, "critical_fraction": 0.3,
         "critical_multiplier": 2.0},
     # The build-it-yourself checkers take the student's function; the library's own passes.
-    "memorykit.lessons.checks.columns.check_escalated_priority": lambda: {
+    "memorykit.classroom.checks.columns.check_escalated_priority": lambda: {
         "escalated_priority": importlib.import_module(
-            "memorykit.contracts.workspace").library_escalated_priority},
-    "memorykit.lessons.checks.columns.check_object_salience": lambda: {
+            "memorykit.classroom.contracts.workspace").library_escalated_priority},
+    "memorykit.classroom.checks.columns.check_object_salience": lambda: {
         "object_salience": importlib.import_module(
-            "memorykit.contracts.workspace").library_object_salience},
-    "memorykit.lessons.checks.columns.check_three_columns": lambda: {
+            "memorykit.classroom.contracts.workspace").library_object_salience},
+    "memorykit.classroom.checks.columns.check_three_columns": lambda: {
         "three_columns": importlib.import_module(
             "memorykit.workspace.render").three_column_lines},
-    "memorykit.lessons.checks.columns.check_min_shared_entities": {"min_shared_entities": 2},
-    "memorykit.lessons.checks.tasks.check_preemption_ratio": {"preemption_ratio": 1.3},
-    "memorykit.lessons.checks.columns.check_salience_weights": {
+    "memorykit.classroom.checks.columns.check_min_shared_entities": {"min_shared_entities": 2},
+    "memorykit.classroom.checks.tasks.check_preemption_ratio": {"preemption_ratio": 1.3},
+    "memorykit.classroom.checks.columns.check_salience_weights": {
         "weights": {"belief_strength": 0.5}},
     "memorykit.longterm.search_tool.answer_memory_search": lambda: _memory_search_call(),
     # an empty list of lessons grades nothing (fast); the probes reach the worker count
-    "memorykit.course.grading.autograde": lambda: {
+    "memorykit.classroom.course.grading.autograde": lambda: {
         "course": _course(), "student": "sweep", "lessons": []},
 }
 """Valid arguments for callables whose required parameters no annotation can fill, or
@@ -494,7 +494,7 @@ whose defaults are slow (the probes call with these). Keys: qualified names."""
 
 
 def _library_score() -> Any:
-    from memorykit.contracts.entities import library_score
+    from memorykit.classroom.contracts.entities import library_score
     return library_score
 
 
@@ -510,13 +510,13 @@ def _rebuilt_slots() -> Any:
 
 
 def _course() -> Any:
-    from memorykit.course import Course
+    from memorykit.classroom.course import Course
 
     return Course(Path(tempfile.gettempdir()) / "memorykit-sweep-no-course", ())
 
 
 def _service_loop_service() -> Any:
-    from memorykit.evaluation import service_loop
+    from memorykit.classroom.replays import service_loop
     return service_loop.make_service(_summarizer(), budget=400, threshold=0.8, recall_limit=2)
 
 
@@ -572,12 +572,12 @@ for _name in _SPANS:
 _COSINE = "a cosine threshold: -1 is in its range [-1, 1]"
 for _qual in ("memorykit.longterm.semantic.SemanticSettings.threshold",
               "memorykit.longterm.service.LongTermSettings.min_score",
-              "memorykit.lessons.recall_app.semantic_recall.threshold",
-              "memorykit.lessons.recall_app.embedder_comparison.threshold",
-              "memorykit.lessons.architectures_app.curve.semantic_threshold",
-              "memorykit.lessons.architectures_app.curves.semantic_threshold",
-              "memorykit.lessons.architectures_app.embedder_comparison.threshold",
-              "memorykit.evaluation.reproduction.ReproductionSettings.threshold"):
+              "memorykit.classroom.lesson09.semantic_recall.threshold",
+              "memorykit.classroom.lesson09.embedder_comparison.threshold",
+              "memorykit.classroom.lesson10.curve.semantic_threshold",
+              "memorykit.classroom.lesson10.curves.semantic_threshold",
+              "memorykit.classroom.lesson10.embedder_comparison.threshold",
+              "memorykit.classroom.replays.reproduction.ReproductionSettings.threshold"):
     ACCEPTED[(_qual, "negative")] = _COSINE
 ACCEPTED[("memorykit.evaluation.baselines.BM25Retrieval.min_score", "huge int")] = (
     "a BM25 score has no upper bound: a huge minimum keeps nothing, which is well defined")
@@ -591,7 +591,7 @@ ACCEPTED[("seconds_per_turn", "huge int")] = (
     "a turn may stand for any positive duration: a day a turn is well defined")
 ACCEPTED[("seconds_per_message", "huge int")] = ACCEPTED[("seconds_per_turn", "huge int")]
 for _fn in ("dropped_keys", "reader_misses"):
-    ACCEPTED[(f"memorykit.lessons.reproduction_app.{_fn}.limit", "huge int")] = (
+    ACCEPTED[(f"memorykit.classroom.lesson10_reproduction.{_fn}.limit", "huge int")] = (
         "a cap on rows shown: one beyond the result's rows shows them all")
 for _kind, _line in (("Uniform", "real line"), ("RandInt", "integers")):
     for _name, _label in (("low", "negative"), ("high", "huge int")):
@@ -599,7 +599,7 @@ for _kind, _line in (("Uniform", "real line"), ("RandInt", "integers")):
             f"a search range may lie anywhere on the {_line}")
 ACCEPTED[("memorykit.evaluation.sweep.LogUniform.high", "huge int")] = (
     "a log-uniform range may span any positive interval")
-ACCEPTED[("memorykit.course.grading.autograde.workers", "huge int")] = (
+ACCEPTED[("memorykit.classroom.course.grading.autograde.workers", "huge int")] = (
     "a cap on lessons graded at once: the pool never grows past the lessons to grade")
 ACCEPTED[("age_minutes", "list")] = "ages may be given as a sequence (one weight per age)"
 ACCEPTED[("age_minutes", "huge int")] = "an age is a duration: a huge one weighs ~0, well defined"
@@ -618,7 +618,7 @@ for _name in ("link_hops", "neighbourhood_depth"):
         "a hop limit: a breadth-first walk ends when the graph is exhausted, so a limit past "
         "its diameter means 'everything connected' and costs what the graph costs")
 for _fn in ("curve", "curves"):
-    _qual = f"memorykit.lessons.architectures_app.{_fn}"
+    _qual = f"memorykit.classroom.lesson10.{_fn}"
     ACCEPTED[(f"{_qual}.factor", "huge int")] = ACCEPTED[("consolidation_factor", "huge int")]
 ACCEPTED[("memorykit.evaluation.dataset.EvalQuestion.position", "huge int")] = (
     "a question's position is checked against its conversation's length where one holds it "
@@ -668,7 +668,7 @@ def _names(text: str, param: str, value: Any) -> bool:
 def _is_refusal(result: Any, param: str, value: Any) -> bool:
     """A lesson checker answers every input with a Verdict: a failing one naming the
     parameter or the value is its clear error (the student reads it in the notebook)."""
-    from memorykit.contracts.verdict import Verdict
+    from memorykit.classroom.contracts.verdict import Verdict
 
     return isinstance(result, Verdict) and not result.passed and _names(result.reason, param, value)
 

@@ -33,7 +33,7 @@ from memorykit.longterm import (
     ReflectionArchitecture,
     SemanticArchitecture,
 )
-from memorykit.scenarios.probes import booking_critic
+from memorykit.classroom.scenarios.probes import booking_critic
 from memorykit.workspace.context_policy import WorkspaceContextPolicy
 
 from buffer_policies import POLICIES as BUFFERS

@@ -113,7 +113,7 @@ def test_validation():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from memorykit.scenarios.conversation import simulate_conversation  # noqa: E402
+from memorykit.classroom.scenarios.conversation import simulate_conversation  # noqa: E402
 
 STEPS = st.one_of(
     st.tuples(st.just("ask"), st.integers(0, 50), st.integers(1, 900), st.integers(0, 3)),

@@ -7,15 +7,15 @@ import pytest
 from memorykit.buffers import FIFOBuffer
 from memorykit.buffers.base import MessageBuffer
 from memorykit.clock import StepClock
-from memorykit.contracts import run_contracts
-from memorykit.contracts.buffers import buffer_contracts
+from memorykit.classroom.contracts import run_contracts
+from memorykit.classroom.contracts.buffers import buffer_contracts
 from memorykit.messages import Message
 from memorykit.trace import Trace
 
 from buffer_policies import POLICIES
 from wire import check_openai_types
 
-# The contract lives in the package (memorykit.contracts.buffers) so that lesson 02's
+# The contract lives in the package (memorykit.classroom.contracts.buffers) so that lesson 02's
 # build-it-yourself exercise runs exactly these checks over a student's victim choice.
 CONTRACTS = buffer_contracts(check_request=check_openai_types)
 

@@ -79,9 +79,9 @@ def test_bad_names_and_settings_are_refused_naming_them():
 
 
 def test_a_registered_policy_appears_in_lesson_02(toy):
-    from memorykit.lessons import default_conversation
-    from memorykit.lessons.checks import check_pruning_choice
-    from memorykit.lessons.pruning_app import PruningExplorer, compare_policies, run_policy
+    from memorykit.classroom import default_conversation
+    from memorykit.classroom.checks import check_pruning_choice
+    from memorykit.classroom.lesson02 import PruningExplorer, compare_policies, run_policy
 
     conv = default_conversation()
     run = run_policy(conv, "largest", budget=1500, min_tokens=10)

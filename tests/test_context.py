@@ -46,7 +46,7 @@ def test_over_budget_context_says_why():
 
 
 def test_workspace_policy_cites_the_messages_that_mentioned_shown_objects():
-    from memorykit.scenarios.workflow import default_workflow
+    from memorykit.classroom.scenarios.workflow import default_workflow
     from memorykit.workspace import WorkingMemory
 
     scenario = default_workflow()

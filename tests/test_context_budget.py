@@ -2,8 +2,8 @@
 
 import pytest
 
-from memorykit.lessons.data import default_conversation
-from memorykit.lessons.tokens_app import BudgetExplorer, budget_picture
+from memorykit.classroom.data import default_conversation
+from memorykit.classroom.lesson01 import BudgetExplorer, budget_picture
 from memorykit.tokens import ContextBudget
 
 

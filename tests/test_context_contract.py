@@ -17,8 +17,8 @@ import pytest
 
 import memorykit
 from memorykit.context import ContextItem, ContextPolicy
-from memorykit.contracts import run_contracts
-from memorykit.contracts.context import RETRIEVAL_CONTRACTS, context_contracts, conversation
+from memorykit.classroom.contracts import run_contracts
+from memorykit.classroom.contracts.context import RETRIEVAL_CONTRACTS, context_contracts, conversation
 from memorykit.evaluation.harness import is_query_independent
 
 from context_policies import POLICIES, RETRIEVAL
@@ -36,7 +36,7 @@ def test_a_window_holding_a_call_sends_it_as_a_call():
     assert {m["tool_call_id"] for m in request if m["role"] == "tool"} == sent
 
 
-# The contract lives in the package (memorykit.contracts.context) so that lesson 12's
+# The contract lives in the package (memorykit.classroom.contracts.context) so that lesson 12's
 # build-it-yourself exercise runs exactly these checks over a student's retrieval policy.
 CONTRACTS = context_contracts(check_request=check_openai_types)
 

@@ -26,8 +26,8 @@ pytest.importorskip("nbgrader")
 import nbformat  # noqa: E402
 
 from course_toy import write_toy_repo  # noqa: E402
-from memorykit.course import Course, Grades, autograde, build_course, submit  # noqa: E402
-from memorykit.course.layout import relative_links  # noqa: E402
+from memorykit.classroom.course import Course, Grades, autograde, build_course, submit  # noqa: E402
+from memorykit.classroom.course.layout import relative_links  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKERS = 2
@@ -262,7 +262,7 @@ def test_the_lessons_release_and_grade_end_to_end(tmp_path):
 
 
 def test_cli_grades_a_students_folder(toy, tmp_path, capsys):
-    from memorykit.cli import main
+    from memorykit.classroom.__main__ import main
 
     course, _ = toy
     folder = tmp_path / "ada"
@@ -281,7 +281,7 @@ def test_cli_grades_a_students_folder(toy, tmp_path, capsys):
 
 
 def test_cli_releases_a_lesson_and_refuses_bad_arguments(tmp_path, capsys):
-    from memorykit.cli import main
+    from memorykit.classroom.__main__ import main
 
     assert main(["course", "release", "--out", str(tmp_path / "c"),
                  "--lessons", "01_tokens_and_budgets"]) == 0
@@ -300,7 +300,7 @@ def test_kernel_sockets_stay_short_under_a_long_tmpdir(tmp_path, monkeypatch):
     """A Unix socket path has at most 107 bytes: under a long TMPDIR the sockets go to /tmp."""
     import tempfile
 
-    from memorykit.course._nbgrader import kernel_sockets
+    from memorykit.classroom.course._nbgrader import kernel_sockets
 
     deep = tmp_path / ("d" * 60) / ("e" * 60)
     deep.mkdir(parents=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memorykit.scenarios.conversation import SIMULATOR_VERSION, load_conversation
+from memorykit.classroom.scenarios.conversation import SIMULATOR_VERSION, load_conversation
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data" / "conversations"

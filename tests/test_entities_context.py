@@ -11,7 +11,7 @@ from memorykit.entities import (
     SlidingWindowMemory,
 )
 from memorykit.messages import Message, MessageFactory
-from memorykit.scenarios import load_scenario
+from memorykit.classroom.scenarios import load_scenario
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "entities"

@@ -28,7 +28,7 @@ def page(i, label=""):
 
 
 # ------------------------------------------------------------------ the formula
-# D0's formula at hand-computed points moved to memorykit/contracts/entities.py (the score
+# D0's formula at hand-computed points moved to memorykit/classroom/contracts/entities.py (the score
 # contract, run over every implementation in tests/test_entity_score_contract.py).
 
 

@@ -19,9 +19,9 @@ from memorykit.entities import (
     RelevanceWeights,
     SlidingWindowMemory,
 )
-from memorykit.evaluation import entity_replay
-from memorykit.evaluation.entity_replay import replay, replay_lookups, replay_plan
-from memorykit.scenarios import load_scenario
+from memorykit.classroom.replays import entity_replay
+from memorykit.classroom.replays.entity_replay import replay, replay_lookups, replay_plan
+from memorykit.classroom.scenarios import load_scenario
 from memorykit.trace import Trace
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "entities"
@@ -186,7 +186,7 @@ def test_replay_lookups_follow_the_turns(small):
 def test_summary_rounds_report_every_round_and_bound_the_notes(small):
     """Rounds fall every ``summarize_every`` turns; every folded entity is a note or counted
     as older; the notes never pass ``max_notes``; the prompt printed is the memory's own."""
-    from memorykit.evaluation.entity_replay import summary_rounds
+    from memorykit.classroom.replays.entity_replay import summary_rounds
 
     rows, memory = summary_rounds(small, n_turns=40, summarize_every=5, max_notes=3)
     first = small.turns[0].turn

@@ -14,8 +14,8 @@ from memorykit.entities import (
     RelevanceWeights,
     prompt_token_series,
 )
-from memorykit.evaluation.entity_replay import arrival_comparison, compare_policies, replay, seed_policies
-from memorykit.scenarios import generate_cms_scenario, load_scenario
+from memorykit.classroom.replays.entity_replay import arrival_comparison, compare_policies, replay, seed_policies
+from memorykit.classroom.scenarios import generate_cms_scenario, load_scenario
 from memorykit.tokens import Tokenizer
 
 ROOT = Path(__file__).resolve().parent.parent

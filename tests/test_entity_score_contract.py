@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pytest
 
-from memorykit.contracts import run_contracts
-from memorykit.contracts.entities import SCORE_CONTRACTS, agrees_with_library, library_score
+from memorykit.classroom.contracts import run_contracts
+from memorykit.classroom.contracts.entities import SCORE_CONTRACTS, agrees_with_library, library_score
 from memorykit.entities.scoring import candidate_scores, components, relevance_scores
 
-# The contract lives in the package (memorykit.contracts.entities) so that lesson 04's
+# The contract lives in the package (memorykit.classroom.contracts.entities) so that lesson 04's
 # build-it-yourself exercise runs exactly these checks over a student's score.
 IMPLEMENTATIONS = {
     "RelevanceWeights.score": library_score,

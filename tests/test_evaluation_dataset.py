@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from memorykit.evaluation import EvalConversation, EvalDataset, EvalQuestion, from_simulated, load_locomo
+from memorykit.classroom.scenarios.conversation import from_simulated
+from memorykit.evaluation import EvalConversation, EvalDataset, EvalQuestion, load_locomo
 from memorykit.messages import MessageFactory
-from memorykit.scenarios.conversation import load_conversation
+from memorykit.classroom.scenarios.conversation import load_conversation
 
 DATA = Path(__file__).parent.parent / "data" / "conversations"
 

@@ -26,7 +26,7 @@ from memorykit.evaluation import (
     toolkit_policies,
 )
 from memorykit.messages import MessageFactory
-from memorykit.scenarios.conversation import load_conversation
+from memorykit.classroom.scenarios.conversation import load_conversation
 
 FIXTURE = Path(__file__).parent / "fixtures" / "locomo_mini.json"
 DATA = Path(__file__).parent.parent / "data" / "conversations"

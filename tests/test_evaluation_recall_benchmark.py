@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from memorykit.evaluation.recall_benchmark import SEED_003_RECALL, BenchmarkResult, run_benchmark
+from memorykit.classroom.replays.recall_benchmark import SEED_003_RECALL, BenchmarkResult, run_benchmark
 from memorykit.llm import ScriptedChatModel
-from memorykit.scenarios.probes import probe_conversation
+from memorykit.classroom.scenarios.probes import probe_conversation
 
 
 def test_probe_conversation_plants_unique_keys_before_the_distractors():

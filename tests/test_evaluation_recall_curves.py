@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from memorykit.evaluation.recall_curves import ProbeCheckpoints
+from memorykit.classroom.replays.recall_curves import ProbeCheckpoints
 from memorykit.longterm import EpisodicSettings, SemanticSettings, make_architectures
-from memorykit.scenarios.probes import booking_critic
+from memorykit.classroom.scenarios.probes import booking_critic
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Seed 003's comparison reproduced (memorykit.evaluation.reproduction): the protocol with the
+"""Seed 003's comparison reproduced (memorykit.classroom.replays.reproduction): the protocol with the
 offline stand-ins and with chat models that lose keys or fail, and a small run against the real
 local model (skipped with the reason when it is not installed, failed when CI=true)."""
 
@@ -10,8 +10,8 @@ import re
 import pytest
 from ports import free_port
 
-from memorykit.evaluation.recall_benchmark import answer_contains_key
-from memorykit.evaluation.reproduction import (
+from memorykit.classroom.replays.recall_benchmark import answer_contains_key
+from memorykit.classroom.replays.reproduction import (
     LETTERS,
     MeteredChatModel,
     ReproductionResult,
@@ -22,7 +22,7 @@ from memorykit.evaluation.reproduction import (
 from memorykit.llm.backend import memory_reader_reply
 from memorykit.llm.chat import Usage
 from memorykit.llm.client import LLMCallFailed
-from memorykit.scenarios.probes import SEED_003_FACT_BANK, probe_conversation
+from memorykit.classroom.scenarios.probes import SEED_003_FACT_BANK, probe_conversation
 from memorykit.tokens import Tokenizer
 
 SMALL = ReproductionSettings(conversations=2, n_facts=4, distractors=20)
@@ -223,7 +223,7 @@ def test_a_small_reproduction_against_the_real_local_model():
 def test_lesson_section_reads_a_saved_result_beside_a_live_standin_run(tmp_path, monkeypatch):
     import json
 
-    from memorykit.lessons import reproduction_app as app
+    from memorykit.classroom import lesson10_reproduction as app
 
     saved = run_reproduction(SMALL, chat=LossyModel())
     path = tmp_path / "reproduce_003.json"

@@ -6,8 +6,8 @@ import pytest
 
 from memorykit.buffers.base import MessageBuffer
 from memorykit.buffers.summary_buffer import SummaryBuffer
-from memorykit.evaluation.summary_replay import replay_summary_buffer
-from memorykit.scenarios.conversation import simulate_conversation
+from memorykit.classroom.replays.summary_replay import replay_summary_buffer
+from memorykit.classroom.scenarios.conversation import simulate_conversation
 
 
 def test_replay_measures_rounds_sawtooth_and_facts():

@@ -21,7 +21,7 @@ from memorykit.evaluation import (
     random_search,
     run_sweep,
 )
-from memorykit.scenarios.conversation import load_conversation
+from memorykit.classroom.scenarios.conversation import load_conversation
 
 DATA = Path(__file__).parent.parent / "data" / "conversations"
 FIXTURE = Path(__file__).parent / "fixtures" / "locomo_mini.json"
@@ -169,7 +169,7 @@ def test_budgets_sharing_a_policy_and_its_prepared_conversations_score_as_fresh_
     from memorykit.evaluation.hybrid import HybridRetrieval, HybridSettings
     from memorykit.evaluation.toolkit import TUNABLE, fixed_policy
     from memorykit.embeddings import LexicalHashingEmbedder
-    from memorykit.lessons.data import LOCOMO_FIXTURE
+    from memorykit.classroom.data import LOCOMO_FIXTURE
 
     data = load_locomo(LOCOMO_FIXTURE, verify=False).select(max_questions=6)
     budgets = [250, 1000, 500, 2000]

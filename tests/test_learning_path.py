@@ -8,15 +8,16 @@ import re
 
 import pytest
 
-from memorykit.lessons import catalog
-from memorykit.lessons.catalog import CATALOG, DOCS_DIR, Lesson, check_catalog, render_map
-from memorykit.lessons.learning_path import ROUTES, render_learning_path, sync_learning_path
+from memorykit.classroom import catalog
+from memorykit.classroom.catalog import CATALOG, DOCS_DIR, Lesson, check_catalog, render_map
+from memorykit.classroom.catalog import ROUTES
+from memorykit.classroom.learning_path import render_learning_path, sync_learning_path
 
 
 def test_learning_path_is_current():
     assert sync_learning_path(write=False), (
-        "docs/LEARNING_PATH.md differs from memorykit/lessons/catalog.py: run "
-        "`python -m memorykit.lessons.catalog --learning-path`")
+        "docs/LEARNING_PATH.md differs from memorykit/classroom/catalog.py: run "
+        "`python -m memorykit.classroom.learning_path --learning-path`")
 
 
 def test_learning_path_detects_and_repairs_staleness(tmp_path):
@@ -101,7 +102,7 @@ def test_glossary_defines_the_terms(term):
 
 
 def test_check_routes_reports_a_route_through_a_missing_lesson(monkeypatch):
-    from memorykit.lessons import learning_path
+    from memorykit.classroom import learning_path
 
     bad = (learning_path.Route("nowhere", "nobody", (0, 99), "-"),)
     monkeypatch.setattr(learning_path, "ROUTES", bad)

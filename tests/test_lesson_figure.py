@@ -1,4 +1,4 @@
-"""The live figure of the lesson explorers (memorykit.lessons._figure), without a browser.
+"""The live figure of the lesson explorers (memorykit.classroom.figure), without a browser.
 
 What reaches the browser is checked on the messages the kernel sends: a ``LessonFigure`` edit
 never carries plotly's ``Undefined`` placeholder (the browser stored it literally and later
@@ -17,8 +17,8 @@ import pytest
 go = pytest.importorskip("plotly.graph_objects")
 from plotly.basedatatypes import Undefined  # noqa: E402
 
-from memorykit.lessons._app import readout_table  # noqa: E402
-from memorykit.lessons._figure import (  # noqa: E402
+from memorykit.classroom.explorer import readout_table  # noqa: E402
+from memorykit.classroom.figure import (  # noqa: E402
     STATIC_FIGURES_ENV,
     lesson_figure_class,
     live_figure,
@@ -150,8 +150,8 @@ def test_readout_table_escapes_and_lists_every_pair():
 
 
 def test_explorer_display_carries_the_widget_and_a_static_picture(monkeypatch):
-    from memorykit.lessons import _app
-    from memorykit.lessons.notes_app import EscalationExplorer
+    from memorykit.classroom import explorer as _app
+    from memorykit.classroom.lesson06 import EscalationExplorer
 
     explorer = EscalationExplorer(base_priority=0.6)
     monkeypatch.delenv(STATIC_FIGURES_ENV, raising=False)
@@ -174,7 +174,7 @@ def test_static_png_renders_offline_with_the_system_chromium():
     import os
     from pathlib import Path
 
-    from memorykit.lessons._figure import static_png
+    from memorykit.classroom.figure import static_png
 
     if not Path("/usr/bin/chromium").exists():
         if os.environ.get("CI", "").lower() == "true":
@@ -190,7 +190,7 @@ def test_static_png_renders_offline_with_the_system_chromium():
 
 
 def test_heat_grid_rounds_and_marks_empty_cells_none():
-    from memorykit.lessons._figure import heat_grid
+    from memorykit.classroom.figure import heat_grid
 
     grid = heat_grid([[0.123456, np.nan], [1.0, 2.0]], mask=[[True, True], [False, True]])
     assert grid.tolist() == [[0.1235, None], [None, 2.0]]
@@ -199,7 +199,7 @@ def test_heat_grid_rounds_and_marks_empty_cells_none():
 
 
 def test_entity_heat_map_columns_average_present_turns():
-    from memorykit.lessons.entities_app import _column_turns, _columns
+    from memorykit.classroom.lesson04 import _column_turns, _columns
 
     score = np.array([[1.0, np.nan, 3.0, 5.0, np.nan], [np.nan, np.nan, 2.0, 2.0, 7.0]])
     np.testing.assert_array_equal(_columns(score, 2), [[1.0, 4.0, np.nan], [np.nan, 2.0, 7.0]])

@@ -1,7 +1,7 @@
 import pytest
 
-from memorykit.lessons._app import LessonExplorer, Setting, defaults
-from memorykit.lessons.tables import print_rows
+from memorykit.classroom.explorer import LessonExplorer, Setting, defaults
+from memorykit.classroom.tables import print_rows
 
 
 def test_print_rows_aligns_columns(capsys):

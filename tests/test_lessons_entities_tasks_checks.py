@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from memorykit.lessons.checks import (
+from memorykit.classroom.checks import (
     check_admission_rule,
     check_entity_capacity,
     check_entity_ttl,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from memorykit.lessons import checks
-from memorykit.lessons import llm_app as L
-from memorykit.llm.testing import FakeOpenAIServer
-from memorykit.llm.transcript import replay_or_live
+from memorykit.classroom import checks
+from memorykit.classroom import lesson11 as L
+from memorykit.classroom.doubles.openai_server import FakeOpenAIServer
+from memorykit.classroom.doubles.transcript import replay_or_live
 
 pytest.importorskip("openai")
 

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from memorykit.lessons import llm_app
+from memorykit.classroom import lesson11 as llm_app
 
 
 def _grid():

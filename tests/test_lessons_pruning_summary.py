@@ -22,16 +22,16 @@ from memorykit.buffers.policies import (
     true_half_life_minutes,
 )
 from memorykit.buffers.summary_buffer import SummaryBuffer
-from memorykit.lessons import pruning_app as pa
-from memorykit.lessons import summary_app as sa
-from memorykit.lessons.checks import (
+from memorykit.classroom import lesson02 as pa
+from memorykit.classroom import lesson03 as sa
+from memorykit.classroom.checks import (
     PRUNING_EXERCISE,
     SUMMARY_EXERCISE,
     Verdict,
     check_pruning_choice,
     check_summary_settings,
 )
-from memorykit.lessons.data import default_conversation
+from memorykit.classroom.data import default_conversation
 from memorykit.tokens import Tokenizer
 
 pytest.importorskip("plotly")
@@ -395,7 +395,7 @@ def test_bench_sliders_time_moves_smoke(conv):
 
 
 def test_replay_buffer_records_what_the_buffer_decided(conv):
-    from memorykit.evaluation.buffer_replay import replay_buffer
+    from memorykit.classroom.replays.buffer_replay import replay_buffer
     from memorykit.trace import Trace
 
     buf = FIFOBuffer(800)
@@ -415,7 +415,7 @@ def test_replay_buffer_records_what_the_buffer_decided(conv):
 def test_weighted_window_rows_follow_weighted_context_not_arrival(conv):
     """The table lesson 02 prints is weighted_context's order: effective importance
     descending, each row's arrival place consistent with the window, the system prompt last."""
-    from memorykit.lessons.pruning_app import weighted_window_rows
+    from memorykit.classroom.lesson02 import weighted_window_rows
 
     rows = weighted_window_rows(conv, budget=1500)
     effective = [float(r["effective"]) for r in rows]
@@ -431,7 +431,7 @@ def test_attention_recall_matches_the_window_run_directly(conv):
     facts among the newest messages that fit, and neighbours never find more facts than none
     at the same budget here."""
     from memorykit.buffers.attention import AttentionWindow
-    from memorykit.lessons import focus_app as fa
+    from memorykit.classroom import lesson03_focus as fa
 
     rows = {(r["window_tokens"], r["neighbours"]): r for r in fa.attention_recall(conv)}
     buffer = FIFOBuffer(max_tokens=None)
@@ -453,7 +453,7 @@ def test_attention_recall_matches_the_window_run_directly(conv):
 
 
 def test_context_story_follows_switch_stack_return_merge(conv):
-    from memorykit.lessons import focus_app as fa
+    from memorykit.classroom import lesson03_focus as fa
 
     rows = fa.context_story(conv)
     assert [r["active"] for r in rows] == ["main", "side", "side", "main", "main", "main"]
@@ -467,7 +467,7 @@ def test_context_story_follows_switch_stack_return_merge(conv):
 
 
 def test_attention_and_context_checkers():
-    from memorykit.lessons.checks import check_attention_window, check_context_boost
+    from memorykit.classroom.checks import check_attention_window, check_context_boost
 
     assert check_attention_window(500, 0)
     seed = check_attention_window(500, 1)
@@ -488,7 +488,7 @@ def test_attention_and_context_checkers():
     (("context", math.nan), ValueError, "boost_to must be finite, got nan"),
 ])
 def test_attention_and_context_checkers_refuse_nonsense_naming_it(call, error, text):
-    from memorykit.lessons.checks import check_attention_window, check_context_boost
+    from memorykit.classroom.checks import check_attention_window, check_context_boost
 
     checker = {"attention": check_attention_window, "context": check_context_boost}[call[0]]
     with pytest.raises(error, match=re.escape(text)):
@@ -496,7 +496,7 @@ def test_attention_and_context_checkers_refuse_nonsense_naming_it(call, error, t
 
 
 def test_kept_for_agrees_with_boost_survival_and_the_explorer_draws_it(conv):
-    from memorykit.lessons import focus_app as fa
+    from memorykit.classroom import lesson03_focus as fa
 
     for boost in (0.7, 0.9):
         kept = fa.kept_for(conv, boost)
@@ -517,7 +517,7 @@ def test_kept_for_agrees_with_boost_survival_and_the_explorer_draws_it(conv):
 
 # ------------------------------------------- lesson 03: the build-it-yourself summarizer
 def test_check_summarizer_runs_the_summary_contracts_and_names_what_to_change():
-    from memorykit.lessons.checks import check_summarizer
+    from memorykit.classroom.checks import check_summarizer
     from memorykit.summary import ExtractiveSummarizer
 
     extractive = check_summarizer(ExtractiveSummarizer)
@@ -542,7 +542,7 @@ def test_check_summarizer_runs_the_summary_contracts_and_names_what_to_change():
 def test_check_summarizer_fails_a_summarizer_that_keeps_the_oldest_facts():
     """Found in the issue-16 review: filling the cap from the oldest fact passed every check;
     the exercise asks for the newest that fit."""
-    from memorykit.lessons.checks import check_summarizer
+    from memorykit.classroom.checks import check_summarizer
 
     class OldestFirst:
         name, is_llm = "oldest-first", False
@@ -567,7 +567,7 @@ def test_check_summarizer_fails_a_summarizer_that_keeps_the_oldest_facts():
 
 
 def test_check_victim_choice_refuses_a_non_buffer_class():
-    from memorykit.lessons.checks import check_victim_choice
+    from memorykit.classroom.checks import check_victim_choice
 
     with pytest.raises(TypeError, match="buffer_class must be a class that subclasses"):
         check_victim_choice(HybridBuffer(max_tokens=100))

@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from memorykit.lessons import architectures_app as aa
-from memorykit.lessons import checks
-from memorykit.lessons import recall_app as ra
+from memorykit.classroom import lesson10 as aa
+from memorykit.classroom import checks
+from memorykit.classroom import lesson09 as ra
 from memorykit.longterm.episodic import (HOUR, episode_scores, full_match_horizon_seconds,
                                          overlap_needed)
 
@@ -257,7 +257,7 @@ def test_learned_rules_cite_the_mistake_and_only_d_adapts():
 
 def test_episodic_select_with_a_threshold_matches_recall():
     from memorykit.longterm.episodic import EpisodicMemory, EpisodicSettings
-    from memorykit.scenarios.probes import probe_conversation
+    from memorykit.classroom.scenarios.probes import probe_conversation
 
     conv = probe_conversation(50)
     low = EpisodicMemory(EpisodicSettings(threshold=0.3))
@@ -344,7 +344,7 @@ def test_checkers_return_their_verdict_without_printing(capsys):
 def test_code_checkers_pass_the_library_and_fail_wrong_code_with_a_reason():
     import math
 
-    from memorykit.contracts.longterm import library_episodic_score
+    from memorykit.classroom.contracts.longterm import library_episodic_score
     from memorykit.longterm.semantic import select_recalled
 
     assert checks.check_episodic_score(library_episodic_score)

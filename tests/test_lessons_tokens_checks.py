@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from memorykit.lessons.checks import Verdict, check_billed_tokens, check_budget
+from memorykit.classroom.checks import Verdict, check_billed_tokens, check_budget
 from memorykit.tokens import count_chat_tokens
 
 

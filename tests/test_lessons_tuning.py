@@ -11,11 +11,11 @@ import pytest
 
 from memorykit.evaluation import AttentionPolicy, HarnessSettings, dataset_statistics, evaluate, load_locomo
 from memorykit.evaluation.toolkit import TUNABLE as KNOBS
-from memorykit.lessons.checks import check_beats_bm25
-from memorykit.lessons.checks.tuning import evaluate_configuration
-from memorykit.lessons.data import LOCOMO_ENV, load_tuning_data
-from memorykit.lessons.data import LOCOMO_FIXTURE as FIXTURE
-from memorykit.lessons.tuning_app import (TuningExplorer, comparison_notes, front_rows, policy_table,
+from memorykit.classroom.checks import check_beats_bm25
+from memorykit.classroom.checks.tuning import evaluate_configuration
+from memorykit.classroom.data import LOCOMO_ENV, load_tuning_data
+from memorykit.classroom.data import LOCOMO_FIXTURE as FIXTURE
+from memorykit.classroom.lesson12 import (TuningExplorer, comparison_notes, front_rows, policy_table,
                                           precompute)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -152,7 +152,7 @@ def test_checker_displays_its_verdict_once(capsys):
 
 def test_retrieval_policy_checker_runs_the_library_contracts():
     from memorykit.evaluation.scored import ScoredRetrieval, TermOverlapRetrieval
-    from memorykit.lessons.checks import check_retrieval_policy, retrieval_threshold
+    from memorykit.classroom.checks import check_retrieval_policy, retrieval_threshold
 
     bar = retrieval_threshold()
     assert bar["query_blind_recall"] < bar["threshold"] < bar["bm25_recall"]
@@ -193,8 +193,8 @@ def test_process_pool_gives_the_serial_sweeps():
 
 
 def test_attention_fast_path_equals_plain_path_at_every_position():
-    from memorykit.evaluation import from_simulated
-    from memorykit.scenarios.conversation import load_conversation
+    from memorykit.classroom.scenarios.conversation import from_simulated
+    from memorykit.classroom.scenarios.conversation import load_conversation
 
     conv = from_simulated(load_conversation(ROOT / "data/conversations/short_60.jsonl"), delay=5)
     assert len({conv.position(q) for q in conv.questions}) > 5
@@ -209,7 +209,7 @@ def test_attention_fast_path_equals_plain_path_at_every_position():
 def test_comparison_notes_read_the_sweeps_instead_of_evaluating_again(monkeypatch):
     import dataclasses
 
-    import memorykit.lessons.tuning_app as app
+    import memorykit.classroom.lesson12 as app
     from memorykit.evaluation import compare_policies
     from memorykit.evaluation.toolkit import FIXED_POLICIES
 

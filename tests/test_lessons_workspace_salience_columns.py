@@ -13,14 +13,14 @@ import random
 import numpy as np
 import pytest
 
-from memorykit.lessons.checks import check_column_limits, check_salience_weights
-from memorykit.lessons.checks.columns import most_objects_meeting_target
-from memorykit.lessons.columns_app import ColumnsExplorer, default_replay, default_tables, replay_columns
-from memorykit.lessons.salience_app import SalienceExplorer, link_hops_comparison, salience_lesson_data
-from memorykit.scenarios.workflow import generate_workflow_scenario, play, run_workflow
+from memorykit.classroom.checks import check_column_limits, check_salience_weights
+from memorykit.classroom.checks.columns import most_objects_meeting_target
+from memorykit.classroom.lesson08 import ColumnsExplorer, default_replay, default_tables, replay_columns
+from memorykit.classroom.lesson07 import SalienceExplorer, link_hops_comparison, salience_lesson_data
+from memorykit.classroom.scenarios.workflow import generate_workflow_scenario, play, run_workflow
 from memorykit.tokens import Tokenizer
 from memorykit.workspace import SalienceWeights, salience_matrix
-from memorykit.workspace.columns import (
+from memorykit.classroom.replays.columns import (
     ColumnLog,
     LineCounter,
     build_tables,
@@ -30,7 +30,7 @@ from memorykit.workspace.columns import (
     token_comparison,
 )
 from memorykit.workspace.graph import spring_layout
-from memorykit.workspace.salience import context_hops, object_rank, shown_by_kind, top_objects
+from memorykit.classroom.replays.salience import context_hops, object_rank, shown_by_kind, top_objects
 
 
 @pytest.fixture(scope="module")

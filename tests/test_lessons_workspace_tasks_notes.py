@@ -8,13 +8,13 @@ import re
 import numpy as np
 import pytest
 
-from memorykit.lessons import notes_app, tasks_app
-from memorykit.lessons.checks import check_escalation, check_min_shared_entities, check_preemption_ratio
-from memorykit.scenarios.workflow import default_workflow, play, run_workflow
+from memorykit.classroom import lesson06 as notes_app, tasks_app
+from memorykit.classroom.checks import check_escalation, check_min_shared_entities, check_preemption_ratio
+from memorykit.classroom.scenarios.workflow import default_workflow, play, run_workflow
 from memorykit.workspace import NoteSettings, effective_priority
-from memorykit.workspace.escalation import band_facts, escalation_curves, priority_surfacers
+from memorykit.classroom.replays.escalation import band_facts, escalation_curves, priority_surfacers
 from memorykit.workspace.notes import HOUR
-from memorykit.workspace.timeline import SlotLog, near_misses
+from memorykit.classroom.replays.timeline import SlotLog, near_misses
 
 
 @pytest.fixture(scope="module")

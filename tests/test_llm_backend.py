@@ -16,7 +16,7 @@ from memorykit.llm import (
     offline_backend,
 )
 from memorykit.llm.backend import DEFAULT_MODEL, memory_reader_reply, safe_url
-from memorykit.llm.testing import FAKE_API_KEY, Behaviour, FakeOpenAIServer
+from memorykit.classroom.doubles.openai_server import FAKE_API_KEY, Behaviour, FakeOpenAIServer
 from memorykit.summary import ExtractiveSummarizer
 
 

@@ -1,4 +1,4 @@
-"""The long-term memory contracts (memorykit.contracts.longterm) over the library's own code.
+"""The long-term memory contracts (memorykit.classroom.contracts.longterm) over the library's own code.
 
 The contracts live in the package so that lessons 09 and 10's build-it-yourself exercises run
 exactly these checks over a student's episodic score and recall rule.
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from memorykit.contracts import run_contracts
-from memorykit.contracts.longterm import (
+from memorykit.classroom.contracts import run_contracts
+from memorykit.classroom.contracts.longterm import (
     EPISODIC_SCORE_CONTRACTS,
     RECALL_RULE_CONTRACTS,
     agrees_with_library_rule,

@@ -11,7 +11,7 @@ from memorykit.context import ContextPolicy
 from memorykit.longterm import ContextWindowArchitecture, MemoryService
 from memorykit.longterm.architectures import Architecture
 from memorykit.messages import Message, MessageFactory
-from memorykit.scenarios.conversation import simulate_conversation
+from memorykit.classroom.scenarios.conversation import simulate_conversation
 
 from context_policies import POLICIES as ALL_POLICIES
 

@@ -14,7 +14,7 @@ from memorykit.longterm import (
     make_architectures,
 )
 from memorykit.messages import MessageFactory
-from memorykit.scenarios.probes import (
+from memorykit.classroom.scenarios.probes import (
     adaptability_scenario,
     asks_for_confirmation,
     booking_actor,

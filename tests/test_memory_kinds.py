@@ -13,8 +13,8 @@ import pytest
 import memorykit
 from memorykit.buffers.base import MessageBuffer
 from memorykit.entities.memory import EntityMemory
-from memorykit.evaluation.memory_kinds import MEMORY_KINDS, NOT_KINDS
-from memorykit.scenarios.conversation import MAX_TURNS
+from memorykit.classroom.replays.memory_kinds import MEMORY_KINDS, NOT_KINDS
+from memorykit.classroom.scenarios.conversation import MAX_TURNS
 
 # Names that say "this class holds remembered things"; subclasses of the two memory bases too.
 _MEMORY_SUFFIXES = ("Memory", "Buffer", "Service", "Store", "Queue", "Slots", "Graph")
@@ -38,7 +38,7 @@ def test_every_memory_class_is_a_kind_or_says_why_not():
     missing = {cls.__qualname__ for cls in _memory_classes()
                if cls not in kinds and cls.__name__ not in NOT_KINDS}
     assert not missing, (f"add these to MEMORY_KINDS (or NOT_KINDS, with the reason) in "
-                         f"memorykit/evaluation/memory_kinds.py: {sorted(missing)}")
+                         f"memorykit/classroom/replays/memory_kinds.py: {sorted(missing)}")
 
 
 def test_not_kinds_names_real_classes_only():

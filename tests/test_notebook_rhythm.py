@@ -446,7 +446,7 @@ def rule_background_names_its_modules(path: Path, nb: dict) -> list[str]:
     # catalog says the lesson teaches (and the README map lists beside it).
     if _is_index(path):
         return []
-    from memorykit.lessons.catalog import CATALOG
+    from memorykit.classroom.catalog import CATALOG
 
     lesson = next((les for les in CATALOG if les.filename == path.name), None)
     if lesson is None:
@@ -487,21 +487,21 @@ def test_notebook_rhythm(rule, path: Path):
 
 
 def test_catalog_matches_notebook_files():
-    from memorykit.lessons.catalog import check_catalog
+    from memorykit.classroom.catalog import check_catalog
 
     assert check_catalog() == []
 
 
 def test_readme_lessons_map_is_current():
-    from memorykit.lessons.catalog import NOTEBOOKS_DIR, sync_readme
+    from memorykit.classroom.catalog import NOTEBOOKS_DIR, sync_readme
 
     assert sync_readme(NOTEBOOKS_DIR.parent / "README.md", write=False), (
-        "README.md's lessons map differs from memorykit/lessons/catalog.py: "
-        "run `python -m memorykit.lessons.catalog --readme`")
+        "README.md's lessons map differs from memorykit/classroom/catalog.py: "
+        "run `python -m memorykit.classroom.learning_path --readme`")
 
 
 def test_readme_lessons_map_detects_and_repairs_staleness(tmp_path):
-    from memorykit.lessons.catalog import README_END, README_START, readme_block, sync_readme
+    from memorykit.classroom.catalog import README_END, README_START, readme_block, sync_readme
 
     stale = tmp_path / "README.md"
     stale.write_text(f"intro\n{README_START}\n| old | map |\n{README_END}\noutro\n", encoding="utf-8")
@@ -539,6 +539,6 @@ def test_background_rule_catches_a_module_left_unnamed():
             cell["source"] = _source(cell).replace("`memorykit.longterm.semantic`", "semantic memory")
     assert rule_background_names_its_modules(path, nb) == [
         "## Background does not name memorykit.longterm.semantic (catalog modules: "
-        "memorykit.longterm.episodic, memorykit.evaluation.episode_probes, "
+        "memorykit.longterm.episodic, memorykit.classroom.replays.episode_probes, "
         "memorykit.longterm.semantic, memorykit.longterm.minilm, memorykit.longterm.service, "
         "memorykit.longterm.search_tool)"]

@@ -96,9 +96,9 @@ def _generator(name, **kw):
     (lambda: _recency(decay_rate=-1.0), "decay_rate"),
     (lambda: _recency(age_minutes=[1.0, math.nan]), "age_minutes"),
     (lambda: _recency(half_life_minutes=0.0), "half_life_minutes"),
-    (lambda: _generator("memorykit.scenarios.conversation.simulate_conversation",
+    (lambda: _generator("memorykit.classroom.scenarios.conversation.simulate_conversation",
                         n_turns=10**30), "n_turns"),
-    (lambda: _generator("memorykit.scenarios.cms.generate_cms_scenario", n_turns=10**30),
+    (lambda: _generator("memorykit.classroom.scenarios.cms.generate_cms_scenario", n_turns=10**30),
      "n_turns"),
     (lambda: _generator("memorykit.evaluation.sweep.random_search", param_space={"a": [1]},
                         n=10**30), "n"),
@@ -116,7 +116,7 @@ def test_zero_decay_never_halves_instead_of_dividing_by_zero():
 
 
 def test_an_unreachable_ttl_target_is_refused_instead_of_searched_for_ever():
-    from memorykit.lessons.checks.entities import entity_ttl_answer
+    from memorykit.classroom.checks.entities import entity_ttl_answer
 
     with pytest.raises(ValueError, match="target must be <= 0.9505"):
         entity_ttl_answer(0.99)

@@ -9,7 +9,7 @@ import pytest
 
 from memorykit.buffers import FIFOBuffer
 from memorykit.messages import Message, MessageFactory
-from memorykit.scenarios.conversation import (
+from memorykit.classroom.scenarios.conversation import (
     KINDS,
     SimulatedConversation,
     load_conversation,
@@ -17,8 +17,8 @@ from memorykit.scenarios.conversation import (
     save_conversation,
     simulate_conversation,
 )
-from memorykit.scenarios.facts import PlantedFact, fact_survival
-from memorykit.scenarios.prose import TOPICS
+from memorykit.classroom.scenarios.facts import PlantedFact, fact_survival
+from memorykit.classroom.scenarios.prose import TOPICS
 from memorykit.tokens import Tokenizer
 
 TOKENIZER = Tokenizer("cl100k_base")

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from memorykit.buffers import SummaryBuffer
 from memorykit.clock import StepClock
-from memorykit.evaluation.memory_kinds import MEMORY_KINDS, READY, message_stream
+from memorykit.classroom.replays.memory_kinds import MEMORY_KINDS, READY, message_stream
 from memorykit.messages import Message, MessageFactory, ToolCall
 from memorykit.state import STATE_VERSION, dumps, loads, restore_state, save_state
 from memorykit.trace import Trace

@@ -130,7 +130,7 @@ class _Recording:
 
 def _replay_digest(summarizer, budget, threshold, target, min_recent):
     from memorykit.buffers.summary_buffer import SummaryBuffer
-    from memorykit.lessons.data import default_conversation
+    from memorykit.classroom.data import default_conversation
 
     written: list[str] = []
     buf = SummaryBuffer(budget, threshold, target, min_recent,

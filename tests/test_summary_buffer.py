@@ -13,7 +13,7 @@ import itertools
 import pytest
 
 from memorykit.buffers import SummaryBuffer
-from memorykit.contracts.summary import SUMMARIZER_CONTRACTS, originals_in_trace
+from memorykit.classroom.contracts.summary import SUMMARIZER_CONTRACTS, originals_in_trace
 from memorykit.messages import MessageFactory, ToolCall
 from memorykit.summary import ExtractiveSummarizer
 from memorykit.tokens import ChatFormat
@@ -264,7 +264,7 @@ def test_summary_id_collision_is_refused():
 
 
 # --------------------------------------------------------------- the contract
-# Moved into the package (memorykit.contracts.summary): lesson 03's build-it-yourself exercise
+# Moved into the package (memorykit.classroom.contracts.summary): lesson 03's build-it-yourself exercise
 # runs the same contracts over the student's summarizer.
 @pytest.mark.parametrize("contract", SUMMARIZER_CONTRACTS, ids=lambda c: c.name[:40])
 def test_extractive_summarizer_keeps_the_summary_contracts(contract):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from memorykit.contracts import run_contracts
-from memorykit.contracts.tasks import SLOT_CONTRACTS, agrees_with
+from memorykit.classroom.contracts import run_contracts
+from memorykit.classroom.contracts.tasks import SLOT_CONTRACTS, agrees_with
 from memorykit.workspace import SlotSettings, Task, TaskSlots
 
-# The contract lives in the package (memorykit.contracts.tasks) so that lesson 05's
+# The contract lives in the package (memorykit.classroom.contracts.tasks) so that lesson 05's
 # build-it-yourself exercise runs exactly these checks over a student's decide().
 CONTRACTS = (*SLOT_CONTRACTS, agrees_with())
 

@@ -173,8 +173,8 @@ def test_memo_counter_validation_names_the_value(make, error, message):
 
 # ------------------------------------------------------------ the billing contract
 # The contract lesson 01's build-it-yourself exercise runs over the student's billed_tokens
-# (memorykit.contracts.tokens): the library's own count must keep every clause of it.
-from memorykit.contracts.tokens import TOKEN_CONTRACTS, agrees_with_counter  # noqa: E402
+# (memorykit.classroom.contracts.tokens): the library's own count must keep every clause of it.
+from memorykit.classroom.contracts.tokens import TOKEN_CONTRACTS, agrees_with_counter  # noqa: E402
 
 
 @pytest.mark.parametrize("contract", TOKEN_CONTRACTS, ids=lambda c: c.name[:50])

@@ -11,7 +11,7 @@ from memorykit.context import Context, ContextItem
 from memorykit.entities.hybrid import EntitySummaryMemory
 from memorykit.entities.memory import EntityMemory
 from memorykit.messages import MessageFactory, ToolCall, validate_wire
-from memorykit.scenarios.conversation import load_conversation, save_conversation, simulate_conversation
+from memorykit.classroom.scenarios.conversation import load_conversation, save_conversation, simulate_conversation
 from memorykit.tokens import ChatFormat, Tokenizer, count_chat_tokens
 
 from wire import check_openai_types

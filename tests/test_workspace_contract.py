@@ -1,4 +1,4 @@
-"""The working-memory contracts (memorykit.contracts.workspace) over the library's own rules.
+"""The working-memory contracts (memorykit.classroom.contracts.workspace) over the library's own rules.
 
 They live in the package so that lessons 06-08's build-it-yourself exercises run exactly these
 checks over a student's escalation rule, salience rule and column assembly.
@@ -10,8 +10,8 @@ import math
 
 import pytest
 
-from memorykit.contracts import run_contracts
-from memorykit.contracts.workspace import (
+from memorykit.classroom.contracts import run_contracts
+from memorykit.classroom.contracts.workspace import (
     COLUMN_CONTRACTS,
     COLUMNS_AGREE,
     ESCALATION_AGREES,
@@ -21,7 +21,7 @@ from memorykit.contracts.workspace import (
     library_escalated_priority,
     library_object_salience,
 )
-from memorykit.lessons.checks import check_escalated_priority, check_object_salience, check_three_columns
+from memorykit.classroom.checks import check_escalated_priority, check_object_salience, check_three_columns
 from memorykit.workspace.render import three_column_lines
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from memorykit.clock import WallClock
-from memorykit.scenarios.workflow import (
+from memorykit.classroom.scenarios.workflow import (
     IMMINENT_FRACTION,
     WORKFLOW_PATH,
     default_workflow,

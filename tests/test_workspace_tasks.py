@@ -23,7 +23,7 @@ def full_slots(priorities, **settings):
 
 
 # The admission rule at its edges (threshold, defer_below, exactly 1.3x, ties) moved to
-# memorykit/contracts/tasks.py, run over TaskSlots in tests/test_task_slot_contract.py.
+# memorykit/classroom/contracts/tasks.py, run over TaskSlots in tests/test_task_slot_contract.py.
 
 
 def test_completed_tasks_keep_the_newest_up_to_the_limit():

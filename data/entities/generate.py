@@ -5,7 +5,7 @@
 
 Files: ``cms_small.jsonl`` (seed 3, 120 turns, 40 entities; used by the tests)
 and ``cms_large.jsonl`` (seed 7, 1,000 turns, 200 entities; the heatmap and the
-FIFO-vs-relevance comparison). See ``memorykit/scenarios/cms.py`` for the format.
+FIFO-vs-relevance comparison). See ``memorykit/classroom/scenarios/cms.py`` for the format.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
 
-from memorykit.scenarios.cms import generate_cms_scenario  # noqa: E402
+from memorykit.classroom.scenarios.cms import generate_cms_scenario  # noqa: E402
 
 SCENARIOS = {
     "cms_small.jsonl": dict(seed=3, n_turns=120, n_entities=40, name="cms-small"),

@@ -14,7 +14,7 @@ session), with invented people and text. Seeded: the output is byte-identical on
 The last writes a LoCoMo-sized set elsewhere (10 conversations, about 1,950 questions) for
 ``bench/tuning_lesson_scale.py``; events past the eight kinds repeat a kind with other slots.
 
-Used by ``notebooks/12_parameter_tuning.ipynb`` (``memorykit.lessons.tuning_app``).
+Used by ``notebooks/12_parameter_tuning.ipynb`` (``memorykit.classroom.lesson12``).
 """
 
 from __future__ import annotations

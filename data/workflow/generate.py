@@ -4,7 +4,7 @@
     python data/workflow/generate.py --check  # exit 1 if the file differs from what the generator makes
 
 File: ``workflow_30d.jsonl`` (seed 2, 30 days x 20 turns). See
-``memorykit/scenarios/workflow.py`` for the format and the labelling rule.
+``memorykit/classroom/scenarios/workflow.py`` for the format and the labelling rule.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
 
-from memorykit.scenarios.workflow import generate_workflow_scenario  # noqa: E402
+from memorykit.classroom.scenarios.workflow import generate_workflow_scenario  # noqa: E402
 
 SCENARIOS = {"workflow_30d.jsonl": dict(seed=2, days=30, name="workflow-30d")}
 

@@ -31,7 +31,6 @@ from memorykit.evaluation.dataset import (
     Session,
     as_dataset,
     dataset_statistics,
-    from_simulated,
 )
 from memorykit.evaluation.harness import (
     EvalResult,
@@ -116,7 +115,6 @@ __all__ = [
     "compare_policies",
     "download_locomo",
     "evaluate",
-    "from_simulated",
     "grid",
     "is_query_independent",
     "load_chat_logs",

@@ -7,9 +7,9 @@ the history at which it is asked (default: after the last message). Any memory
 is scored on it through the common context interface: does the context it
 builds for the question cover the evidence? (``memorykit.evaluation.harness``.)
 
-Two sources fill it: simulated conversations (every planted fact becomes a
-question whose evidence is the message that planted it; ``from_simulated``)
-and LoCoMo (``memorykit.evaluation.locomo``).
+Sources fill it: LoCoMo (``memorykit.evaluation.locomo``), your own chat logs
+(``memorykit.evaluation.chatlog``), or anything with an ``as_eval_conversation()`` method
+(the classroom's simulated conversations turn every planted fact into a question).
 Taught in ``notebooks/12_parameter_tuning.ipynb``.
 """
 
@@ -25,7 +25,6 @@ from typing import Any
 
 from memorykit._validate import require_int, require_str
 from memorykit.messages import Message
-from memorykit.scenarios.conversation import SimulatedConversation
 
 __all__ = [
     "EvalConversation",
@@ -34,7 +33,6 @@ __all__ = [
     "Session",
     "as_dataset",
     "dataset_statistics",
-    "from_simulated",
 ]
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -312,47 +310,17 @@ def dataset_statistics(dataset: EvalDataset) -> dict[str, Any]:
             "questions_by_kind": dataset.categories()}
 
 
-def from_simulated(
-    conversation: SimulatedConversation,
-    *,
-    id: str | None = None,
-    delay: int | None = None,
-) -> EvalConversation:
-    """Every planted fact becomes a question whose evidence is the message that planted it.
-
-    The category is the fact's topic and the answer its key. ``delay=None`` asks
-    every question at the end of the conversation; ``delay=k`` asks it ``k``
-    messages after the fact's message (capped at the end), so a memory is tested
-    on what it still holds shortly after hearing something.
-    """
-    if not isinstance(conversation, SimulatedConversation):
-        raise TypeError(f"conversation must be a SimulatedConversation, got {conversation!r}")
-    if delay is not None:
-        require_int("delay", delay, minimum=0)
-    cid = f"sim-{conversation.seed}-{len(conversation.messages)}" if id is None else id
-    index = {m.id: i for i, m in enumerate(conversation.messages)}
-    n = len(conversation.messages)
-    questions = []
-    for fact in conversation.facts:
-        position = None if delay is None else min(n, index[fact.message_id] + 1 + delay)
-        questions.append(EvalQuestion(
-            fact.id, fact.question, fact.key, (fact.message_id,), fact.topic, position,
-            {"fact_text": fact.text, "turn": fact.turn},
-        ))
-    meta = {"source": "memorykit.scenarios.conversation", "seed": conversation.seed, "params": dict(conversation.params)}
-    return EvalConversation(cid, tuple(conversation.messages), tuple(questions), (), meta)
-
-
 def as_dataset(data: Any, name: str = "dataset") -> EvalDataset:
     """Accept a dataset, one conversation, or a sequence of conversations."""
     if isinstance(data, EvalDataset):
         return data
     if isinstance(data, EvalConversation):
         return EvalDataset(name, (data,))
-    if isinstance(data, SimulatedConversation):
-        return EvalDataset(name, (from_simulated(data),))
+    if hasattr(data, "as_eval_conversation"):
+        return EvalDataset(name, (data.as_eval_conversation(),))
     if isinstance(data, Sequence) and not isinstance(data, (str, bytes)):
-        convs = [from_simulated(c) if isinstance(c, SimulatedConversation) else c for c in data]
+        convs = [c.as_eval_conversation() if hasattr(c, "as_eval_conversation") else c
+                 for c in data]
         return EvalDataset(name, tuple(convs))
     raise TypeError(
         f"dataset must be an EvalDataset, an EvalConversation or a sequence of them, got {data!r}"

@@ -18,7 +18,7 @@ SmolLM2-135M-Instruct served by llama.cpp over the same API on 127.0.0.1 (``./ru
 without ``OPENAI_MODEL``, ``choose_backend`` asks such a server which model it serves. It is
 not imported here, so ``python -m memorykit.llm.local_server`` runs it cleanly.
 
-``memorykit.llm.testing.FakeOpenAIServer`` is a loopback OpenAI-compatible
+``memorykit.classroom.doubles.openai_server.FakeOpenAIServer`` is a loopback OpenAI-compatible
 server (127.0.0.1 only) that the tests, and notebooks without an API key, use
 to exercise the real ``openai`` client: timeouts, retries, HTTP errors and
 malformed replies included.

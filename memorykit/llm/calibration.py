@@ -99,7 +99,7 @@ def calibrate(
     """Send each request (``max_tokens=1``) and compare the billed prompt with memorykit's count.
 
     ``model`` must report usage after a call (``last_usage``): an ``OpenAIChatModel``, or a
-    ``RecordingChatModel`` / ``ReplayChatModel`` of one (``memorykit.llm.transcript``).
+    ``RecordingChatModel`` / ``ReplayChatModel`` of one (``memorykit.classroom.doubles.transcript``).
 
     ``requests`` must hold at least two requests of different lengths (the fit needs them);
     each must be a history the chat API accepts (``validate_wire``). ``counter`` defaults to

@@ -11,8 +11,8 @@
 * ``minilm``: all-MiniLM-L6-v2 offline in numpy (no PyTorch), from the packaged weights.
 * ``sentence_embedder``: the same model through sentence-transformers (the reference; PyTorch).
 
-D3's benchmark over A-D is ``memorykit.evaluation.recall_benchmark`` (its scenarios:
-``memorykit.scenarios.probes``).
+D3's benchmark over A-D is ``memorykit.classroom.replays.recall_benchmark`` (its scenarios:
+``memorykit.classroom.scenarios.probes``).
 
 Every memory item keeps the ids of the messages it came from, so recall is
 scored against the evidence even when the item is a summary or a rule.

@@ -42,7 +42,7 @@ def select_recalled(scores: Sequence[float], threshold: float, limit: int) -> li
     ``threshold``, best first (equal scores keep their order in ``scores``), at most ``limit``.
 
     Architecture C's rule (``SemanticArchitecture.recalled_parts``); lesson 10's
-    build-it-yourself exercise rebuilds it and ``memorykit.contracts.longterm`` holds its
+    build-it-yourself exercise rebuilds it and ``memorykit.classroom.contracts.longterm`` holds its
     contract.
     """
     thr = require_real("threshold", threshold)

@@ -121,7 +121,7 @@ def three_column_lines(
     """The prompt's lines under the column limits: the first ``top_notes`` of ``note_lines``
     (every live note, best first; the header counts the hidden ones) and the first
     ``max_objects`` of ``objects`` ((kind, line), most salient first), grouped by kind.
-    The contract it keeps is ``memorykit.contracts.workspace.COLUMN_CONTRACTS``."""
+    The contract it keeps is ``memorykit.classroom.contracts.workspace.COLUMN_CONTRACTS``."""
     require_int("top_notes", top_notes, minimum=0)
     require_int("max_objects", max_objects, minimum=1)
     return column_lines(task_lines, list(note_lines)[:top_notes], len(note_lines),

@@ -238,7 +238,7 @@ def test_notebook_draws_what_the_kernel_holds(nb_path: Path, lab, browser):
 
 _HALF_UPDATED = """
 import numpy as np, ipywidgets as w, plotly.graph_objects as go
-from memorykit.lessons._figure import live_figure
+from memorykit.classroom.figure import live_figure
 
 def figure(kind):
     base = go.Figure()

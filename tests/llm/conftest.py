@@ -13,7 +13,7 @@ import threading
 
 import pytest
 
-from memorykit.llm.testing import FakeOpenAIServer
+from memorykit.classroom.doubles.openai_server import FakeOpenAIServer
 
 _ENV = (
     "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID",

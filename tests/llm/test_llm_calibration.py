@@ -8,7 +8,7 @@ import pytest
 
 from memorykit.llm.calibration import calibrate, calibration_requests
 from memorykit.llm.chat import OpenAIChatModel, ScriptedChatModel
-from memorykit.llm.testing import FakeOpenAIServer, billed_prompt_tokens
+from memorykit.classroom.doubles.openai_server import FakeOpenAIServer, billed_prompt_tokens
 from memorykit.messages import MessageFactory, ToolCall
 from memorykit.tokens import ChatFormat, Tokenizer, count_chat_tokens
 

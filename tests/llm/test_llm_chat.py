@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memorykit.llm import ChatModel, LLMCallFailed, OpenAIChatModel, ScriptedChatModel, ScriptRule
-from memorykit.llm.testing import Behaviour
+from memorykit.classroom.doubles.openai_server import Behaviour
 from memorykit.tokens import Tokenizer
 
 HELLO = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hello there"}]

@@ -20,7 +20,7 @@ from memorykit.llm import (
     make_client,
 )
 from memorykit.llm.client import redact, require_openai
-from memorykit.llm.testing import FakeOpenAIServer
+from memorykit.classroom.doubles.openai_server import FakeOpenAIServer
 from memorykit.messages import MessageFactory
 
 SECRET = "sk-test-SECRET-0123456789abcdef"

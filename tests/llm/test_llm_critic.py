@@ -16,7 +16,7 @@ from memorykit.llm import (
     ScriptedChatModel,
     ScriptedCritic,
 )
-from memorykit.llm.testing import Behaviour
+from memorykit.classroom.doubles.openai_server import Behaviour
 from memorykit.messages import MessageFactory
 
 

@@ -1,6 +1,6 @@
 """The real ``openai`` client against a real model: SmolLM2-135M-Instruct served by llama.cpp.
 
-The loopback server (``memorykit.llm.testing``) scripts every reply, so it can only show what
+The loopback server (``memorykit.classroom.doubles.openai_server``) scripts every reply, so it can only show what
 memorykit does with the replies a test thought of. Here the replies are a real small model's:
 chat, streaming, usage counted by the model's own tokenizer, a reply cut off at ``max_tokens``,
 unusable answers (a refusal, prose where JSON was asked for), model discovery, calibration,
@@ -34,7 +34,7 @@ from memorykit.llm.calibration import calibrate, calibration_requests
 from memorykit.llm.summarizer import DEFAULT_SUMMARY_PROMPT
 from memorykit.llm.local_server import LocalModelServer, local_model_available
 from memorykit.messages import MessageFactory
-from memorykit.scenarios.facts import PlantedFact, fact_survival
+from memorykit.classroom.scenarios.facts import PlantedFact, fact_survival
 from memorykit.tokens import Tokenizer
 
 PORT_ENV = "MEMORYKIT_REAL_LLM_PORT"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memorykit.clock import StepClock
-from memorykit.contracts.llm import MIN_OVERLAP, REPLY_CONTRACTS, agrees_with
+from memorykit.classroom.contracts.llm import MIN_OVERLAP, REPLY_CONTRACTS, agrees_with
 from memorykit.llm import (
     LLMCallFailed,
     OpenAIChatModel,
@@ -14,7 +14,7 @@ from memorykit.llm import (
     SummarizationFailed,
 )
 from memorykit.llm.summarizer import refusal
-from memorykit.llm.testing import Behaviour
+from memorykit.classroom.doubles.openai_server import Behaviour
 from memorykit.messages import MessageFactory
 from memorykit.summary import Summarizer
 
@@ -131,7 +131,7 @@ def _refusal_as_judge(reply, finish_reason, messages, cap):
     return None if refused is None else refused[0]
 
 
-# The contract lives in the package (memorykit.contracts.llm) so that lesson 11's
+# The contract lives in the package (memorykit.classroom.contracts.llm) so that lesson 11's
 # build-it-yourself exercise runs exactly these checks over a student's judge of replies.
 @pytest.mark.parametrize("contract", REPLY_CONTRACTS, ids=lambda c: c.name[:40])
 @pytest.mark.parametrize("judge", [_refusal_as_judge, _summarizer_as_judge],

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from memorykit.llm import LLMCallFailed, OpenAIChatModel
-from memorykit.llm.testing import Behaviour, FakeOpenAIServer
+from memorykit.classroom.doubles.openai_server import Behaviour, FakeOpenAIServer
 
 
 def test_models_endpoint_and_base_url(server):

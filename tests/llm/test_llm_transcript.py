@@ -1,4 +1,4 @@
-"""Record/replay of a chat model (memorykit.llm.transcript), the fallback summarizer, and the
+"""Record/replay of a chat model (memorykit.classroom.doubles.transcript), the fallback summarizer, and the
 loop's handling of a real model's failures (cut off, empty, off-topic, a dead endpoint)."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ import json
 import pytest
 from ports import free_port
 
-from memorykit.evaluation import service_loop
-from memorykit.lessons import llm_app as L
+from memorykit.classroom.replays import service_loop
+from memorykit.classroom import lesson11 as L
 from memorykit.llm import LLMCallFailed, OpenAIChatModel, ScriptedChatModel
 from memorykit.llm.calibration import calibrate
 from memorykit.llm.summarizer import FallbackSummarizer, OpenAISummarizer, SummarizationFailed
-from memorykit.llm.testing import Behaviour, FakeOpenAIServer
-from memorykit.llm.transcript import (
+from memorykit.classroom.doubles.openai_server import Behaviour, FakeOpenAIServer
+from memorykit.classroom.doubles.transcript import (
     RecordingChatModel,
     ReplayChatModel,
     Transcript,

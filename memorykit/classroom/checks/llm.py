@@ -1,0 +1,138 @@
+"""Checkers of lesson 11 (``notebooks/11_llm_in_the_loop.ipynb``): the memory service's
+settings in the loop, and the judge of a real model's summary replies the student writes.
+
+They replay the lesson's scenario with the offline components and the recorded SmolLM2
+transcript (``memorykit.classroom.lesson11``), never a live model.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import Any
+
+from memorykit.classroom.checks.verdict import Verdict, report
+
+LOOP_TOKEN_TARGET = 650
+"""Lesson 11, exercise 2: mean prompt tokens per probe the settings must stay within."""
+
+
+def _require_whole(name: str, value: Any, low: int, high: int, step: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be a whole number, got {value!r}")
+    if not low <= value <= high or value % step:
+        what = f"a multiple of {step} in" if step > 1 else "in"
+        raise ValueError(f"{name} must be {what} [{low}, {high}] (the slider's values), "
+                         f"got {value!r}")
+    return value
+
+
+def _loop_summary(budget: int, threshold: float, recall_limit: int) -> dict[str, Any]:
+    from memorykit.classroom.lesson11 import DEFAULTS, _offline_loop
+
+    return _offline_loop(budget, float(threshold), recall_limit, DEFAULTS["distractor_turns"],
+                         DEFAULTS["seed"]).summary()
+
+
+def check_recall_limit(recall_limit: Any, *, show: bool = False) -> Verdict:
+    """Lesson 11: the smallest recall_limit that puts all four planted facts into the context
+    (working-memory budget 600, summary threshold 0.8, the lesson's 30 distractor turns)."""
+    name = "11 recall_limit"
+    _require_whole("recall_limit", recall_limit, 0, 20)
+    mine = _loop_summary(600, 0.8, recall_limit)
+    details = (f"recall_limit {recall_limit}: {mine['facts_in_context']}/4 facts in the context, "
+               f"{mine['mean_tokens_per_call']} tokens per call on average",)
+    if mine["facts_in_context"] < 4:
+        return report(Verdict(name, False, f"only {mine['facts_in_context']} of 4 facts reach the "
+                               "context: the summaries lost the others, recall more", details), show)
+    if recall_limit > 0 and _loop_summary(600, 0.8, recall_limit - 1)["facts_in_context"] == 4:
+        return report(Verdict(name, False, "a smaller recall_limit also puts all 4 facts into "
+                               "the context: every recalled entry costs tokens on every call, find "
+                               "the smallest", details), show)
+    return report(Verdict(name, True, f"recall_limit {recall_limit} is the smallest that puts all "
+                           "4 facts into the context", details), show)
+
+
+def check_loop_settings(budget: Any, threshold: Any, recall_limit: Any, *,
+                        show: bool = False) -> Verdict:
+    """Lesson 11: settings that put all four facts into the context while the mean prompt
+    stays at or under LOOP_TOKEN_TARGET tokens per call."""
+    name = "11 settings"
+    _require_whole("budget", budget, 300, 2000, step=100)
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
+        raise TypeError(f"threshold must be a number (a share of the budget), got {threshold!r}")
+    if math.isnan(threshold) or not 0.5 <= threshold <= 0.95:
+        raise ValueError(f"threshold must be in [0.5, 0.95] (the slider's values), got "
+                         f"{threshold!r}")
+    _require_whole("recall_limit", recall_limit, 0, 8)
+    threshold = round(float(threshold), 4)
+    mine = _loop_summary(budget, threshold, recall_limit)
+    details = (f"budget {budget}, threshold {threshold}, recall_limit {recall_limit}: "
+               f"{mine['facts_in_context']}/4 facts in the context, "
+               f"{mine['mean_tokens_per_call']} tokens per call, "
+               f"{mine['summarizations']} summarizations",)
+    if mine["facts_in_context"] < 4:
+        return report(Verdict(name, False, f"{mine['facts_in_context']} of 4 facts reach the "
+                               "context: keep more in working memory or recall more", details), show)
+    if mine["mean_tokens_per_call"] > LOOP_TOKEN_TARGET:
+        return report(Verdict(name, False, f"all 4 facts are there, but {mine['mean_tokens_per_call']}"
+                               f" tokens per call > {LOOP_TOKEN_TARGET}: send less", details), show)
+    return report(Verdict(name, True, f"all 4 facts in the context at "
+                           f"{mine['mean_tokens_per_call']} <= {LOOP_TOKEN_TARGET} tokens per call",
+                           details), show)
+
+
+def _library_judge(reply: Any, finish_reason: Any, messages: Any, cap: Any) -> str | None:
+    from memorykit.classroom.contracts.llm import MIN_OVERLAP
+    from memorykit.llm.summarizer import refusal
+
+    refused = refusal(reply, finish_reason, messages, cap, min_overlap=MIN_OVERLAP)
+    return None if refused is None else refused[0]
+
+
+@lru_cache(maxsize=1)
+def recorded_replies() -> tuple[Any, ...]:
+    """Every summary reply SmolLM2 gave in lesson 11's recording (``llm_app.TRANSCRIPT``), with
+    the messages it summarized, its cap, its finish_reason and the library's verdict: the
+    loop of ``local_model_demo`` replayed, each judged reply kept."""
+    from memorykit.classroom.contracts.llm import MIN_OVERLAP, RecordedReply
+    from memorykit.classroom.lesson11 import TRANSCRIPT, run_loop
+    from memorykit.llm.summarizer import FallbackSummarizer, OpenAISummarizer
+    from memorykit.llm.backend import Backend
+    from memorykit.llm.critic import OpenAICritic
+    from memorykit.classroom.doubles.transcript import replay_or_live
+
+    cases: list[RecordedReply] = []
+
+    class Keeping(OpenAISummarizer):
+        def summarize(self, messages: Any, max_tokens: int) -> str:
+            try:
+                return super().summarize(messages, max_tokens)
+            finally:
+                if self.last_reply is not None:
+                    error = self.last_error
+                    cases.append(RecordedReply(
+                        self.last_reply, getattr(self.chat_model, "last_finish_reason", None),
+                        tuple(messages), max_tokens, None if error is None else error.reason))
+
+    chat, _ = replay_or_live(TRANSCRIPT, {})  # never live: the checker replays
+    summarizer = FallbackSummarizer(Keeping(chat, min_overlap=MIN_OVERLAP))
+    run_loop(Backend("openai", "replayed", chat, summarizer, OpenAICritic(chat), chat))
+    return tuple(cases)
+
+
+def check_reply_judge(judge: Any, *, show: bool = False) -> Verdict:
+    """Lesson 11, build it yourself: ``judge(reply, finish_reason, messages, cap)`` returns why a
+    model's summary reply cannot be trusted ("empty", "cut off", "too long", "off-topic") or
+    None. The library's reply contract (``memorykit.classroom.contracts.llm``, the suite the library's
+    ``refusal`` and ``OpenAISummarizer`` pass) runs over it, it must agree with the library on
+    random replies, and on every summary the real SmolLM2 model wrote in the lesson's recording."""
+    from memorykit.classroom.contracts import run_contracts
+    from memorykit.classroom.contracts.llm import REPLY_CONTRACTS, agrees_on_recorded, agrees_with
+
+    if isinstance(judge, type) or not callable(judge):
+        raise TypeError("judge must be a function (reply, finish_reason, messages, cap) -> "
+                        f"reason or None (pass the function itself, not its result), got {judge!r}")
+    contracts = (*REPLY_CONTRACTS, agrees_with(_library_judge, "the library's refusal"),
+                 agrees_on_recorded(recorded_replies(), "SmolLM2-135M"))
+    return report(run_contracts(judge, contracts, exercise="11 reply judge"), show)

@@ -1,0 +1,1 @@
+"""Test doubles: a loopback OpenAI server, stores that fail on cue, recorded model replies."""

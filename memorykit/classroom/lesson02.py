@@ -1,0 +1,331 @@
+"""Lesson 02: pruning strategies, who leaves when under which rule, and which facts survive.
+
+Every policy here comes from the buffer registry (``memorykit.buffers.registry``, kind
+"pruning"): register a policy there and it appears in this lesson's explorer, table and
+checker. Pure computation (tested, benchmarked):
+
+* ``run_policy(conv, policy, budget=, **settings)``: the conversation replayed through one
+  of the registered pruning buffers at a token budget (settings by the registry's names:
+  ``importance_threshold``, ``decay_rate``, ``half_life_minutes``...). Returns a
+  ``memorykit.classroom.replays.buffer_replay.BufferReplay``: every eviction (turn, the rule that chose the victim, the victim's turn and
+  importance), which planted facts are still in the final window (``fact_alive``) and when
+  each lost one left (``evicted_at``: message id -> (turn, rule)). Memoized by the settings
+  the policy actually uses (a replay takes 3-15 ms).
+* ``compare_policies(conv, ...)``: the policies side by side; ``print_fact_fates``: per fact
+  and policy, kept or when and by which rule it left.
+* ``importance_curves(...)``: D1's effective importance
+  ``importance * exp(-decay_rate * age / half_life)`` over age for a few typical
+  importances (vectorized, ``effective_importance_curves``); how old a message must be before
+  a fresh one outranks it is ``memorykit.buffers.policies.overtake_minutes``.
+* ``weighted_window_rows(conv, ...)``: the recency policy's final window in the order its
+  ``weighted_context`` reads it (highest effective importance first) beside arrival order.
+
+Explorer: ``PruningExplorer`` (a budget slider and one slider per registered setting; fact
+survival per policy, the eviction timeline of every policy and rule, the recency curves).
+Taught in ``notebooks/02_pruning_strategies.ipynb``.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from memorykit._validate import require_int
+from memorykit.buffers.policies import effective_importance_curves, true_half_life_minutes
+from memorykit.classroom.replays.buffer_replay import BufferReplay, replay_buffer
+from memorykit.buffers.registry import PolicyParam, PolicySpec, policies, policy
+from memorykit.classroom.explorer import LessonExplorer, _go, setting_slider
+from memorykit.classroom.figure import legend_below
+from memorykit.classroom.scenarios.conversation import SimulatedConversation
+
+BUDGET = PolicyParam("budget", 1500, 500, 4000, 250, "budget (tokens)")
+"""The token budget every policy runs under (lesson 02's exercise fixes 1,500)."""
+
+CURVE_IMPORTANCES: tuple[tuple[str, float], ...] = (
+    ("fact (0.9)", 0.9), ("answer (0.5)", 0.5), ("chitchat (0.15)", 0.15),
+)
+"""Typical importances of the simulated conversation's message kinds."""
+CURVE_MINUTES = np.linspace(0.0, 240.0, 241)
+DEFAULT_DECAY = policy("recency").param("decay_rate").default
+DEFAULT_HALF_LIFE = policy("recency").param("half_life_minutes").default
+
+
+def pruning_policies() -> tuple[PolicySpec, ...]:
+    """The registered policies this lesson compares (kind "pruning"), in registry order."""
+    return policies("pruning")
+
+
+def policy_settings() -> tuple[PolicyParam, ...]:
+    """Every setting any compared policy has, once each (the explorer's sliders)."""
+    seen: dict[str, PolicyParam] = {}
+    for spec in pruning_policies():
+        for p in spec.params:
+            seen.setdefault(p.name, p)
+    return tuple(seen.values())
+
+
+_VALID_SETTINGS: set[tuple[str, Any]] = set()
+"""(name, value) pairs a policy's class has already accepted (checking builds a buffer)."""
+
+
+def _settings_for(spec: PolicySpec, settings: dict[str, Any]) -> dict[str, Any]:
+    """The settings ``spec`` uses (defaults for those not given). A name no compared policy
+    has is a ValueError; values are checked by building a buffer of a policy that has the
+    setting (the classes decide what is valid), so a bad value fails whatever the policy."""
+    known = {p.name: other for other in pruning_policies() for p in other.params}
+    unknown = sorted(set(settings) - set(known))
+    if unknown:
+        raise ValueError(f"no compared policy has a setting {', '.join(map(repr, unknown))}; "
+                         f"settings: {', '.join(sorted(known)) or 'none'}")
+    for name, value in settings.items():
+        if (name, value) not in _VALID_SETTINGS:
+            known[name].build(1, **{name: value})
+            _VALID_SETTINGS.add((name, value))
+    return {p.name: settings.get(p.name, p.default) for p in spec.params}
+
+
+def _pruning_spec(name: Any) -> PolicySpec:
+    spec = policy(name)
+    if spec.kind != "pruning":
+        raise ValueError(f"policy must be one of {', '.join(p.name for p in pruning_policies())}, "
+                         f"got {name!r} (a {spec.kind} policy)")
+    return spec
+
+
+_RUNS: OrderedDict[tuple, tuple[SimulatedConversation, BufferReplay]] = OrderedDict()
+_RUN_CACHE_SIZE = 512
+
+
+def run_policy(conv: SimulatedConversation, policy: str, *, budget: int = 1500,
+               **settings: float) -> BufferReplay:
+    """Replay ``conv`` through ``policy`` at ``budget`` billed tokens (memoized).
+
+    Only the settings a policy has matter (``importance_threshold`` for hybrid,
+    ``decay_rate`` and ``half_life_minutes`` for recency), but all given are validated.
+    """
+    spec = _pruning_spec(policy)
+    budget = require_int("budget", budget, minimum=1)
+    own = _settings_for(spec, settings)
+    key = (id(conv), len(conv.messages), spec.name, budget, *sorted(own.items()))
+    hit = _RUNS.get(key)
+    if hit is not None:
+        _RUNS.move_to_end(key)
+        return hit[1]
+    run = replay_buffer(conv, spec.build(budget, **own), policy=spec.name,
+                        params={"budget": budget, **own})
+    # The entry holds the conversation itself, so its id cannot be reused while cached.
+    _RUNS[key] = (conv, run)
+    while len(_RUNS) > _RUN_CACHE_SIZE:
+        _RUNS.popitem(last=False)
+    return run
+
+
+def compare_policies(conv: SimulatedConversation, *, budget: int = 1500,
+                     recent_from_turn: int = 401, **settings: float) -> dict[str, dict[str, Any]]:
+    """Rounded facts about each policy's run: evictions, rules, facts kept (all and recent)."""
+    out = {}
+    recent = [f for f in conv.facts if f.turn >= recent_from_turn]
+    for spec in pruning_policies():
+        run = run_policy(conv, spec.name, budget=budget, **settings)
+        out[spec.name] = {
+            "evictions": int(run.evict_turn.size),
+            "rules": run.rule_counts(),
+            "final_messages": run.final_messages,
+            "oldest_kept_turn": run.oldest_kept_turn(),
+            "facts_alive": run.facts_alive,
+            "recent_facts_alive": sum(run.fact_alive[f.id] for f in recent),
+            "mean_age_at_eviction": round(float(np.mean(run.evict_turn - run.victim_turn)), 1)
+            if run.evict_turn.size else 0.0,
+        }
+    return out
+
+
+def print_comparison(table: dict[str, dict[str, Any]], n_recent: int, n_facts: int) -> None:
+    print(f"{'policy':<17}{'evictions':>10}{'kept':>6}{'oldest kept turn':>18}"
+          f"{'mean age at eviction':>22}{'facts kept':>12}{'recent facts':>14}")
+    for name, row in table.items():
+        print(f"{policy(name).label:<17}{row['evictions']:>10}{row['final_messages']:>6}"
+              f"{row['oldest_kept_turn']:>18}{row['mean_age_at_eviction']:>22}"
+              f"{row['facts_alive']:>7} / {n_facts}{row['recent_facts_alive']:>9} / {n_recent}")
+
+
+# ------------------------------------------------------------------ curves
+def importance_curves(
+    decay_rate: float = 0.1,
+    half_life_minutes: float = 5.0,
+    importances: Sequence[float] = tuple(v for _, v in CURVE_IMPORTANCES),
+    minutes: np.ndarray = CURVE_MINUTES,
+) -> np.ndarray:
+    """Effective importance (rows: importances) against age in minutes (columns)."""
+    zeros = np.zeros(len(importances))
+    return effective_importance_curves(importances, zeros, minutes, decay_rate, half_life_minutes)
+
+
+def weighted_window_rows(conv: SimulatedConversation, *, budget: int = 1500,
+                         decay_rate: float = DEFAULT_DECAY,
+                         half_life_minutes: float = DEFAULT_HALF_LIFE) -> list[dict[str, Any]]:
+    """The recency policy's final window as ``weighted_context`` orders it, one row per message.
+
+    ``now`` is the conversation's last message, the moment the window would be read; the
+    ``arrival`` column is the message's place in the window oldest first, so a reader sees
+    how far the weighted order is from the order the messages were written in.
+    """
+    buffer = policy("recency").build(budget, decay_rate=decay_rate,
+                                     half_life_minutes=half_life_minutes)
+    buffer.extend(conv.messages)
+    now = conv.messages[-1].created_at
+    arrival = {m.id: i for i, m in enumerate(buffer.messages())}
+    return [{"rank": rank, "message": m.id, "kind": m.metadata["kind"], "turn": m.turn,
+             "arrival": arrival[m.id], "importance": f"{m.importance:.2f}",
+             "age (min)": f"{(now - m.created_at) / 60:.1f}",
+             "effective": f"{buffer.effective_importance(m, now):.3f}"}
+            for rank, m in enumerate(buffer.weighted_context(now), start=1)]
+
+
+def print_fact_fates(runs: dict[str, BufferReplay], facts: Sequence[Any]) -> None:
+    """One line per fact, one column per policy: kept, or the turn it left at and the rule."""
+    print((f"{'fact':<6}{'planted':>8}  " + "".join(f"{policy(p).label:<37}" for p in runs))
+          .rstrip())
+    for f in facts:
+        cells = []
+        for run in runs.values():
+            if run.fact_alive[f.id]:
+                cells.append("kept")
+            else:
+                turn, rule = run.evicted_at[f.message_id]
+                cells.append(f"left turn {turn}, {rule}")
+        print((f"{f.id:<6}{f.turn:>8}  " + "".join(f"{c:<37}" for c in cells)).rstrip())
+
+
+# ---------------------------------------------------------------- explorer
+def timeline_traces() -> tuple[tuple[PolicySpec, str, str], ...]:
+    """(policy, rule, trace name) of each eviction-timeline trace: one per policy and rule."""
+    out = []
+    for spec in pruning_policies():
+        for rule in spec.rules:
+            suffix = "" if len(spec.rules) == 1 else \
+                f" ({rule.removeprefix(spec.name + '-').replace('-', ' ')})"
+            out.append((spec, rule, spec.label + suffix))
+    return tuple(out)
+
+
+class PruningExplorer(LessonExplorer):
+    """Every registered pruning policy on one conversation: facts kept, eviction timeline,
+    recency curves. A budget slider and one slider per registered setting."""
+
+    def __init__(self, conv: SimulatedConversation, recent_from_turn: int = 401,
+                 **params: float) -> None:
+        self.conv = conv
+        self.facts = list(conv.facts)
+        self.recent = [f for f in self.facts if f.turn >= recent_from_turn]
+        self.recent_from_turn = recent_from_turn
+        self.specs = pruning_policies()
+        self.timeline = timeline_traces()
+        super().__init__(**params)
+
+    def _make_sliders(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {p.name: setting_slider(p, params.get(p.name, p.default))
+                for p in (BUDGET, *policy_settings())}
+
+    def _make_figure(self) -> Any:
+        from plotly.subplots import make_subplots
+
+        go = _go()
+        fig = make_subplots(
+            rows=2, cols=2, column_widths=[0.60, 0.40], row_heights=[0.45, 0.55],
+            specs=[[{}, {}], [{"colspan": 2}, None]], vertical_spacing=0.16,
+            horizontal_spacing=0.1,
+            subplot_titles=("planted facts kept at the end",
+                            "effective importance by age",
+                            "eviction timeline: age of each victim when it left"))
+        groups = {"facts": "planted facts", "curves": "importance x recency weight",
+                  "evictions": "evictions (one dot each)"}
+        fig.add_scatter(name="kept", x=[], y=[], mode="markers", legendgroup="facts",
+                        legendgrouptitle_text=groups["facts"],
+                        marker=dict(symbol="circle", size=8, color="#00cc96"), row=1, col=1)
+        fig.add_scatter(name="lost", x=[], y=[], mode="markers", legendgroup="facts",
+                        marker=dict(symbol="x", size=7, color="#ef553b"), text=[], row=1, col=1)
+        for i, ((label, _), color) in enumerate(zip(CURVE_IMPORTANCES,
+                                                    ("#ef553b", "#636efa", "#b6b6b6"))):
+            fig.add_scatter(name=label, x=CURVE_MINUTES, y=np.zeros_like(CURVE_MINUTES),
+                            mode="lines", line=dict(color=color), legendgroup="curves",
+                            legendgrouptitle_text=groups["curves"] if i == 0 else None,
+                            row=1, col=2)
+        fig.add_scatter(name="weight halves", x=[0, 0], y=[0, 1], mode="lines",
+                        legendgroup="curves",
+                        line=dict(color="black", dash="dot", width=1), row=1, col=2)
+        for i, (spec, rule, name) in enumerate(self.timeline):
+            symbol = "circle" if rule == spec.rules[0] else "diamond"
+            fig.add_scattergl(name=name, x=[], y=[], legendgroup="evictions",
+                              legendgrouptitle_text=groups["evictions"] if i == 0 else None,
+                              mode="markers", marker=dict(size=4, color=spec.color,
+                                                          symbol=symbol, opacity=0.6),
+                              row=2, col=1)
+        fig.update_layout(height=780, margin=dict(l=60, r=10, t=40, b=40),
+                          legend=legend_below(groupclick="toggleitem"))
+        fig.update_yaxes(categoryorder="array", categoryarray=[s.label for s in self.specs][::-1],
+                         row=1, col=1)
+        fig.update_xaxes(title_text="turn the fact was planted", row=1, col=1)
+        fig.update_xaxes(title_text="age (minutes)", row=1, col=2)
+        fig.update_yaxes(range=[0, 1.02], title_text="weight", row=1, col=2)
+        fig.update_xaxes(title_text="turn of the eviction", row=2, col=1)
+        fig.update_yaxes(title_text="1 + victim's age (turns)", type="log", dtick=1, row=2, col=1)
+        return fig
+
+    def _compute(self, budget: int, **settings: float) -> dict[str, Any]:
+        runs = {s.name: run_policy(self.conv, s.name, budget=budget, **settings)
+                for s in self.specs}
+        d = settings.get("decay_rate", DEFAULT_DECAY)
+        h = settings.get("half_life_minutes", DEFAULT_HALF_LIFE)
+        return {"runs": runs, "curves": importance_curves(d, h), "decay_rate": d,
+                "half_life_minutes": h}
+
+    def _draw(self, result: dict[str, Any]) -> None:
+        kx: list = []
+        ky: list = []
+        lx: list = []
+        ly: list = []
+        lt: list = []
+        for spec in self.specs:
+            run = result["runs"][spec.name]
+            for f in self.facts:
+                if run.fact_alive[f.id]:
+                    kx.append(f.turn)
+                    ky.append(spec.label)
+                else:
+                    lx.append(f.turn)
+                    ly.append(spec.label)
+                    turn, rule = run.evicted_at[f.message_id]
+                    lt.append(f"{f.id} left at turn {turn} ({rule})")
+        kept, lost = self.trace("kept"), self.trace("lost")
+        kept.x, kept.y = kx, ky
+        lost.x, lost.y, lost.text = lx, ly, lt
+        for (label, _), row in zip(CURVE_IMPORTANCES, result["curves"]):
+            self.trace(label).y = row
+        d, h = result["decay_rate"], result["half_life_minutes"]
+        t = min(true_half_life_minutes(d, h), float(CURVE_MINUTES[-1])) if d > 0 \
+            else float(CURVE_MINUTES[-1])
+        self.trace("weight halves").x = [t, t]
+        for spec, rule, name in self.timeline:
+            run = result["runs"][spec.name]
+            mask = run.rule_mask(rule)
+            trace = self.trace(name)
+            trace.x = run.evict_turn[mask]
+            trace.y = np.maximum(run.evict_turn[mask] - run.victim_turn[mask], 0) + 1
+
+    def summary(self) -> dict[str, Any]:
+        runs = self.result["runs"]
+        d, h = self.result["decay_rate"], self.result["half_life_minutes"]
+        out: dict[str, Any] = {"budget": self.params["budget"]}
+        for p in policy_settings():
+            out[p.name] = round(self.params[p.name], 3)
+        out["weight_halves_after_minutes"] = round(true_half_life_minutes(d, h), 1) if d > 0 \
+            else "never"
+        for name, run in runs.items():
+            recent = sum(run.fact_alive[f.id] for f in self.recent)
+            out[f"{name}_facts_kept"] = f"{run.facts_alive}/{len(self.facts)} " \
+                f"(recent {recent}/{len(self.recent)})"
+        return out

@@ -1,0 +1,188 @@
+"""The package's shape: a library an agent imports, and a classroom beside it.
+
+``memorykit`` minus ``memorykit.classroom`` is the library; the classroom (lessons, their
+checkers, contracts, scenarios and replays, test doubles, the course) may import the library,
+never the other way round. Imports are read from the source (``ast``), every ``import`` and
+``from ... import`` anywhere in a module, inside functions too: a function-level import is
+still a dependency, only a later one.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "memorykit"
+CLASSROOM = "memorykit.classroom"
+LIBRARY_MAX_LINES = 19_000
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _is_classroom(module: str) -> bool:
+    return module == CLASSROOM or module.startswith(CLASSROOM + ".")
+
+
+def _owner(name: str) -> str | None:
+    """The memorykit module ``name`` is, or lives in (``memorykit.tokens.count`` -> tokens)."""
+    while name:
+        if name in MODULES:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+def imports_of(module: str) -> set[str]:
+    """Every memorykit module ``module`` imports, at any depth of its code."""
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            # ``from pkg import sub`` runs pkg's __init__ and then the submodule: both count
+            targets = [base, *(f"{base}.{a.name}" for a in node.names)]
+        else:
+            continue
+        for target in targets:
+            owner = _owner(target) if target.startswith("memorykit") else None
+            if owner and owner != module:
+                found.add(owner)
+    return found
+
+
+GRAPH = {module: imports_of(module) for module in MODULES}
+
+
+def test_the_library_never_imports_the_classroom():
+    crossings = {m: sorted(t for t in targets if _is_classroom(t))
+                 for m, targets in GRAPH.items() if not _is_classroom(m)}
+    crossings = {m: t for m, t in crossings.items() if t}
+    assert not crossings, f"library modules importing the classroom: {crossings}"
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+    counter = 0
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return found
+
+
+def test_no_import_cycle_anywhere_in_the_package():
+    assert _cycles(GRAPH) == []
+
+
+def test_the_cycle_check_finds_a_function_level_cycle():
+    # the check must see through imports hidden inside functions
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}
+    assert _cycles(graph) == [["a", "b", "c"]]
+    source = "def f():\n    from memorykit.tokens import TokenCounter\n"
+    tree = ast.parse(source)
+    assert any(isinstance(n, ast.ImportFrom) and n.module == "memorykit.tokens"
+               for n in ast.walk(tree))
+
+
+def _lines(paths) -> int:
+    return sum(p.read_text(encoding="utf-8").count("\n") for p in paths)
+
+
+def test_the_library_is_small():
+    library = [p for m, p in MODULES.items() if not _is_classroom(m)]
+    assert _lines(library) <= LIBRARY_MAX_LINES, (
+        f"the library has {_lines(library)} lines (at most {LIBRARY_MAX_LINES})")
+
+
+LESSON_MODULE = re.compile(r"lesson(\d\d)(?:_[a-z]+)?$")
+
+
+def test_every_lesson_lives_in_modules_named_by_its_number():
+    from memorykit.classroom.catalog import CATALOG
+
+    lessons = {m.rpartition(".")[2] for m in MODULES if m.startswith(CLASSROOM + ".lesson")}
+    numbers = {int(LESSON_MODULE.match(name).group(1)) for name in lessons}
+    assert numbers == {lesson.number for lesson in CATALOG}
+    for lesson in CATALOG:
+        own = [m for m in lesson.modules if m.startswith(CLASSROOM + ".lesson")]
+        assert all(m.rpartition(".")[2].startswith(f"lesson{lesson.number:02d}") for m in own), \
+            (lesson.number, own)
+
+
+def test_lesson_modules_are_thin_and_import_no_other_lesson():
+    for module, path in MODULES.items():
+        name = module.rpartition(".")[2]
+        match = LESSON_MODULE.match(name) if module.startswith(CLASSROOM + ".") else None
+        if not match:
+            continue
+        lines = path.read_text(encoding="utf-8").count("\n")
+        assert lines <= 350, f"{path.relative_to(ROOT)} has {lines} lines (at most 350)"
+        others = sorted(t for t in GRAPH[module] if (m := LESSON_MODULE.match(t.rpartition(".")[2]))
+                        and t.startswith(CLASSROOM) and m.group(1) != match.group(1))
+        assert not others, f"{module} imports another lesson: {others}"
+        positional = re.findall(r"\.data\[\s*-?\d", path.read_text(encoding="utf-8"))
+        assert not positional, f"{name} addresses traces by position: {positional}"
+
+
+@pytest.mark.parametrize("package", ["buffers", "entities", "workspace", "longterm"])
+def test_memories_know_nothing_of_evaluation(package):
+    # memories know nothing of the harness that measures them
+    bad = {m: sorted(t for t in GRAPH[m] if t.startswith("memorykit.evaluation"))
+           for m in MODULES if m.startswith(f"memorykit.{package}")}
+    assert not {m: t for m, t in bad.items() if t}, bad
