@@ -92,12 +92,12 @@ def save_state(memory: Any) -> dict[str, Any]:
 
 
 def dumps(memory: Any, **json_kw: Any) -> str:
-    """``save_state`` as JSON text (strict JSON: no NaN or Infinity literals)."""
+    """A memory as JSON text: ``save_state`` written as strict JSON (no NaN or Infinity)."""
     return json.dumps(save_state(memory), allow_nan=False, **json_kw)
 
 
 def loads(text: str, **collaborators: Any) -> Any:
-    """``restore_state`` of the JSON text ``dumps`` wrote."""
+    """The memory the JSON text ``dumps`` wrote, restored by ``restore_state``."""
     if not isinstance(text, (str, bytes, bytearray)):
         raise TypeError(f"text must be the str dumps() wrote, got {type(text).__name__}")
     return restore_state(json.loads(text), **collaborators)

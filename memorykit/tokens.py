@@ -312,8 +312,10 @@ def count_chat_tokens(
     counter: TokenCounter,
     chat_format: ChatFormat = ChatFormat(),
 ) -> int:
-    """Billed prompt tokens for OpenAI-style ``{"role", "content"[, "name"][, "tool_calls"]}``
-    dicts: the same count ``MessageFactory`` gives each message, plus the reply primer."""
+    """Billed prompt tokens of a list of OpenAI-style chat message dicts.
+
+    The dicts are ``{"role", "content"[, "name"][, "tool_calls"]}``; the count is the same
+    ``MessageFactory`` gives each message, plus the reply primer."""
     total = chat_format.reply_primer
     for message in messages:
         total += chat_format.message_overhead(
