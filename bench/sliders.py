@@ -84,7 +84,7 @@ def run(moves: int = 60, seed: int = 0) -> dict[str, Any]:
     explorers = [
         ("01 BudgetExplorer", lambda: BudgetExplorer(conv.messages), None),
         ("01 EstimateExplorer", lambda: EstimateExplorer(conv.messages), None),
-        ("02 PruningExplorer", lambda: PruningExplorer(conv), lambda: len(pruning_app._RUNS)),
+        ("02 PruningExplorer", lambda: PruningExplorer(conv), pruning_app._replay.cache_len),
         ("03 SummaryExplorer", lambda: SummaryExplorer(conv), lambda: len(summary_app._RUNS)),
     ]
     results = {}

@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         # an empty embedding cache for this run and the pool's workers (they inherit it)
         os.environ["XDG_CACHE_HOME"] = str(Path(tmp) / "cache")
         from memorykit.evaluation import dataset_statistics, load_chat_logs, load_locomo
-        from memorykit.classroom.checks import check_beats_bm25
+        from memorykit.classroom.lesson12_checks import check_beats_bm25
         from memorykit.classroom.data import CHAT_EXAMPLE, load_tuning_data
         from memorykit.classroom.lesson12 import (TuningExplorer, comparison_notes, explore_file,
                                                   front_rows, policy_table, precompute)

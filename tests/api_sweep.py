@@ -422,67 +422,67 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
     "memorykit.workspace.render.render_columns": {"tasks": [], "notes": [], "objects": [],
                                                   "now": 0.0},
     # lesson checkers: an answer the exercise accepts (the checker's whole path runs)
-    "memorykit.classroom.checks.buffers.check_budget": {"budget": 5000},
-    "memorykit.classroom.checks.buffers.check_pruning_choice": {"policy": "fifo"},
-    "memorykit.classroom.checks.buffers.check_summary_settings": {
+    "memorykit.classroom.lesson01_checks.check_budget": {"budget": 5000},
+    "memorykit.classroom.lesson02_checks.check_pruning_choice": {"policy": "fifo"},
+    "memorykit.classroom.lesson03_checks.check_summary_settings": {
         "threshold": 0.9, "target": 0.5, "min_recent": 4},
-    "memorykit.classroom.checks.buffers.check_attention_window": {
+    "memorykit.classroom.lesson03_checks.check_attention_window": {
         "window_tokens": 500, "neighbours": 0},
-    "memorykit.classroom.checks.buffers.check_context_boost": {"boost_to": 0.86},
-    "memorykit.classroom.checks.verdict.report": lambda: {
+    "memorykit.classroom.lesson03_checks.check_context_boost": {"boost_to": 0.86},
+    "memorykit.classroom.verdict.report": lambda: {
         "verdict": __import__("memorykit.classroom.contracts.verdict", fromlist=["x"]).Verdict(
             "probe", True, "a passing verdict"), "show": False},
     # build-it-yourself checkers: the library's own implementation as the student's code
-    "memorykit.classroom.checks.buffers.check_billed_tokens": lambda: {
+    "memorykit.classroom.lesson01_checks.check_billed_tokens": lambda: {
         "billed_tokens": __import__("memorykit.tokens", fromlist=["x"]).count_chat_tokens},
-    "memorykit.classroom.checks.buffers.check_victim_choice": lambda: {
+    "memorykit.classroom.lesson02_checks.check_victim_choice": lambda: {
         "buffer_class": __import__("memorykit.buffers.policies",
                                    fromlist=["x"]).ImportanceBuffer},
-    "memorykit.classroom.checks.buffers.check_summarizer": lambda: {
+    "memorykit.classroom.lesson03_checks.check_summarizer": lambda: {
         "summarizer_class": __import__("memorykit.summary", fromlist=["x"]).ExtractiveSummarizer},
-    "memorykit.classroom.checks.entities.check_entity_capacity": {"max_size": 20},
-    "memorykit.classroom.checks.entities.check_entity_ttl": {"ttl_minutes": 30},
-    "memorykit.classroom.checks.entities.check_relevance_score": lambda: {
+    "memorykit.classroom.lesson04_checks.check_entity_capacity": {"max_size": 20},
+    "memorykit.classroom.lesson04_checks.check_entity_ttl": {"ttl_minutes": 30},
+    "memorykit.classroom.lesson04_checks.check_relevance_score": lambda: {
         "relevance": _library_score()},
-    "memorykit.classroom.checks.tasks.check_admission_rule": lambda: {
+    "memorykit.classroom.lesson05_checks.check_admission_rule": lambda: {
         "slots_class": _rebuilt_slots()},
-    "memorykit.classroom.checks.recall.check_episodic_score": lambda: {
+    "memorykit.classroom.lesson09_checks.check_episodic_score": lambda: {
         "score_function": __import__("memorykit.classroom.contracts.longterm", fromlist=["x"])
         .library_episodic_score},
-    "memorykit.classroom.checks.recall.check_recall_rule": lambda: {
+    "memorykit.classroom.lesson10_checks.check_recall_rule": lambda: {
         "rule": __import__("memorykit.longterm.semantic", fromlist=["x"]).select_recalled},
-    "memorykit.classroom.checks.recall.check_episodic_tau": {"tau_hours": 35},
-    "memorykit.classroom.checks.llm.check_loop_settings": {
+    "memorykit.classroom.lesson09_checks.check_episodic_tau": {"tau_hours": 35},
+    "memorykit.classroom.lesson11_checks.check_loop_settings": {
         "budget": 600, "threshold": 0.8, "recall_limit": 3},
-    "memorykit.classroom.checks.llm.check_recall_limit": {"recall_limit": 3},
-    "memorykit.classroom.checks.llm.check_reply_judge": lambda: {
+    "memorykit.classroom.lesson11_checks.check_recall_limit": {"recall_limit": 3},
+    "memorykit.classroom.lesson11_checks.check_reply_judge": lambda: {
         "judge": lambda reply, finish_reason, messages, cap: None},
-    "memorykit.classroom.checks.recall.check_semantic_best": {
+    "memorykit.classroom.lesson10_checks.check_semantic_best": {
         "answer": {"threshold": 0.5, "recall": 0.5}},
-    "memorykit.classroom.checks.recall.check_semantic_threshold": {
+    "memorykit.classroom.lesson09_checks.check_semantic_threshold": {
         "answer": {"threshold": 0.5, "wrong_recalls": 1}},
-    "memorykit.classroom.checks.recall.check_window_size": {"window": 20},
-    "memorykit.classroom.checks.tuning.check_beats_bm25": {"config": {"policy": "bm25"}},
-    "memorykit.classroom.checks.tuning.check_retrieval_policy": lambda: {
+    "memorykit.classroom.lesson10_checks.check_window_size": {"window": 20},
+    "memorykit.classroom.lesson12_checks.check_beats_bm25": {"config": {"policy": "bm25"}},
+    "memorykit.classroom.lesson12_checks.check_retrieval_policy": lambda: {
         "policy_class": __import__("memorykit.evaluation.scored",
                                    fromlist=["x"]).TermOverlapRetrieval},
-    "memorykit.classroom.checks.columns.check_column_limits": {"top_notes": 8, "max_objects": 20},
-    "memorykit.classroom.checks.columns.check_escalation": {
+    "memorykit.classroom.lesson08_checks.check_column_limits": {"top_notes": 8, "max_objects": 20},
+    "memorykit.classroom.lesson06_checks.check_escalation": {
         "warn_fraction": 0.4, "warn_multiplier": 1.5, "critical_fraction": 0.3,
         "critical_multiplier": 2.0},
     # The build-it-yourself checkers take the student's function; the library's own passes.
-    "memorykit.classroom.checks.columns.check_escalated_priority": lambda: {
+    "memorykit.classroom.lesson06_checks.check_escalated_priority": lambda: {
         "escalated_priority": importlib.import_module(
             "memorykit.classroom.contracts.workspace").library_escalated_priority},
-    "memorykit.classroom.checks.columns.check_object_salience": lambda: {
+    "memorykit.classroom.lesson07_checks.check_object_salience": lambda: {
         "object_salience": importlib.import_module(
             "memorykit.classroom.contracts.workspace").library_object_salience},
-    "memorykit.classroom.checks.columns.check_three_columns": lambda: {
+    "memorykit.classroom.lesson08_checks.check_three_columns": lambda: {
         "three_columns": importlib.import_module(
             "memorykit.workspace.render").three_column_lines},
-    "memorykit.classroom.checks.columns.check_min_shared_entities": {"min_shared_entities": 2},
-    "memorykit.classroom.checks.tasks.check_preemption_ratio": {"preemption_ratio": 1.3},
-    "memorykit.classroom.checks.columns.check_salience_weights": {
+    "memorykit.classroom.lesson06_checks.check_min_shared_entities": {"min_shared_entities": 2},
+    "memorykit.classroom.lesson05_checks.check_preemption_ratio": {"preemption_ratio": 1.3},
+    "memorykit.classroom.lesson07_checks.check_salience_weights": {
         "weights": {"belief_strength": 0.5}},
     "memorykit.longterm.search_tool.answer_memory_search": lambda: _memory_search_call(),
     # an empty list of lessons grades nothing (fast); the probes reach the worker count

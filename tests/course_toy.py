@@ -58,8 +58,8 @@ def lesson_01():
                           "the <a href=\"../docs/GLOSSARY.md\">glossary</a>; instructors see "
                           "[the guide](../docs/INSTRUCTOR_GUIDE.md)."),
         new_code_cell("from memorykit.buffers.base import MessageBuffer\n"
-                      "from memorykit.classroom.checks import check_budget\n"
-                      "from memorykit.classroom.checks.buffers import check_victim_choice"),
+                      "from memorykit.classroom.lesson01_checks import check_budget\n"
+                      "from memorykit.classroom.lesson02_checks import check_victim_choice"),
         new_markdown_cell("## Exercises"),
         *_budget_exercise("01", 1),
         new_markdown_cell("**Exercise 2.** Write the victim choice."),
@@ -75,7 +75,7 @@ def lesson_01():
 def lesson_02():
     return new_notebook(cells=[
         new_markdown_cell("# 02 · Toy again\n\n[D2](../docs/BIBLIOGRAPHY.md#d2)"),
-        new_code_cell("from memorykit.classroom.checks import check_budget"),
+        new_code_cell("from memorykit.classroom.lesson01_checks import check_budget"),
         new_markdown_cell("## Exercises"),
         *_budget_exercise("02", 1),
         new_markdown_cell("## Next\n\n[Back to the index](00_index.ipynb)"),

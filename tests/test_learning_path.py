@@ -102,9 +102,9 @@ def test_glossary_defines_the_terms(term):
 
 
 def test_check_routes_reports_a_route_through_a_missing_lesson(monkeypatch):
-    from memorykit.classroom import learning_path
+    from memorykit.classroom import catalog
 
-    bad = (learning_path.Route("nowhere", "nobody", (0, 99), "-"),)
-    monkeypatch.setattr(learning_path, "ROUTES", bad)
-    assert learning_path.check_routes() == ["route 'nowhere': no lesson [99]"]
+    bad = (catalog.Route("nowhere", "nobody", (0, 99), "-"),)
+    monkeypatch.setattr(catalog, "ROUTES", bad)
+    assert catalog.check_routes() == ["route 'nowhere': no lesson [99]"]
     assert "route 'nowhere': no lesson [99]" in check_catalog()

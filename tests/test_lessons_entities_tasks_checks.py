@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from memorykit.classroom.checks import (
-    check_admission_rule,
+from memorykit.classroom.lesson05_checks import check_admission_rule
+from memorykit.classroom.lesson04_checks import (
     check_entity_capacity,
     check_entity_ttl,
     check_relevance_score,

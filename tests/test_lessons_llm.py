@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memorykit.classroom import checks
+from memorykit.classroom import lesson11_checks as checks
 from memorykit.classroom import lesson11 as L
 from memorykit.classroom.doubles.openai_server import FakeOpenAIServer
 from memorykit.classroom.doubles.transcript import replay_or_live

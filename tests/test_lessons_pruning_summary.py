@@ -24,13 +24,9 @@ from memorykit.buffers.policies import (
 from memorykit.buffers.summary_buffer import SummaryBuffer
 from memorykit.classroom import lesson02 as pa
 from memorykit.classroom import lesson03 as sa
-from memorykit.classroom.checks import (
-    PRUNING_EXERCISE,
-    SUMMARY_EXERCISE,
-    Verdict,
-    check_pruning_choice,
-    check_summary_settings,
-)
+from memorykit.classroom.lesson02_checks import PRUNING_EXERCISE, check_pruning_choice
+from memorykit.classroom.lesson03_checks import SUMMARY_EXERCISE, check_summary_settings
+from memorykit.classroom.verdict import Verdict
 from memorykit.classroom.data import default_conversation
 from memorykit.tokens import Tokenizer
 
@@ -388,7 +384,7 @@ def test_bench_sliders_time_moves_smoke(conv):
     from bench.sliders import time_moves
 
     ex = pa.PruningExplorer(conv)
-    report = time_moves(ex, 4, seed=1, cache_size=lambda: len(pa._RUNS))
+    report = time_moves(ex, 4, seed=1, cache_size=pa._replay.cache_len)
     assert report["all"]["n"] == 4 and report["all"]["p95_ms"] >= report["all"]["p50_ms"] > 0
     assert sum(s["n"] for s in report["per_slider"].values()) == 4
     assert 0 <= report["fresh_replays"]["n"] <= 4
@@ -467,7 +463,7 @@ def test_context_story_follows_switch_stack_return_merge(conv):
 
 
 def test_attention_and_context_checkers():
-    from memorykit.classroom.checks import check_attention_window, check_context_boost
+    from memorykit.classroom.lesson03_checks import check_attention_window, check_context_boost
 
     assert check_attention_window(500, 0)
     seed = check_attention_window(500, 1)
@@ -488,7 +484,7 @@ def test_attention_and_context_checkers():
     (("context", math.nan), ValueError, "boost_to must be finite, got nan"),
 ])
 def test_attention_and_context_checkers_refuse_nonsense_naming_it(call, error, text):
-    from memorykit.classroom.checks import check_attention_window, check_context_boost
+    from memorykit.classroom.lesson03_checks import check_attention_window, check_context_boost
 
     checker = {"attention": check_attention_window, "context": check_context_boost}[call[0]]
     with pytest.raises(error, match=re.escape(text)):
@@ -517,7 +513,7 @@ def test_kept_for_agrees_with_boost_survival_and_the_explorer_draws_it(conv):
 
 # ------------------------------------------- lesson 03: the build-it-yourself summarizer
 def test_check_summarizer_runs_the_summary_contracts_and_names_what_to_change():
-    from memorykit.classroom.checks import check_summarizer
+    from memorykit.classroom.lesson03_checks import check_summarizer
     from memorykit.summary import ExtractiveSummarizer
 
     extractive = check_summarizer(ExtractiveSummarizer)
@@ -542,7 +538,7 @@ def test_check_summarizer_runs_the_summary_contracts_and_names_what_to_change():
 def test_check_summarizer_fails_a_summarizer_that_keeps_the_oldest_facts():
     """Found in the issue-16 review: filling the cap from the oldest fact passed every check;
     the exercise asks for the newest that fit."""
-    from memorykit.classroom.checks import check_summarizer
+    from memorykit.classroom.lesson03_checks import check_summarizer
 
     class OldestFirst:
         name, is_llm = "oldest-first", False
@@ -567,7 +563,7 @@ def test_check_summarizer_fails_a_summarizer_that_keeps_the_oldest_facts():
 
 
 def test_check_victim_choice_refuses_a_non_buffer_class():
-    from memorykit.classroom.checks import check_victim_choice
+    from memorykit.classroom.lesson02_checks import check_victim_choice
 
     with pytest.raises(TypeError, match="buffer_class must be a class that subclasses"):
         check_victim_choice(HybridBuffer(max_tokens=100))

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from memorykit.classroom import lesson10 as aa
-from memorykit.classroom import checks
+from memorykit.classroom import lesson09_checks, lesson10_checks
 from memorykit.classroom import lesson09 as ra
 from memorykit.longterm.episodic import (HOUR, episode_scores, full_match_horizon_seconds,
                                          overlap_needed)
@@ -133,7 +133,7 @@ def test_embedder_comparison_is_the_matrices_read_at_the_threshold():
     assert 8 > int(minilm["own facts at 0.65"][0]) > int(lexical["own facts at 0.65"][0])
     assert minilm["wrong facts"] == 0
     assert minilm["a threshold separates them"] and not lexical["a threshold separates them"]
-    assert checks.semantic_threshold_answer()["wrong_recalls"] == 0
+    assert lesson09_checks.semantic_threshold_answer()["wrong_recalls"] == 0
 
 
 def test_semantic_explorer_draws_recalled_markers():
@@ -277,24 +277,24 @@ def test_episodic_select_with_a_threshold_matches_recall():
 
 
 def test_checkers_pass_reference_answers():
-    assert checks.check_episodic_tau(35)
-    assert checks.check_semantic_threshold(checks.semantic_threshold_answer())
-    assert checks.check_window_size(28)
-    assert checks.check_semantic_best(checks.semantic_best())
+    assert lesson09_checks.check_episodic_tau(35)
+    assert lesson09_checks.check_semantic_threshold(lesson09_checks.semantic_threshold_answer())
+    assert lesson10_checks.check_window_size(28)
+    assert lesson10_checks.check_semantic_best(lesson10_checks.semantic_best())
 
 
 @pytest.mark.parametrize("checker,answer,reason", [
-    (checks.check_episodic_tau, 24, "not above the threshold"),
-    (checks.check_episodic_tau, 40, "find the smallest"),
-    (checks.check_semantic_threshold, {"threshold": 0.65, "wrong_recalls": 0}, "too high"),
-    (checks.check_semantic_threshold, {"threshold": 0.1, "wrong_recalls": 14}, "find the highest"),
-    (checks.check_semantic_threshold, {"threshold": 0.57, "wrong_recalls": 3}, "wrong facts"),
-    (checks.check_window_size, 20, "widen it"),
-    (checks.check_window_size, 30, "find the smallest"),
+    (lesson09_checks.check_episodic_tau, 24, "not above the threshold"),
+    (lesson09_checks.check_episodic_tau, 40, "find the smallest"),
+    (lesson09_checks.check_semantic_threshold, {"threshold": 0.65, "wrong_recalls": 0}, "too high"),
+    (lesson09_checks.check_semantic_threshold, {"threshold": 0.1, "wrong_recalls": 14}, "find the highest"),
+    (lesson09_checks.check_semantic_threshold, {"threshold": 0.57, "wrong_recalls": 3}, "wrong facts"),
+    (lesson10_checks.check_window_size, 20, "widen it"),
+    (lesson10_checks.check_window_size, 30, "find the smallest"),
     # MiniLM (lesson 10's default since issue 14): 50% at 0.65, 100% from 0.55 down
-    (checks.check_semantic_best, {"threshold": 0.65, "recall": 0.5}, "lower the threshold"),
-    (checks.check_semantic_best, {"threshold": 0.3, "recall": 1.0}, "find the highest"),
-    (checks.check_semantic_best, {"threshold": 0.55, "recall": 0.5}, "not 50%"),
+    (lesson10_checks.check_semantic_best, {"threshold": 0.65, "recall": 0.5}, "lower the threshold"),
+    (lesson10_checks.check_semantic_best, {"threshold": 0.3, "recall": 1.0}, "find the highest"),
+    (lesson10_checks.check_semantic_best, {"threshold": 0.55, "recall": 0.5}, "not 50%"),
 ])
 def test_wrong_answers_fail_with_a_reason(checker, answer, reason):
     v = checker(answer)
@@ -302,31 +302,31 @@ def test_wrong_answers_fail_with_a_reason(checker, answer, reason):
 
 
 @pytest.mark.parametrize("checker,answer,error,text", [
-    (checks.check_episodic_tau, 35.5, ValueError, "tau_hours must be a whole number of hours >= 1, got 35.5"),
-    (checks.check_episodic_tau, True, TypeError, "got True"),
-    (checks.check_episodic_tau, float("nan"), ValueError, "got nan"),
-    (checks.check_episodic_tau, -3, ValueError, "got -3"),
-    (checks.check_episodic_tau, "35", TypeError, "got '35'"),
-    (checks.check_semantic_threshold, 0.57, TypeError, "answer must be a dict"),
-    (checks.check_semantic_threshold, {"threshold": 0.57}, ValueError, "exactly the keys"),
-    (checks.check_semantic_threshold, {"threshold": 1.5, "wrong_recalls": 0}, ValueError,
+    (lesson09_checks.check_episodic_tau, 35.5, ValueError, "tau_hours must be a whole number of hours >= 1, got 35.5"),
+    (lesson09_checks.check_episodic_tau, True, TypeError, "got True"),
+    (lesson09_checks.check_episodic_tau, float("nan"), ValueError, "got nan"),
+    (lesson09_checks.check_episodic_tau, -3, ValueError, "got -3"),
+    (lesson09_checks.check_episodic_tau, "35", TypeError, "got '35'"),
+    (lesson09_checks.check_semantic_threshold, 0.57, TypeError, "answer must be a dict"),
+    (lesson09_checks.check_semantic_threshold, {"threshold": 0.57}, ValueError, "exactly the keys"),
+    (lesson09_checks.check_semantic_threshold, {"threshold": 1.5, "wrong_recalls": 0}, ValueError,
      "threshold must be a cosine threshold in [0, 1], got 1.5"),
-    (checks.check_semantic_threshold, {"threshold": 0.57, "wrong_recalls": -1}, ValueError,
+    (lesson09_checks.check_semantic_threshold, {"threshold": 0.57, "wrong_recalls": -1}, ValueError,
      "wrong_recalls must be a whole number of facts >= 0, got -1"),
-    (checks.check_semantic_threshold, {"threshold": 0.57, "wrong_recalls": 0.5}, ValueError,
+    (lesson09_checks.check_semantic_threshold, {"threshold": 0.57, "wrong_recalls": 0.5}, ValueError,
      "got 0.5"),
-    (checks.check_semantic_threshold, {"threshold": "0.57", "wrong_recalls": 0}, TypeError,
+    (lesson09_checks.check_semantic_threshold, {"threshold": "0.57", "wrong_recalls": 0}, TypeError,
      "got '0.57'"),
-    (checks.check_window_size, "28", TypeError, "window must be a whole number of messages"),
-    (checks.check_window_size, 28.0, TypeError, "got 28.0"),
-    (checks.check_window_size, False, TypeError, "got False"),
-    (checks.check_window_size, 0, ValueError, "got 0"),
-    (checks.check_semantic_best, {"threshold": 0.55, "recall": 100}, ValueError,
+    (lesson10_checks.check_window_size, "28", TypeError, "window must be a whole number of messages"),
+    (lesson10_checks.check_window_size, 28.0, TypeError, "got 28.0"),
+    (lesson10_checks.check_window_size, False, TypeError, "got False"),
+    (lesson10_checks.check_window_size, 0, ValueError, "got 0"),
+    (lesson10_checks.check_semantic_best, {"threshold": 0.55, "recall": 100}, ValueError,
      "recall must be a share in [0, 1] (0.5, not 50), got 100"),
-    (checks.check_semantic_best, {"threshold": float("nan"), "recall": 1.0}, ValueError, "got nan"),
-    (checks.check_semantic_best, [0.55, 1.0], TypeError, "answer must be a dict"),
-    (checks.check_episodic_score, 0.7, TypeError, "score_function must be your function itself"),
-    (checks.check_recall_rule, [0, 1], TypeError, "rule must be your function itself"),
+    (lesson10_checks.check_semantic_best, {"threshold": float("nan"), "recall": 1.0}, ValueError, "got nan"),
+    (lesson10_checks.check_semantic_best, [0.55, 1.0], TypeError, "answer must be a dict"),
+    (lesson09_checks.check_episodic_score, 0.7, TypeError, "score_function must be your function itself"),
+    (lesson10_checks.check_recall_rule, [0, 1], TypeError, "rule must be your function itself"),
 ])
 def test_nonsense_answers_are_refused_naming_the_value(checker, answer, error, text):
     with pytest.raises(error) as caught:
@@ -335,9 +335,9 @@ def test_nonsense_answers_are_refused_naming_the_value(checker, answer, error, t
 
 
 def test_checkers_return_their_verdict_without_printing(capsys):
-    verdict = checks.check_episodic_tau(24)
+    verdict = lesson09_checks.check_episodic_tau(24)
     assert not verdict and capsys.readouterr().out == ""
-    checks.check_episodic_tau(24, show=True)
+    lesson09_checks.check_episodic_tau(24, show=True)
     assert capsys.readouterr().out.count("NOT YET") == 1
 
 
@@ -347,21 +347,21 @@ def test_code_checkers_pass_the_library_and_fail_wrong_code_with_a_reason():
     from memorykit.classroom.contracts.longterm import library_episodic_score
     from memorykit.longterm.semantic import select_recalled
 
-    assert checks.check_episodic_score(library_episodic_score)
-    assert checks.check_recall_rule(select_recalled)
+    assert lesson09_checks.check_episodic_score(library_episodic_score)
+    assert lesson10_checks.check_recall_rule(select_recalled)
 
     def by_keywords(keywords, query_words, age_hours, alpha=0.6, beta=0.4, tau_hours=24.0):
         shared = len(set(keywords) & set(query_words))
         return alpha * shared / max(len(set(keywords)), 1) + beta * math.exp(-age_hours / tau_hours)
 
-    v = checks.check_episodic_score(by_keywords)
+    v = lesson09_checks.check_episodic_score(by_keywords)
     assert not v and any("divide by the number of query words" in d for d in v.details), str(v)
 
     def at_or_above(scores, threshold, limit):
         return sorted((i for i, s in enumerate(scores) if s >= threshold),
                       key=lambda i: -scores[i])[:limit]
 
-    v = checks.check_recall_rule(at_or_above)
+    v = lesson10_checks.check_recall_rule(at_or_above)
     assert not v and any("strictly above" in d and "smallest failing input" in d
                          for d in v.details), str(v)
 
@@ -380,5 +380,5 @@ def test_bench_recall_lessons_runs(capsys):
 def test_semantic_best_teaching_verdict_keeps_the_best_recall_to_itself():
     """Lesson 10 shows the verdict at D3's 0.65 in a teaching cell: the best recall is half of
     Exercise 2's answer, so it names neither it nor the threshold (issue-16 review)."""
-    verdict = str(checks.check_semantic_best({"threshold": 0.65, "recall": 0.5}))
+    verdict = str(lesson10_checks.check_semantic_best({"threshold": 0.65, "recall": 0.5}))
     assert "100%" not in verdict and "best" in verdict

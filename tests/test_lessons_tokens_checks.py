@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from memorykit.classroom.checks import Verdict, check_billed_tokens, check_budget
+from memorykit.classroom.verdict import Verdict
+from memorykit.classroom.lesson01_checks import check_billed_tokens, check_budget
 from memorykit.tokens import count_chat_tokens
 
 

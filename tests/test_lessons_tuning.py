@@ -11,8 +11,8 @@ import pytest
 
 from memorykit.evaluation import AttentionPolicy, HarnessSettings, dataset_statistics, evaluate, load_locomo
 from memorykit.evaluation.toolkit import TUNABLE as KNOBS
-from memorykit.classroom.checks import check_beats_bm25
-from memorykit.classroom.checks.tuning import evaluate_configuration
+from memorykit.classroom.lesson12_checks import check_beats_bm25
+from memorykit.classroom.lesson12_checks import evaluate_configuration
 from memorykit.classroom.data import LOCOMO_ENV, load_tuning_data
 from memorykit.classroom.data import LOCOMO_FIXTURE as FIXTURE
 from memorykit.classroom.lesson12 import (TuningExplorer, comparison_notes, front_rows, policy_table,
@@ -152,7 +152,7 @@ def test_checker_displays_its_verdict_once(capsys):
 
 def test_retrieval_policy_checker_runs_the_library_contracts():
     from memorykit.evaluation.scored import ScoredRetrieval, TermOverlapRetrieval
-    from memorykit.classroom.checks import check_retrieval_policy, retrieval_threshold
+    from memorykit.classroom.lesson12_checks import check_retrieval_policy, retrieval_threshold
 
     bar = retrieval_threshold()
     assert bar["query_blind_recall"] < bar["threshold"] < bar["bm25_recall"]

@@ -13,8 +13,9 @@ import random
 import numpy as np
 import pytest
 
-from memorykit.classroom.checks import check_column_limits, check_salience_weights
-from memorykit.classroom.checks.columns import most_objects_meeting_target
+from memorykit.classroom.lesson08_checks import check_column_limits
+from memorykit.classroom.lesson07_checks import check_salience_weights
+from memorykit.classroom.lesson08_checks import most_objects_meeting_target
 from memorykit.classroom.lesson08 import ColumnsExplorer, default_replay, default_tables, replay_columns
 from memorykit.classroom.lesson07 import SalienceExplorer, link_hops_comparison, salience_lesson_data
 from memorykit.classroom.scenarios.workflow import generate_workflow_scenario, play, run_workflow

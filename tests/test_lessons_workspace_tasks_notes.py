@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from memorykit.classroom import lesson06 as notes_app, tasks_app
-from memorykit.classroom.checks import check_escalation, check_min_shared_entities, check_preemption_ratio
+from memorykit.classroom.lesson06_checks import check_escalation, check_min_shared_entities
+from memorykit.classroom.lesson05_checks import check_preemption_ratio
 from memorykit.classroom.scenarios.workflow import default_workflow, play, run_workflow
 from memorykit.workspace import NoteSettings, effective_priority
 from memorykit.classroom.replays.escalation import band_facts, escalation_curves, priority_surfacers

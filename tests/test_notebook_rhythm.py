@@ -465,11 +465,72 @@ def rule_background_names_its_modules(path: Path, nb: dict) -> list[str]:
             for m in lesson.modules if f"`{m}`" not in background]
 
 
+SHOW_CODE = re.compile(r"^show_code\(", re.M)
+DEFINED = re.compile(r"^(?:class|def) (\w+)", re.M)
+
+
+def _interactive(nb: dict) -> bool:
+    return nb.get("metadata", {}).get("memorykit", {}).get("interactive", True) is not False
+
+
+def _plain_output(cell: dict) -> str:
+    out = []
+    for o in cell.get("outputs", []):
+        if o.get("output_type") == "stream":
+            out.append("".join(o.get("text", "")))
+        elif "data" in o:
+            out.append("".join(o["data"].get("text/plain", "")))
+    return "".join(out)
+
+
+def rule_mechanism_before_explorer(path: Path, nb: dict) -> list[str]:
+    # Before a lesson's first explorer draws results, a visible cell shows the decision it
+    # teaches in the library's own code (``show_code``: at most 30 lines, not the classroom's).
+    cells = nb["cells"]
+    explorers = [i for i, c in enumerate(cells)
+                 if c["cell_type"] == "code" and EXPLORER_CELL.search(_source(c))]
+    if _is_index(path) or not _interactive(nb) or not explorers:
+        return []
+    shown = [c for c in cells[:explorers[0]]
+             if c["cell_type"] == "code" and SHOW_CODE.search(_source(c))]
+    if not shown:
+        return [f"no show_code(...) cell before the first explorer (code cell {explorers[0]})"]
+    problems = []
+    for cell in shown:
+        text = _plain_output(cell).strip("\n")
+        head = text.splitlines()[0] if text else ""
+        if not head.startswith("# memorykit.") or head.startswith("# memorykit.classroom"):
+            problems.append(f"show_code cell shows {head or 'nothing'!r}, not the library's code")
+        elif text.count("\n") > 30:
+            problems.append(f"show_code cell shows {text.count(chr(10))} lines (at most 30)")
+    return problems
+
+
+def rule_student_code_runs_in_explorer(path: Path, nb: dict) -> list[str]:
+    # After every code exercise, the student's class or function runs in the lesson's explorer
+    # beside the library's (``yours=``), under the same sliders.
+    cells = nb["cells"]
+    problems = []
+    for i, cell in enumerate(cells):
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell["cell_type"] != "code" or not meta.get("solution"):
+            continue
+        for name in DEFINED.findall(_source(cell)):
+            later = [c for c in cells[i + 1:] if c["cell_type"] == "code"
+                     and EXPLORER_CELL.search(_source(c))
+                     and re.search(rf"\byours\s*=\s*(?:\{{[^}}]*)?\b{name}\b", _source(c))]
+            if not later:
+                problems.append(f"{meta.get('grade_id')}: no explorer after it runs {name} "
+                                f"(make one with yours={name})")
+    return problems
+
+
 RULES = [rule_headings, rule_no_definitions, rule_checker_exercise, rule_executed,
          rule_no_widget_state, rule_size, rule_ignored_output_followed_by_summary,
          rule_listed_in_index, rule_summary_numbers_printed, rule_next_links_to_following_lesson,
          rule_predict_first_before_explorer, rule_background_names_its_modules,
-         rule_graded_exercises, rule_cites_the_bibliography, rule_review_questions]
+         rule_graded_exercises, rule_cites_the_bibliography, rule_review_questions,
+         rule_mechanism_before_explorer, rule_student_code_runs_in_explorer]
 
 
 def _cases():
@@ -542,3 +603,24 @@ def test_background_rule_catches_a_module_left_unnamed():
         "memorykit.longterm.episodic, memorykit.classroom.replays.episode_probes, "
         "memorykit.longterm.semantic, memorykit.longterm.minilm, memorykit.longterm.service, "
         "memorykit.longterm.search_tool)"]
+
+
+def test_the_yours_rule_catches_an_exercise_left_out_of_the_explorer():
+    nb = _load(NB_DIR / "02_pruning_strategies.ipynb")
+    assert rule_student_code_runs_in_explorer(NB_DIR / "02_pruning_strategies.ipynb", nb) == []
+    for cell in nb["cells"]:
+        cell["source"] = _source(cell).replace("yours=LeastImportantBuffer", "budget=1500")
+    problems = rule_student_code_runs_in_explorer(NB_DIR / "02_pruning_strategies.ipynb", nb)
+    assert problems and "LeastImportantBuffer" in problems[0], problems
+
+
+def test_the_mechanism_rule_refuses_classroom_code_and_a_missing_cell():
+    path = NB_DIR / "02_pruning_strategies.ipynb"
+    nb = _load(path)
+    for cell in nb["cells"]:
+        if SHOW_CODE.search(_source(cell)):
+            cell["outputs"] = [{"output_type": "execute_result", "metadata": {},
+                                "data": {"text/plain": "# memorykit.classroom.lesson02.x\n"}}]
+    assert "not the library's code" in rule_mechanism_before_explorer(path, nb)[0]
+    nb["cells"] = [c for c in nb["cells"] if not SHOW_CODE.search(_source(c))]
+    assert "no show_code" in rule_mechanism_before_explorer(path, nb)[0]

@@ -116,7 +116,7 @@ def test_zero_decay_never_halves_instead_of_dividing_by_zero():
 
 
 def test_an_unreachable_ttl_target_is_refused_instead_of_searched_for_ever():
-    from memorykit.classroom.checks.entities import entity_ttl_answer
+    from memorykit.classroom.lesson04_checks import entity_ttl_answer
 
     with pytest.raises(ValueError, match="target must be <= 0.9505"):
         entity_ttl_answer(0.99)

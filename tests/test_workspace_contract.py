@@ -21,7 +21,9 @@ from memorykit.classroom.contracts.workspace import (
     library_escalated_priority,
     library_object_salience,
 )
-from memorykit.classroom.checks import check_escalated_priority, check_object_salience, check_three_columns
+from memorykit.classroom.lesson06_checks import check_escalated_priority
+from memorykit.classroom.lesson07_checks import check_object_salience
+from memorykit.classroom.lesson08_checks import check_three_columns
 from memorykit.workspace.render import three_column_lines
 
 

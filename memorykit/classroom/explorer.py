@@ -1,9 +1,17 @@
-"""What every lesson explorer shares: sliders -> pure recomputation -> FigureWidget.
+"""The one lesson explorer: sliders declared as data, a pure recomputation, a live figure, and
+the student's own implementation drawn beside the library's.
 
-An explorer subclass declares its sliders (``_make_sliders``), builds its
-figure once (``_make_figure``: a ``go.Figure`` or ``FigureWidget``, made live by
-``_figure.live_figure``), and implements ``_compute(**params)`` (pure: returns a
-result object) and ``_draw(result)`` (writes into the existing traces).
+An explorer subclass declares its sliders (``settings``, a tuple of ``Setting``), builds its
+figure once (``_make_figure``: a ``go.Figure``, made live by ``figure.live_figure``), and
+implements ``_compute(**params)`` (pure: returns a result object) and ``_draw(result)``
+(writes into the existing traces; ``moved(*names)`` says whether a slider a panel depends on
+changed, so a move redraws only the panels it changes).
+
+An explorer that teaches a pattern the student rebuilds declares ``implementation`` (what the
+student's code must be: a subclass of a library class, or a function with given parameters)
+and accepts ``yours=`` (the student's class or function, or a dict of several by name): it
+runs them under the same sliders as the library's and draws each as its own trace, named
+``yours_name(name)`` (``"yours: LeastImportantBuffer"``).
 ``update(**params)`` runs both, the drawing inside ``fig.batch_update()`` so the
 browser receives one message and redraws once; the figure is a
 ``_figure.LessonFigure``, whose edits never leave the browser's copy of a trace
@@ -17,12 +25,15 @@ from __future__ import annotations
 import base64
 import html
 from dataclasses import dataclass
-from functools import lru_cache
+import inspect
+from collections.abc import Callable
 from typing import Any
 
 from memorykit._validate import require_choice, require_real
-from memorykit.embeddings import Embedder
 from memorykit.classroom.figure import live_figure, publish, static_figures_enabled, static_png
+from memorykit.classroom.memo import memo
+from memorykit.classroom.verdict import require_function
+from memorykit.embeddings import Embedder
 
 
 EMBEDDERS = {"minilm": "a sentence embedder: meaning, not only shared words",
@@ -31,7 +42,7 @@ EMBEDDERS = {"minilm": "a sentence embedder: meaning, not only shared words",
 all-MiniLM-L6-v2, the embedder seed 003 chose its 0.65 threshold for."""
 
 
-@lru_cache(maxsize=None)
+@memo(maxsize=None)
 def lesson_embedder(kind: str = "minilm") -> Embedder:
     """One shared instance per kind of ``EMBEDDERS``, so every lesson embeds a text once per
     process (MiniLM also keeps its vectors on disk: ``minilm_embedder``)."""
@@ -87,6 +98,52 @@ def _whole(setting: Any) -> bool:
     return all(float(v).is_integer() for v in (setting.low, setting.high, setting.step))
 
 
+YOURS_PREFIX = "yours: "
+
+
+def yours_name(name: str) -> str:
+    """The trace name of the student's implementation ``name`` (the browser test looks for it)."""
+    return f"{YOURS_PREFIX}{name}"
+
+
+@dataclass(frozen=True)
+class Implementation:
+    """What a student's code must be to run in an explorer beside the library's."""
+
+    what: str
+    """How the lesson names it, for errors ("a MessageBuffer subclass")."""
+    base: type | None = None
+    """The library class the student's class must subclass (None: a function is expected)."""
+    parameters: tuple[str, ...] = ()
+    """A function's parameters, by name, in order (what the exercise's scaffold declares)."""
+
+    def check(self, name: str, value: Any) -> Any:
+        """``value`` if it is such an implementation, else a TypeError naming it."""
+        if self.base is None:
+            require_function(name, value, self.parameters)
+        elif not (isinstance(value, type) and issubclass(value, self.base)):
+            raise TypeError(f"{name} must be {self.what}, got {value!r}")
+        return value
+
+
+def _implementations(spec: Implementation | None, yours: Any) -> dict[str, Any]:
+    """``yours`` (None, one implementation, or a dict of them by name) as a checked dict."""
+    if yours is None:
+        return {}
+    if spec is None:
+        raise TypeError(f"this explorer draws no implementation of yours, got yours={yours!r}")
+    if not isinstance(yours, dict):
+        yours = {getattr(yours, "__name__", type(yours).__name__): yours}
+    if not yours:
+        raise ValueError("yours is an empty dict: pass a class or function, or leave it out")
+    out = {}
+    for name, value in yours.items():
+        if not isinstance(name, str) or not name.strip():
+            raise TypeError(f"the names in yours must be non-empty strings, got {name!r}")
+        out[name] = spec.check(f"yours[{name!r}]", value)
+    return out
+
+
 class LessonExplorer:
     """Base class of the lesson apps (see the module docstring)."""
 
@@ -95,8 +152,13 @@ class LessonExplorer:
     title = ""
     #: the sliders, declared once (an explorer may instead override ``_make_sliders``)
     settings: tuple[Setting, ...] = ()
+    #: what a student's implementation must be to be drawn here (None: the explorer takes none)
+    implementation: Implementation | None = None
 
-    def __init__(self, **params: Any) -> None:
+    def __init__(self, yours: Any = None, **params: Any) -> None:
+        self.yours: dict[str, Any] = _implementations(self.implementation, yours)
+        """The student's implementations drawn beside the library's, by name."""
+        self._moved: set[str] | None = None
         self.sliders: dict[str, Any] = self._make_sliders(params)
         self.fig = live_figure(self._make_figure())
         self.readout = _widgets().HTML()
@@ -156,6 +218,8 @@ class LessonExplorer:
             )
         merged = self._merge({k: self.clean(k, v) for k, v in params.items()})
         self.result = self._compute(**merged)
+        self._moved = None if not self.params else \
+            {k for k, v in merged.items() if self.params.get(k) != v}
         self.params = merged
         with self.fig.batch_update():
             self._draw(self.result)
@@ -192,6 +256,12 @@ class LessonExplorer:
             if slider is owner:
                 self.update(**{name: change["new"]})
                 return
+
+    def moved(self, *names: str) -> bool:
+        """Whether this draw must redraw what depends on the settings ``names``: always on the
+        first draw, else only when one of them changed (a panel that depends on none of the
+        moved sliders is left as it is, and nothing of it crosses to the browser)."""
+        return self._moved is None or not self._moved.isdisjoint(names)
 
     def readout_numbers(self) -> dict[str, Any]:
         """The numbers shown under the figure (default: ``summary()``; an explorer whose
@@ -303,3 +373,34 @@ def int_slider(description: str, value: int, lo: int, hi: int, step: int) -> Any
         continuous_update=False, style={"description_width": "initial"},
         layout=w.Layout(width="420px"),
     )
+
+
+class ShownCode:
+    """The source of a library function or class, shown in a lesson as the mechanism it teaches."""
+
+    max_lines = 30
+
+    def __init__(self, obj: Any) -> None:
+        target = inspect.unwrap(obj)
+        module = getattr(target, "__module__", "") or ""
+        if not module.startswith("memorykit.") or module.startswith("memorykit.classroom"):
+            raise ValueError(f"show_code shows the library's own code (memorykit, not the "
+                             f"classroom), got {obj!r} from {module or 'nowhere'}")
+        self.source = inspect.cleandoc("\n" + inspect.getsource(target)).rstrip()
+        self.name = f"{module}.{target.__qualname__}"
+        n = self.source.count("\n") + 1
+        if n > self.max_lines:
+            raise ValueError(f"{self.name} is {n} lines; show_code shows at most "
+                             f"{self.max_lines} (show the method that decides, not the class)")
+
+    def __repr__(self) -> str:
+        return f"# {self.name}\n{self.source}"
+
+    def _repr_markdown_(self) -> str:
+        return f"`{self.name}`\n```python\n{self.source}\n```"
+
+
+def show_code(obj: Callable[..., Any] | type) -> ShownCode:
+    """The library's own code for ``obj`` (at most 30 lines), displayed as the cell's result:
+    the decision a lesson teaches, read before its explorer draws the results."""
+    return ShownCode(obj)

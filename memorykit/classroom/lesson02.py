@@ -5,29 +5,25 @@ Every policy here comes from the buffer registry (``memorykit.buffers.registry``
 checker. Pure computation (tested, benchmarked):
 
 * ``run_policy(conv, policy, budget=, **settings)``: the conversation replayed through one
-  of the registered pruning buffers at a token budget (settings by the registry's names:
-  ``importance_threshold``, ``decay_rate``, ``half_life_minutes``...). Returns a
-  ``memorykit.classroom.replays.buffer_replay.BufferReplay``: every eviction (turn, the rule that chose the victim, the victim's turn and
-  importance), which planted facts are still in the final window (``fact_alive``) and when
-  each lost one left (``evicted_at``: message id -> (turn, rule)). Memoized by the settings
-  the policy actually uses (a replay takes 3-15 ms).
+  registered pruning buffer (settings by the registry's names), as a ``BufferReplay``
+  (``memorykit.classroom.replays.buffer_replay``: every eviction, which planted facts
+  survive). Memoized by the settings the policy uses. ``run_yours(conv, cls, budget=)``: the
+  same through a student's ``MessageBuffer`` subclass.
 * ``compare_policies(conv, ...)``: the policies side by side; ``print_fact_fates``: per fact
   and policy, kept or when and by which rule it left.
 * ``importance_curves(...)``: D1's effective importance
-  ``importance * exp(-decay_rate * age / half_life)`` over age for a few typical
-  importances (vectorized, ``effective_importance_curves``); how old a message must be before
-  a fresh one outranks it is ``memorykit.buffers.policies.overtake_minutes``.
+  ``importance * exp(-decay_rate * age / half_life)`` over age for a few typical importances.
 * ``weighted_window_rows(conv, ...)``: the recency policy's final window in the order its
   ``weighted_context`` reads it (highest effective importance first) beside arrival order.
 
 Explorer: ``PruningExplorer`` (a budget slider and one slider per registered setting; fact
-survival per policy, the eviction timeline of every policy and rule, the recency curves).
+survival per policy, the eviction timeline of every policy and rule, the recency curves);
+``yours=LeastImportantBuffer`` adds the student's buffer as a row of its own beside the library's.
 Taught in ``notebooks/02_pruning_strategies.ipynb``.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,9 +32,13 @@ import numpy as np
 from memorykit._validate import require_int
 from memorykit.buffers.policies import effective_importance_curves, true_half_life_minutes
 from memorykit.classroom.replays.buffer_replay import BufferReplay, replay_buffer
+from memorykit.buffers.base import MessageBuffer
 from memorykit.buffers.registry import PolicyParam, PolicySpec, policies, policy
-from memorykit.classroom.explorer import LessonExplorer, _go, setting_slider
+from memorykit.buffers.registry import policy as policy_spec  # run_policy's argument is "policy"
+from memorykit.classroom.explorer import Implementation, LessonExplorer, _go, setting_slider
+from memorykit.classroom.explorer import yours_name
 from memorykit.classroom.figure import legend_below
+from memorykit.classroom.memo import memo
 from memorykit.classroom.scenarios.conversation import SimulatedConversation
 
 BUDGET = PolicyParam("budget", 1500, 500, 4000, 250, "budget (tokens)")
@@ -67,10 +67,6 @@ def policy_settings() -> tuple[PolicyParam, ...]:
     return tuple(seen.values())
 
 
-_VALID_SETTINGS: set[tuple[str, Any]] = set()
-"""(name, value) pairs a policy's class has already accepted (checking builds a buffer)."""
-
-
 def _settings_for(spec: PolicySpec, settings: dict[str, Any]) -> dict[str, Any]:
     """The settings ``spec`` uses (defaults for those not given). A name no compared policy
     has is a ValueError; values are checked by building a buffer of a policy that has the
@@ -81,22 +77,15 @@ def _settings_for(spec: PolicySpec, settings: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"no compared policy has a setting {', '.join(map(repr, unknown))}; "
                          f"settings: {', '.join(sorted(known)) or 'none'}")
     for name, value in settings.items():
-        if (name, value) not in _VALID_SETTINGS:
-            known[name].build(1, **{name: value})
-            _VALID_SETTINGS.add((name, value))
+        _accepted(known[name].name, name, value)
     return {p.name: settings.get(p.name, p.default) for p in spec.params}
 
 
-def _pruning_spec(name: Any) -> PolicySpec:
-    spec = policy(name)
-    if spec.kind != "pruning":
-        raise ValueError(f"policy must be one of {', '.join(p.name for p in pruning_policies())}, "
-                         f"got {name!r} (a {spec.kind} policy)")
-    return spec
-
-
-_RUNS: OrderedDict[tuple, tuple[SimulatedConversation, BufferReplay]] = OrderedDict()
-_RUN_CACHE_SIZE = 512
+@memo(maxsize=None)
+def _accepted(policy_name: str, name: str, value: Any) -> bool:
+    """Whether ``policy_name`` accepts ``value`` for ``name`` (building a buffer checks it)."""
+    policy(policy_name).build(1, **{name: value})
+    return True
 
 
 def run_policy(conv: SimulatedConversation, policy: str, *, budget: int = 1500,
@@ -106,21 +95,33 @@ def run_policy(conv: SimulatedConversation, policy: str, *, budget: int = 1500,
     Only the settings a policy has matter (``importance_threshold`` for hybrid,
     ``decay_rate`` and ``half_life_minutes`` for recency), but all given are validated.
     """
-    spec = _pruning_spec(policy)
+    spec = policy_spec(policy)
+    if spec.kind != "pruning":
+        raise ValueError(f"policy must be one of {', '.join(p.name for p in pruning_policies())}, "
+                         f"got {policy!r} (a {spec.kind} policy)")
     budget = require_int("budget", budget, minimum=1)
-    own = _settings_for(spec, settings)
-    key = (id(conv), len(conv.messages), spec.name, budget, *sorted(own.items()))
-    hit = _RUNS.get(key)
-    if hit is not None:
-        _RUNS.move_to_end(key)
-        return hit[1]
-    run = replay_buffer(conv, spec.build(budget, **own), policy=spec.name,
-                        params={"budget": budget, **own})
-    # The entry holds the conversation itself, so its id cannot be reused while cached.
-    _RUNS[key] = (conv, run)
-    while len(_RUNS) > _RUN_CACHE_SIZE:
-        _RUNS.popitem(last=False)
-    return run
+    return _replay(conv, spec.name, budget, tuple(sorted(_settings_for(spec, settings).items())))
+
+
+@memo(maxsize=512)
+def _replay(conv: SimulatedConversation, name: str, budget: int,
+            own: tuple[tuple[str, Any], ...]) -> BufferReplay:
+    spec = policy(name)
+    return replay_buffer(conv, spec.build(budget, **dict(own)), policy=name,
+                         params={"budget": budget, **dict(own)})
+
+
+YOURS = Implementation("a MessageBuffer subclass (a policy choosing its victim)", MessageBuffer)
+
+
+@memo(maxsize=128)
+def run_yours(conv: SimulatedConversation, buffer_class: type, *, budget: int = 1500
+              ) -> BufferReplay:
+    """Replay ``conv`` through a student's buffer class built with ``max_tokens=budget``."""
+    buffer_class = YOURS.check("buffer_class", buffer_class)
+    budget = require_int("budget", budget, minimum=1)
+    return replay_buffer(conv, buffer_class(max_tokens=budget),
+                         policy=yours_name(buffer_class.__name__), params={"budget": budget})
 
 
 def compare_policies(conv: SimulatedConversation, *, budget: int = 1500,
@@ -216,15 +217,18 @@ class PruningExplorer(LessonExplorer):
     """Every registered pruning policy on one conversation: facts kept, eviction timeline,
     recency curves. A budget slider and one slider per registered setting."""
 
+    implementation = YOURS
+
     def __init__(self, conv: SimulatedConversation, recent_from_turn: int = 401,
-                 **params: float) -> None:
+                 yours: Any = None, **params: float) -> None:
         self.conv = conv
         self.facts = list(conv.facts)
         self.recent = [f for f in self.facts if f.turn >= recent_from_turn]
         self.recent_from_turn = recent_from_turn
         self.specs = pruning_policies()
         self.timeline = timeline_traces()
-        super().__init__(**params)
+        super().__init__(yours=yours, **params)
+
 
     def _make_sliders(self, params: dict[str, Any]) -> dict[str, Any]:
         return {p.name: setting_slider(p, params.get(p.name, p.default))
@@ -264,9 +268,14 @@ class PruningExplorer(LessonExplorer):
                               mode="markers", marker=dict(size=4, color=spec.color,
                                                           symbol=symbol, opacity=0.6),
                               row=2, col=1)
+        for name in self.yours:  # the student's buffer: black crosses over the library's dots
+            fig.add_scattergl(name=yours_name(name), x=[], y=[], legendgroup="evictions",
+                              mode="markers", marker=dict(size=5, color="black",
+                                                          symbol="x-thin-open", opacity=0.8),
+                              row=2, col=1)
         fig.update_layout(height=780, margin=dict(l=60, r=10, t=40, b=40),
                           legend=legend_below(groupclick="toggleitem"))
-        fig.update_yaxes(categoryorder="array", categoryarray=[s.label for s in self.specs][::-1],
+        fig.update_yaxes(categoryorder="array", categoryarray=self._rows()[::-1],
                          row=1, col=1)
         fig.update_xaxes(title_text="turn the fact was planted", row=1, col=1)
         fig.update_xaxes(title_text="age (minutes)", row=1, col=2)
@@ -278,6 +287,8 @@ class PruningExplorer(LessonExplorer):
     def _compute(self, budget: int, **settings: float) -> dict[str, Any]:
         runs = {s.name: run_policy(self.conv, s.name, budget=budget, **settings)
                 for s in self.specs}
+        for name, cls in self.yours.items():
+            runs[yours_name(name)] = run_yours(self.conv, cls, budget=budget)
         d = settings.get("decay_rate", DEFAULT_DECAY)
         h = settings.get("half_life_minutes", DEFAULT_HALF_LIFE)
         return {"runs": runs, "curves": importance_curves(d, h), "decay_rate": d,
@@ -289,15 +300,14 @@ class PruningExplorer(LessonExplorer):
         lx: list = []
         ly: list = []
         lt: list = []
-        for spec in self.specs:
-            run = result["runs"][spec.name]
+        for (name, run), label in zip(result["runs"].items(), self._rows()):
             for f in self.facts:
                 if run.fact_alive[f.id]:
                     kx.append(f.turn)
-                    ky.append(spec.label)
+                    ky.append(label)
                 else:
                     lx.append(f.turn)
-                    ly.append(spec.label)
+                    ly.append(label)
                     turn, rule = run.evicted_at[f.message_id]
                     lt.append(f"{f.id} left at turn {turn} ({rule})")
         kept, lost = self.trace("kept"), self.trace("lost")
@@ -315,6 +325,15 @@ class PruningExplorer(LessonExplorer):
             trace = self.trace(name)
             trace.x = run.evict_turn[mask]
             trace.y = np.maximum(run.evict_turn[mask] - run.victim_turn[mask], 0) + 1
+        for name in self.yours:
+            run = result["runs"][yours_name(name)]
+            trace = self.trace(yours_name(name))
+            trace.x = run.evict_turn
+            trace.y = np.maximum(run.evict_turn - run.victim_turn, 0) + 1
+
+    def _rows(self) -> list[str]:
+        """The facts panel's rows: the library's policies, then the student's buffers."""
+        return [s.label for s in self.specs] + [yours_name(n) for n in self.yours]
 
     def summary(self) -> dict[str, Any]:
         runs = self.result["runs"]

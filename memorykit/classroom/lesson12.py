@@ -29,7 +29,7 @@ from memorykit.evaluation import (EvalDataset, cheapest_reaching, compare_polici
                                   load_chat_logs, pareto_front, run_sweep)
 from memorykit.evaluation.toolkit import FIXED_POLICIES, TUNABLE, Tunable, fixed_policy
 from memorykit.classroom.explorer import LessonExplorer, _go, _widgets
-from memorykit.classroom.checks.tuning import EXERCISE_BUDGET
+from memorykit.classroom.lesson12_checks import EXERCISE_BUDGET
 from memorykit.classroom.figure import heat_grid, legend_below
 from memorykit.classroom.data import load_tuning_data
 

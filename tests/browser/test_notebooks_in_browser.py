@@ -14,7 +14,10 @@ stored outputs, Run ▸ Run All Cells, wait until every code cell shows ``[n]``,
   them covers a plot area, tick labels of one axis do not run into each other, and no text is
   cut off at the figure's edge (``labdriver.layout_problems``);
 * every figure is as wide as the notebook's output area (no 700-pixel default);
-* at least one slider changes a figure's data (what a student sees move).
+* at least one slider changes a figure's data (what a student sees move);
+* where the notebook puts the student's own code in an explorer (``yours=``), every trace
+  named ``yours: ...`` is drawn, with points and visible, after every slider has been moved
+  (``yours_problems``).
 
 A screenshot of every cell output holding a figure, after load, goes to
 ``.ci/artifacts/browser/`` (CI keeps them; a reviewer looks at them). A notebook whose metadata
@@ -157,6 +160,35 @@ def _layout_problems(session: labdriver.NotebookSession, when: str) -> list[str]
     return problems
 
 
+YOURS_PREFIX = "yours: "
+
+
+def _expects_yours(nb_path: Path) -> bool:
+    nb = json.loads(nb_path.read_text(encoding="utf-8"))
+    return any(c["cell_type"] == "code" and "Explorer(" in "".join(c["source"])
+               and "yours=" in "".join(c["source"]) for c in nb["cells"])
+
+
+def yours_problems(drawn_figs: list[dict], expected: bool) -> tuple[list[str], int]:
+    """The student's traces (named ``yours: ...``) as the browser drew them: each must be
+    visible with points; a notebook that makes a ``yours=`` explorer must draw at least one.
+    Returns (problems, number of such traces drawn with points)."""
+    traces = [t for fig in drawn_figs for t in fig["traces"]
+              if str(t.get("name") or "").startswith(YOURS_PREFIX)]
+    problems, drawn = [], 0
+    for t in traces:
+        points = any(labdriver._flat(t.get(k) or []) for k in ("x", "y", "z"))
+        if points and t.get("fullVisible") is True:
+            drawn += 1
+        else:
+            problems.append(f"the student's trace {t['name']!r} is not drawn (points: {points}, "
+                            f"visible: {t.get('fullVisible')!r})")
+    if expected and not traces:
+        problems.append("the notebook makes an explorer with yours=, but the browser drew no "
+                        f"trace named {YOURS_PREFIX!r}...")
+    return problems, drawn
+
+
 def _move_every_slider(session: labdriver.NotebookSession) -> tuple[list[str], int]:
     """Press one arrow key on every slider; after each, compare kernel and browser figures.
 
@@ -220,6 +252,11 @@ def test_notebook_draws_what_the_kernel_holds(nb_path: Path, lab, browser):
                 more, changed = _move_every_slider(session)
                 problems += more + _layout_problems(session, "after the slider moves")
                 assert changed >= 1, "no slider changed the data of any plotly figure"
+                yours, drawn = yours_problems(session.rendered_figures(), _expects_yours(nb_path))
+                problems += [f"after the slider moves: {p}" for p in yours]
+                if drawn:
+                    print(f"\n{nb_path.name}: {drawn} trace(s) of the student's code drawn "
+                          "after the slider moves")
             assert not problems, (f"{len(problems)} problem(s) in what the browser drew:\n  "
                                   + "\n  ".join(problems[:40]))
             print(f"\n{nb_path.name}: ran in {t_run:.1f} s, total {time.monotonic() - t0:.1f} s, "
@@ -278,3 +315,13 @@ def test_the_check_catches_a_half_updated_figure(kind, broken, browser, tmp_path
                    for p in problems), f"the check missed plotly's half-updated trace: {problems}"
     else:
         assert problems == [], problems
+
+
+def test_the_yours_check_fails_without_the_students_trace():
+    drawn = [{"traces": [{"name": "FIFO", "x": [1], "fullVisible": True}]}]
+    assert yours_problems(drawn, expected=True)[0]
+    drawn[0]["traces"].append({"name": "yours: Mine", "x": [], "y": [], "fullVisible": False})
+    problems, n = yours_problems(drawn, expected=True)
+    assert n == 0 and "'yours: Mine' is not drawn" in problems[0]
+    drawn[0]["traces"][1].update(x=[3, 4], y=[1, 2], fullVisible=True)
+    assert yours_problems(drawn, expected=True) == ([], 1)

@@ -3,7 +3,7 @@
 The subject is a ``BufferMaker``, ``(budget, clock) -> MessageBuffer``: the test suite runs
 these contracts over every policy of ``memorykit.buffers.registry`` (``tests/test_buffer_contract.py``),
 and lesson 02's build-it-yourself exercise runs them over the student's victim choice
-(``memorykit.classroom.checks.check_victim_choice``).
+(``memorykit.classroom.lesson02_checks.check_victim_choice``).
 
 The streams are random but reproducible (Hypothesis with a fixed seed): user, assistant and
 system messages of 0-220 tokens, tool calls followed by their results, time passing between

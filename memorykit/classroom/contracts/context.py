@@ -4,7 +4,7 @@ The subject is a ``PolicyMaker``, a function of no argument returning a fresh
 ``ContextPolicy`` (some policies keep state between requests). The test suite runs these
 contracts over every policy memorykit ships (``tests/test_context_contract.py`` over
 ``tests/context_policies.py``); lesson 12's build-it-yourself exercise runs them over the
-student's retrieval policy (``memorykit.classroom.checks.check_retrieval_policy``).
+student's retrieval policy (``memorykit.classroom.lesson12_checks.check_retrieval_policy``).
 
 Every contract asks the same 30-turn simulated conversation (a system prompt, planted facts,
 tool calls): the system prompt opens the request, the request is one the chat API accepts,

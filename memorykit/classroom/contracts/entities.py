@@ -7,7 +7,7 @@ suite runs these contracts over every implementation of the formula in
 ``memorykit.entities.scoring`` (``tests/test_entity_score_contract.py``: the scalar
 ``RelevanceWeights.score``, the vectorized ``relevance_scores``, the plain-float ``components``
 and ``candidate_scores`` a memory scores its victims with); lesson 04's build-it-yourself
-exercise runs them over the student's score (``memorykit.classroom.checks.check_relevance_score``).
+exercise runs them over the student's score (``memorykit.classroom.lesson04_checks.check_relevance_score``).
 
 Inputs are random but reproducible (Hypothesis with a fixed seed): ages of 0-600 minutes, access
 counts of 0-40, D0's weights and random ones (weights in [0, 1], decay in [0, 1] per minute,

@@ -6,7 +6,7 @@ given the model's reply to "summarize these messages in at most ``cap`` tokens",
 "cut off", "too long", "off-topic") or None to accept it. The test suite runs these contracts
 over the library's ``memorykit.llm.summarizer.refusal`` and over ``OpenAISummarizer`` itself
 (``tests/llm/test_llm_summarizer.py``); lesson 11's build-it-yourself exercise runs them over
-the student's function (``memorykit.classroom.checks.check_reply_judge``), with the replies the
+the student's function (``memorykit.classroom.lesson11_checks.check_reply_judge``), with the replies the
 real SmolLM2 model gave in the lesson's recording.
 
 Replies are generated (Hypothesis, fixed seed): blank ones, faithful ones made of the

@@ -4,7 +4,7 @@ The subject is a ``Summarizer`` (``memorykit.summary``): ``summarize(messages, m
 returns text of at most ``max_tokens`` tokens. The test suite runs these contracts over the
 library's ``ExtractiveSummarizer`` (``tests/test_summary.py``, ``tests/test_summary_buffer.py``);
 lesson 03's build-it-yourself exercise runs them over the student's summarizer
-(``memorykit.classroom.checks.check_summarizer``).
+(``memorykit.classroom.lesson03_checks.check_summarizer``).
 
 ``SUMMARY_BUFFER_CONTRACT`` drives a ``SummaryBuffer`` that uses the subject through random
 conversations (words from a small vocabulary, tool calls, system messages) and checks after every

@@ -3,7 +3,7 @@
 The subject is a ``SlotsMaker``, ``SlotSettings -> TaskSlots``: the test suite runs these
 contracts over the library's ``TaskSlots`` (``tests/test_task_slot_contract.py``), and lesson
 05's build-it-yourself exercise runs them over the student's ``decide`` (a ``TaskSlots``
-subclass; ``memorykit.classroom.checks.check_admission_rule``).
+subclass; ``memorykit.classroom.lesson05_checks.check_admission_rule``).
 
 The streams are random but reproducible (Hypothesis with a fixed seed): tasks arriving with
 two-decimal priorities (ties and products on the 1.3x bound are common, as in the lesson's

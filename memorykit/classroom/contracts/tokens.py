@@ -4,7 +4,7 @@ The subject is a ``BilledCounter``, ``(messages, counter) -> int``: OpenAI-style
 (``role``, ``content``, optionally ``name`` and ``tool_calls``) and a ``TokenCounter``. The test
 suite runs these contracts over the library's ``memorykit.tokens.count_chat_tokens``
 (``tests/test_tokens.py``); lesson 01's build-it-yourself exercise runs them over the student's
-``billed_tokens`` (``memorykit.classroom.checks.check_billed_tokens``), plus "agrees with the
+``billed_tokens`` (``memorykit.classroom.lesson01_checks.check_billed_tokens``), plus "agrees with the
 library's count" on random requests.
 
 The accounting (``memorykit.tokens.ChatFormat``'s defaults): every message costs its content,

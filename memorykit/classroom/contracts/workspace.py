@@ -3,7 +3,7 @@
 Each contract is written once here. The test suite runs them over the library's own
 implementations (``tests/test_workspace_contract.py``); the build-it-yourself exercises of
 lessons 06-08 run the same contracts over the student's function
-(``memorykit.classroom.checks.check_escalated_priority``, ``check_object_salience``,
+(``memorykit.classroom.lesson06_checks.check_escalated_priority``, ``check_object_salience``,
 ``check_three_columns``), plus "agrees with the library's version" on generated inputs.
 
 The subjects, one scalar case of what the library computes for whole arrays:

@@ -1,6 +1,7 @@
-"""Checkers of lesson 05 (``notebooks/05_task_slots.ipynb``): the admission rule a student
-builds (run against the library's slot contract, ``memorykit.classroom.contracts.tasks``), and the
-preemption ratio, replayed on the 30-day workflow of ``data/workflow/``.
+"""Lesson 05's exercise checkers: task slots (``notebooks/05_task_slots.ipynb``).
+
+Each returns a ``Verdict`` (printed only with ``show=True``) naming the numbers that decided it,
+and refuses an answer of the wrong kind with a ``TypeError`` / ``ValueError`` naming the value.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from memorykit.classroom.checks.verdict import Verdict, report
+from memorykit.classroom.verdict import Verdict, report
 
 
 def check_admission_rule(slots_class: Any, *, show: bool = False) -> Verdict:
@@ -100,5 +101,3 @@ def _next_bound(seed: Any, task_id: str) -> str:
     # would hand out the answer's interval.
     return (f"{task_id}: {e.priority:.2f} vs {low:.2f}, x urgency {e.urgency:g}: {p_m:.2f} vs {low_m:.3f}, "
             "a preemption the ratio must stay low enough to keep")
-
-

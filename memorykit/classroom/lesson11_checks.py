@@ -1,8 +1,7 @@
-"""Checkers of lesson 11 (``notebooks/11_llm_in_the_loop.ipynb``): the memory service's
-settings in the loop, and the judge of a real model's summary replies the student writes.
+"""Lesson 11's exercise checkers: a real model in the loop (``notebooks/11_llm_in_the_loop.ipynb``).
 
-They replay the lesson's scenario with the offline components and the recorded SmolLM2
-transcript (``memorykit.classroom.lesson11``), never a live model.
+Each returns a ``Verdict`` (printed only with ``show=True``) naming the numbers that decided it,
+and refuses an answer of the wrong kind with a ``TypeError`` / ``ValueError`` naming the value.
 """
 
 from __future__ import annotations
@@ -11,7 +10,8 @@ import math
 from functools import lru_cache
 from typing import Any
 
-from memorykit.classroom.checks.verdict import Verdict, report
+from memorykit.classroom.verdict import Verdict, report
+
 
 LOOP_TOKEN_TARGET = 650
 """Lesson 11, exercise 2: mean prompt tokens per probe the settings must stay within."""

@@ -1,6 +1,7 @@
-"""Checkers of lesson 04 (``notebooks/04_entity_memory.ipynb``): the relevance score a student
-builds (run against the library's score contract, ``memorykit.classroom.contracts.entities``), and the
-capacity and TTL of entity working memory, replayed on ``data/entities/cms_large.jsonl``.
+"""Lesson 04's exercise checkers: entity working memory (``notebooks/04_entity_memory.ipynb``).
+
+Each returns a ``Verdict`` (printed only with ``show=True``) naming the numbers that decided it,
+and refuses an answer of the wrong kind with a ``TypeError`` / ``ValueError`` naming the value.
 """
 
 from __future__ import annotations
@@ -8,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from memorykit._validate import require_fraction, require_int
-from memorykit.classroom.checks.verdict import Verdict, report
+from memorykit.classroom.verdict import Verdict, report
+
 
 # -------------------------------------------------------------- lesson 04
 # Entity working memory (notebooks/04_entity_memory.ipynb): replays of data/entities/cms_large.jsonl.
@@ -51,6 +53,8 @@ def entity_ttl_answer(target: float = ENTITY_TTL_TARGET) -> int:
 
 MAX_SIZE_LIMIT = 1_000
 """Sizes the checkers replay: the session has 200 entities, so a larger memory never evicts."""
+
+
 MAX_TTL_MINUTES = 24 * 60
 """TTLs the checker replays: the session lasts 873 simulated minutes."""
 

@@ -1,16 +1,16 @@
-"""Checkers of lesson 12 (``notebooks/12_parameter_tuning.ipynb``): beat the default BM25 at a
-token budget on the lesson's data, and a retrieval policy the student writes.
+"""Lesson 12's exercise checkers: parameter tuning (``notebooks/12_parameter_tuning.ipynb``).
+
+Each returns a ``Verdict`` (printed only with ``show=True``) naming the numbers that decided it,
+and refuses an answer of the wrong kind with a ``TypeError`` / ``ValueError`` naming the value.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from memorykit.classroom.checks.verdict import Verdict, report
+from memorykit.classroom.verdict import Verdict, report
 
-if TYPE_CHECKING:
-    from memorykit.evaluation import EvalDataset
 
 EXERCISE_BUDGET = 1000
 """Lesson 12's exercise budget (tokens)."""

@@ -1,0 +1,149 @@
+"""Lesson 03's exercise checkers: the summary buffer (``notebooks/03_summary_buffer.ipynb``).
+
+Each returns a ``Verdict`` (printed only with ``show=True``) naming the numbers that decided it,
+and refuses an answer of the wrong kind with a ``TypeError`` / ``ValueError`` naming the value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memorykit._validate import require_int, require_unit_interval
+from memorykit.classroom.data import default_conversation
+from memorykit.classroom.verdict import Verdict, report, require_exercise_budget
+
+
+# -------------------------------------------------------------- lesson 03
+SUMMARY_EXERCISE = {"budget": 2_000, "max_summarizations": 60, "fact": "f0026"}
+"""Lesson 03: at most 60 summarization rounds, and fact f0026 (a flight number planted at turn
+252) still known at the end. (f0025, the first choice, is lost under every setting at
+budget 2,000: its key "14D" never out-scores newer sentences, so that exercise was impossible.)"""
+
+
+def check_summary_settings(
+    threshold: Any,
+    target: Any,
+    min_recent: Any,
+    *,
+    budget: int = SUMMARY_EXERCISE["budget"],
+    show: bool = False,
+) -> Verdict:
+    """Lesson 03: summary-buffer settings (budget 2,000) with at most 60 summarization rounds
+    over the default conversation whose final window still knows fact f0026's key. Invalid
+    settings (a target above the threshold, a bool, NaN) raise ``ValueError``/``TypeError``."""
+    from memorykit.classroom.lesson03 import run_summary_buffer
+
+    name = "03 summary"
+    require_exercise_budget(budget, SUMMARY_EXERCISE["budget"])
+    run = run_summary_buffer(default_conversation(), budget=budget, threshold=threshold,
+                             target=target, min_recent=min_recent)
+    cap = SUMMARY_EXERCISE["max_summarizations"]
+    fact_id = SUMMARY_EXERCISE["fact"]
+    fact = next(f for f in default_conversation().facts if f.id == fact_id)
+    alive = run.fact_alive[fact_id]
+    n = run.n_summarizations
+    details = (
+        f"{n} summarization rounds (at most {cap}), deepest summary depth {run.max_depth}",
+        f"{fact_id} ({fact.key!r}, planted at turn {fact.turn}) "
+        f"{'survives' if alive else 'is lost'}; {run.facts_alive} of "
+        f"{len(run.fact_alive)} facts survive overall",
+    )
+    label = f"threshold={threshold:g} target={target:g} min_recent={min_recent}"
+    problems = []
+    if n > cap:
+        problems.append(f"{n} rounds is more than {cap}: the gap between threshold and target "
+                        "sets how much each round frees, so a wider gap means fewer rounds")
+    if not alive:
+        problems.append(f"fact {fact_id} ({fact.key!r}) was squeezed out of the summaries: "
+                        "each round re-summarizes the last summary under a fixed cap, so a "
+                        "fact must keep out-scoring newer sentences to survive")
+    if problems:
+        return report(Verdict(name, False, f"{label}: " + "; ".join(problems), details), show)
+    return report(Verdict(name, True, f"{label}: {n} rounds and {fact_id} survives", details),
+                   show)
+
+
+# ---------------------------------------- lesson 03: attention window, context switching
+ATTENTION_EXERCISE = {"max_window_tokens": 500, "min_facts": 40}
+"""Lesson 03: an attention window of at most 500 tokens that finds at least 40 of the 50
+planted facts when asked each fact's question."""
+
+
+def check_attention_window(window_tokens: Any, neighbours: Any, *, show: bool = False) -> Verdict:
+    """Lesson 03: ``AttentionWindow`` settings (at most 500 tokens) whose selection holds the
+    fact's message for at least 40 of the 50 planted facts' questions."""
+    from memorykit.classroom.lesson03_focus import attention_hits, recency_hits
+
+    name = "03 attention"
+    p = ATTENTION_EXERCISE
+    conv = default_conversation()
+    require_int("window_tokens", window_tokens, minimum=1)
+    require_int("neighbours", neighbours, minimum=0)
+    found, tokens = attention_hits(conv, window_tokens, neighbours)
+    label = f"window_tokens={window_tokens} neighbours={neighbours}"
+    details = (f"{found}/{len(conv.facts)} fact messages selected, {tokens:.0f} tokens used on "
+               "average (the system prompt is always included first)",
+               f"the newest messages that fit the same {window_tokens} tokens hold "
+               f"{recency_hits(conv, window_tokens)} facts")
+    if window_tokens > p["max_window_tokens"]:
+        return report(Verdict(name, False, f"{label}: the exercise allows at most "
+                               f"{p['max_window_tokens']} tokens", details), show)
+    if found < p["min_facts"]:
+        hint = ("each neighbour is paid for from the same budget, so fewer hits fit"
+                if neighbours else "a smaller window stops at the first hit that does not fit")
+        return report(Verdict(name, False, f"{label} finds {found} facts, fewer than "
+                               f"{p['min_facts']}: {hint}", details), show)
+    return report(Verdict(name, True, f"{label} finds {found} facts in at most "
+                           f"{window_tokens} tokens", details), show)
+
+
+CONTEXT_EXERCISE = {"after": 20, "step": 0.01}
+"""Lesson 03: the smallest ``boost_to`` (to 0.01) under which "main" still holds the message
+it was left at 20 messages past the return from the interruption."""
+
+
+def check_context_boost(boost_to: Any, *, show: bool = False) -> Verdict:
+    """Lesson 03: the smallest ``boost_to`` for ``ContextManager`` (to within 0.01) under which
+    the message "main" was left at survives 20 messages after returning from the interruption."""
+    from memorykit.classroom.lesson03_focus import boost_survival
+
+    name = "03 context"
+    after, step = CONTEXT_EXERCISE["after"], CONTEXT_EXERCISE["step"]
+    column = f"after {after}"
+    boost_to = require_unit_interval("boost_to", boost_to)
+    lower = max(0.0, boost_to - step)
+    rows = boost_survival(default_conversation(), (boost_to, lower), (after,))
+    kept, lower_kept = (row[column] == "kept" for row in rows)
+    details = (f"boost_to={boost_to:g}: {rows[0][column]} {after} messages after the return",
+               f"boost_to={lower:g}: {rows[1][column]}")
+    if not kept:
+        return report(Verdict(name, False, f"boost_to={boost_to:g} is too low: the left-off "
+                               f"message is evicted within {after} messages of the return; its "
+                               "effective importance, boost times the recency weight, fell "
+                               "below the newer messages'", details), show)
+    if lower_kept and boost_to > 0:
+        return report(Verdict(name, False, f"boost_to={boost_to:g} keeps it, but so does "
+                               f"{lower:g}: look for the smallest", details), show)
+    return report(Verdict(name, True, f"boost_to={boost_to:g} is the smallest boost (to "
+                           f"{step:g}) that keeps the left-off message {after} messages after "
+                           "the return", details), show)
+
+
+# ------------------------------------------------- lesson 03: build a summarizer yourself
+def check_summarizer(summarizer_class: Any, *, show: bool = False) -> Verdict:
+    """Lesson 03, build it yourself: ``summarizer_class()`` is a ``Summarizer`` that keeps the
+    sentences holding a number (the facts), newest first while they fit, in conversation order
+    and labelled by role. The library's summary contracts (``memorykit.classroom.contracts.summary``,
+    the suite ``ExtractiveSummarizer`` passes: the cap, determinism, and a ``SummaryBuffer``
+    using it loses nothing) run over it, plus a check that it keeps facts and only facts."""
+    from memorykit.classroom.contracts import run_contracts
+    from memorykit.classroom.contracts.summary import FACTS_FIRST_CONTRACTS, SUMMARIZER_CONTRACTS
+
+    if not isinstance(summarizer_class, type):
+        raise TypeError("summarizer_class must be a class (pass the class itself, not an "
+                        f"instance), got {summarizer_class!r}")
+    summarizer = summarizer_class()
+    if not callable(getattr(summarizer, "summarize", None)):
+        raise TypeError(f"{summarizer_class.__name__} must define summarize(messages, max_tokens)")
+    return report(run_contracts(summarizer, (*SUMMARIZER_CONTRACTS, *FACTS_FIRST_CONTRACTS),
+                                exercise="03 summarizer"), show)
