@@ -1,7 +1,7 @@
 """Memory held by every memory kind after 10k / 100k / 1M inputs: ``python -m bench.memory``.
 
 Each (kind, size) runs in a fresh interpreter (``--one KIND N``), so one run's heap never
-counts in another's: the child builds the kind from ``memorykit.classroom.replays.memory_kinds``
+counts in another's: the child builds the kind from ``tests.memory_kinds``
 (whose memories carry a bounded ``Trace(max_events=1,000)``) after a 300-input warm-up run
 of a throwaway one (the tokenizer loads on first use), notes its resident set size,
 feeds it ``N`` inputs of the kind's seeded stream (generated lazily: the stream itself holds
@@ -52,7 +52,7 @@ def measure_one(kind_name: str, n: int, seed: int, state_up_to: int) -> dict[str
     """Feed ``n`` inputs to a fresh memory of ``kind_name`` in this process and measure it."""
     import pickle
 
-    from memorykit.classroom.replays.memory_kinds import MEMORY_KINDS
+    from tests.memory_kinds import MEMORY_KINDS
 
     kind = MEMORY_KINDS[kind_name]
     # a throwaway warm-up run loads what the first input would (the tokenizer's tables,
@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(measure_one(args.one[0], int(args.one[1]), args.seed, args.state_up_to)))
         return
 
-    from memorykit.classroom.replays.memory_kinds import MEMORY_KINDS
+    from tests.memory_kinds import MEMORY_KINDS
 
     kinds = args.kinds or list(MEMORY_KINDS)
     sizes = tuple(sorted(args.sizes))

@@ -1,6 +1,6 @@
 """Save a memory as JSON and restore it, with every decision it will make intact.
 
-Every memory kind (``memorykit.classroom.replays.memory_kinds``) can be saved and restored two ways:
+Every memory kind (``tests.memory_kinds``) can be saved and restored two ways:
 
 * ``pickle.dumps(memory)`` / ``pickle.loads(...)``: the whole object, for a process pool or a
   cache on the same machine and version;

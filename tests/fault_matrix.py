@@ -30,7 +30,7 @@ from memorykit.buffers.summary_buffer import SummaryBuffer
 from memorykit.embeddings import LexicalHashingEmbedder
 from memorykit.longterm import LongTermSettings, MemoryService, NumpyVectorStore, qdrant_available
 from memorykit.longterm.events import StoreFailed
-from memorykit.classroom.doubles.faulty_stores import (
+from tests.faulty_stores import (
     EMBEDDER_FAULTS,
     QDRANT_FAULTS,
     STORE_FAULTS,

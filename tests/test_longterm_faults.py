@@ -19,7 +19,7 @@ from memorykit.longterm import (
     StoreFailed,
     qdrant_available,
 )
-from memorykit.classroom.doubles.faulty_stores import FaultyEmbedder, FaultyStore, InjectedFault
+from tests.faulty_stores import FaultyEmbedder, FaultyStore, InjectedFault
 from memorykit.messages import MessageFactory
 
 from fault_matrix import cases, run_case
@@ -36,7 +36,7 @@ def test_fault_matrix_loses_nothing(case):
 
 
 def test_the_matrix_covers_every_fault_kind_and_qdrant():
-    from memorykit.classroom.doubles.faulty_stores import EMBEDDER_FAULTS, QDRANT_FAULTS, STORE_FAULTS
+    from tests.faulty_stores import EMBEDDER_FAULTS, QDRANT_FAULTS, STORE_FAULTS
 
     seen = {(c.component, c.fault) for c in cases()}
     assert {("embedder", f) for f in EMBEDDER_FAULTS} <= seen

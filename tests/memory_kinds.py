@@ -376,6 +376,5 @@ NOT_KINDS: dict[str, str] = {
     "InMemoryStore": "the system of record behind ReadThroughMemory, not a memory of it",
     "NumpyVectorStore": "where SemanticMemory and MemoryService keep vectors; saved with them",
     "QdrantVectorStore": "an external database client; its data lives in Qdrant",
-    "FaultyStore": "a test double around a vector store (memorykit.classroom.doubles.faulty_stores)",
 }
 """Classes whose names sound like memories but are not kinds, and why."""
