@@ -32,11 +32,10 @@ from memorykit.evaluation import (
     EvalDataset,
     LastTokens,
     evaluate,
-    from_simulated,
     grid,
     run_sweep,
 )
-from memorykit.classroom.scenarios.conversation import simulate_conversation
+from memorykit.classroom.scenarios.conversation import from_simulated, simulate_conversation
 
 
 class RankBM25Retrieval(BM25Retrieval):

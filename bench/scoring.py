@@ -16,8 +16,8 @@ import statistics
 import sys
 import time
 
-from memorykit.evaluation import (BM25Retrieval, HarnessSettings, as_dataset, evaluate,
-                                  from_simulated)
+from memorykit.classroom.scenarios.conversation import from_simulated
+from memorykit.evaluation import BM25Retrieval, HarnessSettings, as_dataset, evaluate
 from memorykit.evaluation.toolkit import FIXED_POLICIES
 from memorykit.classroom.data import load_tuning_data
 from memorykit.classroom.scenarios.conversation import simulate_conversation

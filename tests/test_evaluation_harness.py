@@ -8,6 +8,7 @@ import pytest
 
 from memorykit.buffers import FIFOBuffer
 from memorykit.context import BufferPolicy, Context, ContextItem
+from memorykit.classroom.scenarios.conversation import from_simulated
 from memorykit.evaluation import (
     BM25Retrieval,
     EvalConversation,
@@ -20,7 +21,6 @@ from memorykit.evaluation import (
     analyze,
     compare_policies,
     evaluate,
-    from_simulated,
     is_query_independent,
     load_locomo,
     toolkit_policies,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from memorykit.classroom.scenarios.conversation import from_simulated
 from memorykit.evaluation import (
     BM25Retrieval,
     LastMessages,
@@ -14,7 +15,6 @@ from memorykit.evaluation import (
     RandInt,
     Uniform,
     cheapest_reaching,
-    from_simulated,
     grid,
     load_locomo,
     pareto_front,
