@@ -1,8 +1,10 @@
-"""Lesson 01's checkers: the billed-tokens build-it-yourself exercise and the budget exercise."""
+"""Lesson 01's checkers (the billed-tokens build-it-yourself exercise and the budget exercise),
+and its explorers drawing the student's ``billed_tokens`` beside the library's count."""
 
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -88,3 +90,113 @@ def test_a_numpy_bool_verdict_is_read_as_the_bool():
     import numpy as np
 
     assert Verdict("01 budget", np.bool_(False), "reason").passed is False
+
+
+# ------------------------------------------ the student's billed_tokens in the explorer
+def _reference_billed_tokens(messages, counter):
+    """The notebook's reference answer to Exercise 2."""
+    total = 3
+    for message in messages:
+        total += 3 + 1 + counter.count(message.get("content") or "")
+        if "name" in message:
+            total += 1 + counter.count(message["name"])
+        for call in message.get("tool_calls") or ():
+            function = call["function"]
+            total += 3 + counter.count(function["name"]) + counter.count(function["arguments"])
+    return total
+
+
+@pytest.fixture(scope="module")
+def messages():
+    from memorykit.classroom.data import default_conversation
+
+    return default_conversation().messages
+
+
+def _drawn(explorer):
+    """Record the names of the traces the explorer's next draw touches."""
+    touched, trace = [], explorer.trace
+
+    def recording(name):
+        touched.append(name)
+        return trace(name)
+
+    explorer.trace = recording
+    return touched
+
+
+def test_estimate_explorer_draws_the_students_billed_tokens_beside_the_librarys(messages):
+    pytest.importorskip("plotly")
+    from memorykit.classroom.lesson01 import EstimateExplorer
+
+    ex = EstimateExplorer(messages, yours={"billed_tokens": _reference_billed_tokens,
+                                           "forgets tool framing": _forgets_tool_call_framing})
+    content = [m.content_tokens for m in messages]
+    framing = [m.billed_tokens - m.content_tokens for m in messages]
+    assert list(ex.trace("billed (library)").y) == framing
+    assert list(ex.trace("yours: billed_tokens").y) == framing
+    assert list(ex.trace("yours: billed_tokens").x) == content
+    wrong = list(ex.trace("yours: forgets tool framing").y)
+    tool_calls = [i for i, m in enumerate(messages) if m.tool_calls]
+    assert [i for i, (a, b) in enumerate(zip(wrong, framing)) if a != b] == tool_calls
+    assert all(framing[i] - wrong[i] == 3 * len(messages[i].tool_calls) for i in tool_calls)
+    summary = ex.summary()
+    assert summary["billed_total"] == summary["yours: billed_tokens_billed_total"] \
+        == sum(m.billed_tokens for m in messages)
+    assert summary["yours: billed_tokens_messages_agreeing"] == f"{len(messages)}/{len(messages)}"
+    assert summary["yours: forgets tool framing_messages_agreeing"] == \
+        f"{len(messages) - len(tool_calls)}/{len(messages)}"
+
+
+def test_estimate_explorer_without_yours_draws_and_prints_what_it_did(messages):
+    pytest.importorskip("plotly")
+    from memorykit.classroom.lesson01 import EstimateExplorer
+
+    ex = EstimateExplorer(messages)
+    assert [t.name for t in ex.fig.data] == ["messages", "exact = estimate", "±20%"]
+    assert list(ex.summary()) == ["chars_per_token", "messages", "mean_abs_error",
+                                  "median_abs_error", "max_abs_error", "share_off_by_over_20pct",
+                                  "total_exact", "total_estimate", "total_error"]
+
+
+@pytest.mark.parametrize("value, text", [
+    (42, "yours['int'] must be your function itself"),
+    ("billed_tokens", "yours['str'] must be your function itself"),  # its name, not it
+    (lambda messages: 0, "must take the arguments (messages, counter)"),
+    (int, "yours['int'] must be your function itself"),
+])
+def test_estimate_explorer_refuses_a_yours_that_is_not_a_billing_function(messages, value, text):
+    pytest.importorskip("plotly")
+    from memorykit.classroom.lesson01 import EstimateExplorer
+
+    with pytest.raises(TypeError, match=re.escape(text)):
+        EstimateExplorer(messages, yours=value)
+
+
+def test_a_billed_tokens_that_returns_no_int_is_named(messages):
+    pytest.importorskip("plotly")
+    from memorykit.classroom.lesson01 import EstimateExplorer
+
+    with pytest.raises(TypeError, match=r"billed_tokens must return an int number of tokens, "
+                                        r"got 3\.0 for the request \[\]"):
+        EstimateExplorer(messages, yours=lambda messages, counter: 3.0)
+
+
+def test_a_slider_move_redraws_only_the_panels_it_changes(messages):
+    pytest.importorskip("plotly")
+    from memorykit.classroom.lesson01 import BudgetExplorer, EstimateExplorer
+
+    ex = EstimateExplorer(messages, yours=_reference_billed_tokens)
+    before = list(ex.trace("yours: _reference_billed_tokens").y)
+    touched = _drawn(ex)
+    ex.update(chars_per_token=3.0)
+    assert touched == ["messages"]  # no slider changes an exact count
+    assert list(ex.trace("yours: _reference_billed_tokens").y) == before
+
+    budget = BudgetExplorer(messages)
+    touched = _drawn(budget)
+    budget.update(memory_share=0.1)
+    assert touched == ["memory", "response reserve"]  # the fixed parts and the window stay
+    touched.clear()
+    budget.update(context_window_k=64)
+    assert "window edge" in touched and "tools" in touched

@@ -2,32 +2,33 @@
 
 Pure computation (tested, benchmarked):
 
-* ``count_table``: exact counts of sample texts in cl100k_base and o200k_base,
-  beside the "characters / 4" rule of thumb.
-* ``chat_breakdown``: content tokens vs billed tokens of a small chat.
-* ``budget_picture``: D4's context-window picture for any window and
-  memory share: a ``memorykit.tokens.ContextBudget`` that may overflow.
-* ``recent_turns_that_fit``: how many of a conversation's latest turns a memory
-  budget holds (measured on real messages, not averaged).
-* ``char_estimate_errors``: the error of ``chars / k`` against exact counts,
-  measured over every message of a conversation.
+* ``count_table``: exact counts of sample texts in cl100k_base and o200k_base, beside the
+  "characters / 4" rule of thumb; ``chat_breakdown``: content vs billed tokens of a small chat.
+* ``budget_picture``: D4's context-window picture for any window and memory share (a
+  ``memorykit.tokens.ContextBudget`` that may overflow); ``recent_turns_that_fit``: how many
+  of a conversation's latest turns a memory budget holds (measured on the real messages).
+* ``char_estimate_errors``: the error of ``chars / k`` against exact counts, per message.
+* ``yours_billed``: every message's bill by the student's ``billed_tokens`` (memoized).
 
-Explorers: ``BudgetExplorer`` (window and memory-share sliders) and
-``EstimateExplorer`` (characters-per-token slider).
+Explorers: ``BudgetExplorer`` (window and memory-share sliders) and ``EstimateExplorer``
+(characters-per-token slider; ``yours=billed_tokens`` adds the student's bill of every message
+as markers of their own beside the library's billed count).
 Taught in ``notebooks/01_tokens_and_budgets.ipynb``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import accumulate, takewhile
 from typing import Any
 
 import numpy as np
 
 from memorykit._validate import require_positive
-from memorykit.classroom.explorer import LessonExplorer, Setting, _go
+from memorykit.classroom.explorer import Implementation, LessonExplorer, Setting, _go, yours_name
 from memorykit.classroom.figure import legend_below
+from memorykit.classroom.memo import memo
 from memorykit.messages import Message
 from memorykit.tokens import ChatFormat, ContextBudget, Tokenizer, count_chat_tokens, role_tokens
 
@@ -63,10 +64,8 @@ class TokenRow:
     label: str
     text: str
     chars: int
-    counts: dict[str, int]
-    """Exact tokens per encoding name."""
-    estimate: float
-    """``chars / chars_per_token``."""
+    counts: dict[str, int]  # exact tokens per encoding name
+    estimate: float  # chars / chars_per_token
 
     def estimate_error(self, encoding: str = "cl100k_base") -> float:
         """Relative error of the estimate against the exact count (+ over, - under)."""
@@ -74,19 +73,14 @@ class TokenRow:
         return (self.estimate - exact) / exact if exact else 0.0
 
 
-def count_table(
-    texts: Sequence[tuple[str, str]] = SAMPLE_TEXTS,
-    encodings: Sequence[str] = ENCODINGS,
-    chars_per_token: float = 4.0,
-) -> list[TokenRow]:
+def count_table(texts: Sequence[tuple[str, str]] = SAMPLE_TEXTS,
+                encodings: Sequence[str] = ENCODINGS, chars_per_token: float = 4.0
+                ) -> list[TokenRow]:
     """Exact counts of each ``(label, text)`` in each encoding, with the chars/k estimate."""
     require_positive("chars_per_token", chars_per_token)
     tokenizers = [Tokenizer(e) for e in encodings]
-    return [
-        TokenRow(label, text, len(text), {t.encoding: t.count(text) for t in tokenizers},
-                 len(text) / chars_per_token)
-        for label, text in texts
-    ]
+    return [TokenRow(label, text, len(text), {t.encoding: t.count(text) for t in tokenizers},
+                     len(text) / chars_per_token) for label, text in texts]
 
 
 def print_count_table(rows: Sequence[TokenRow], encodings: Sequence[str] = ENCODINGS) -> None:
@@ -130,19 +124,13 @@ class ChatBreakdown:
         return 1 - self.content_tokens / self.billed_tokens
 
 
-def chat_breakdown(
-    messages: Sequence[dict[str, str]] = SAMPLE_CHAT,
-    encoding: str = "cl100k_base",
-    chat_format: ChatFormat = ChatFormat(),
-) -> ChatBreakdown:
+def chat_breakdown(messages: Sequence[dict[str, str]] = SAMPLE_CHAT, encoding: str = "cl100k_base",
+                   chat_format: ChatFormat = ChatFormat()) -> ChatBreakdown:
     """Content vs framing tokens per message; totals agree with ``count_chat_tokens``."""
     counter = Tokenizer(encoding)
-    rows = [
-        ChatRow(m["role"], counter.count(m["content"]),
-                chat_format.message_overhead(role_tokens(counter, m["role"]), "name" in m)
-                + (counter.count(m["name"]) if "name" in m else 0))
-        for m in messages
-    ]
+    rows = [ChatRow(m["role"], counter.count(m["content"]),
+                    chat_format.message_overhead(role_tokens(counter, m["role"]), "name" in m)
+                    + (counter.count(m["name"]) if "name" in m else 0)) for m in messages]
     out = ChatBreakdown(rows, chat_format.reply_primer, encoding)
     assert out.billed_tokens == count_chat_tokens(list(messages), counter, chat_format)
     return out
@@ -162,21 +150,14 @@ def budget_picture(context_window: int = 128_000, memory: int | None = None, *,
 
 
 def recent_turns_that_fit(messages: Sequence[Message], memory: int) -> int:
-    """How many of the conversation's latest whole turns fit in ``memory`` billed tokens.
-
-    System messages are not counted (they have their own part of the budget).
-    """
+    """How many of the conversation's latest whole turns fit in ``memory`` billed tokens
+    (system messages, which have their own part of the budget, not counted)."""
     per_turn: dict[int, int] = {}
     for m in messages:
         if m.role != "system":
             per_turn[m.turn] = per_turn.get(m.turn, 0) + m.billed_tokens
-    used = n = 0
-    for turn in sorted(per_turn, reverse=True):
-        used += per_turn[turn]
-        if used > memory:
-            break
-        n += 1
-    return n
+    newest_first = accumulate(per_turn[turn] for turn in sorted(per_turn, reverse=True))
+    return sum(1 for _ in takewhile(lambda used: used <= memory, newest_first))
 
 
 def turn_tokens(messages: Sequence[Message], n_turns: int) -> int:
@@ -199,26 +180,19 @@ class EstimateErrors:
     def stats(self) -> dict[str, float]:
         rel = np.abs(self.relative_error)
         total_exact = float(self.exact.sum())
-        return {
-            "messages": int(self.exact.size),
-            "mean_abs_error": round(float(rel.mean()), 3),
-            "median_abs_error": round(float(np.median(rel)), 3),
-            "max_abs_error": round(float(rel.max()), 3),
-            "share_off_by_over_20pct": round(float((rel > 0.2).mean()), 3),
-            "total_exact": int(total_exact),
-            "total_estimate": int(round(float(self.estimate.sum()))),
-            "total_error": round(float(self.estimate.sum() - total_exact) / total_exact, 3),
-        }
+        return {"messages": int(self.exact.size), "mean_abs_error": round(float(rel.mean()), 3),
+                "median_abs_error": round(float(np.median(rel)), 3),
+                "max_abs_error": round(float(rel.max()), 3),
+                "share_off_by_over_20pct": round(float((rel > 0.2).mean()), 3),
+                "total_exact": int(total_exact),
+                "total_estimate": int(round(float(self.estimate.sum()))),
+                "total_error": round(float(self.estimate.sum() - total_exact) / total_exact, 3)}
 
 
-def char_estimate_errors(
-    messages: Sequence[Message], chars_per_token: float = 4.0, encoding: str | None = None
-) -> EstimateErrors:
-    """``len(content) / chars_per_token`` against exact counts, per non-empty message.
-
-    With ``encoding=None`` the messages' own ``content_tokens`` are the exact counts;
-    otherwise every content is counted again in ``encoding``.
-    """
+def char_estimate_errors(messages: Sequence[Message], chars_per_token: float = 4.0,
+                         encoding: str | None = None) -> EstimateErrors:
+    """``len(content) / chars_per_token`` against exact counts, per non-empty message: the
+    messages' own ``content_tokens`` (``encoding=None``), or their contents counted again."""
     require_positive("chars_per_token", chars_per_token)
     kept = [m for m in messages if m.content]
     if encoding is None:
@@ -232,16 +206,31 @@ def char_estimate_errors(
 
 def best_chars_per_token(messages: Sequence[Message]) -> float:
     """The single ratio that makes the conversation's total estimate exact."""
-    chars = sum(len(m.content) for m in messages)
-    tokens = sum(m.content_tokens for m in messages)
-    return chars / tokens
+    return sum(len(m.content) for m in messages) / sum(m.content_tokens for m in messages)
+
+
+YOURS = Implementation("a function billed_tokens(messages, counter) -> int",
+                       parameters=("messages", "counter"))
+
+
+@memo(maxsize=32)
+def yours_billed(messages: Sequence[Message], billed_tokens: Callable[..., int],
+                 encoding: str = ENCODINGS[0]) -> np.ndarray:
+    """Each message's share of the bill by a student's ``billed_tokens``, as ``Message``'s
+    ``billed_tokens`` stores it: the request of that message alone minus the empty request."""
+    billed_tokens = YOURS.check("billed_tokens", billed_tokens)
+    counter, out = Tokenizer(encoding), []
+    for request in ([], *([m.to_openai()] for m in messages)):
+        out.append(n := billed_tokens(request, counter))
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise TypeError(f"billed_tokens must return an int number of tokens, got {n!r} "
+                            f"for the request {request!r}")
+    return np.asarray(out[1:], dtype=int) - int(out[0])
 
 
 # ---------------------------------------------------------------- explorers
-_PART_COLORS = {
-    "system prompt": "#636efa", "tools": "#ab63fa", "retrieved": "#19d3f3",
-    "memory": "#ef553b", "user input": "#ffa15a", "response reserve": "#b6e880",
-}
+_PART_COLORS = {"system prompt": "#636efa", "tools": "#ab63fa", "retrieved": "#19d3f3",
+                "memory": "#ef553b", "user input": "#ffa15a", "response reserve": "#b6e880"}
 
 
 class BudgetExplorer(LessonExplorer):
@@ -257,76 +246,104 @@ class BudgetExplorer(LessonExplorer):
         super().__init__(**settings)
 
     def _make_figure(self) -> Any:
-        go = _go()
-        fig = go.FigureWidget()
+        fig = _go().Figure()
         for name, color in _PART_COLORS.items():
             fig.add_bar(name=name, y=["window"], x=[0], orientation="h", marker_color=color,
                         text=[""], textposition="inside", textangle=0)
         fig.add_scatter(name="window edge", x=[0, 0], y=[-0.5, 0.5], mode="lines",
                         line=dict(color="black", dash="dash"), yaxis="y2", showlegend=False)
-        fig.update_layout(
-            barmode="stack", height=280, uniformtext=dict(minsize=10, mode="hide"), margin=dict(l=60, r=20, t=50, b=40),
-            title="Who gets the context window", xaxis_title="tokens",
-            yaxis2=dict(overlaying="y", range=[-0.5, 0.5], visible=False),
-            legend=legend_below(),
-        )
+        fig.update_layout(barmode="stack", height=280, uniformtext=dict(minsize=10, mode="hide"),
+                          margin=dict(l=60, r=20, t=50, b=40), title="Who gets the context window",
+                          xaxis_title="tokens", legend=legend_below(),
+                          yaxis2=dict(overlaying="y", range=[-0.5, 0.5], visible=False))
         return fig
 
     def _compute(self, context_window_k: int, memory_share: float) -> ContextBudget:
         return budget_picture(context_window_k * 1000, memory_share=memory_share, **self.parts)
 
     def _draw(self, pic: ContextBudget) -> None:
+        window_moved = self.moved("context_window_k")  # the memory share moves two bars only
         for name, tokens in pic.shares().items():
-            bar = self.trace(name)
-            bar.x = [tokens]
-            bar.text = [f"{tokens / pic.context_window:.1%}"]
-        self.trace("window edge").x = [pic.context_window, pic.context_window]
+            if window_moved or name in ("memory", "response reserve"):
+                bar = self.trace(name)
+                bar.x = [tokens]
+                bar.text = [f"{tokens / pic.context_window:.1%}"]
+        if window_moved:
+            self.trace("window edge").x = [pic.context_window, pic.context_window]
 
     def summary(self) -> dict[str, Any]:
         pic: ContextBudget = self.result
-        return {
-            "context_window": pic.context_window,
-            "memory_tokens": pic.memory,
-            "prompt_tokens": pic.prompt_tokens,
-            "response_reserve": pic.response_reserve,
-            "fits": pic.fits,
-            "memory_pct": round(100 * pic.memory / pic.context_window, 1),
-            "reserve_pct": round(100 * pic.response_reserve / pic.context_window, 1),
-            "recent_turns_in_memory": recent_turns_that_fit(self.messages, pic.memory),
-        }
+        return {"context_window": pic.context_window, "memory_tokens": pic.memory,
+                "prompt_tokens": pic.prompt_tokens, "response_reserve": pic.response_reserve,
+                "fits": pic.fits, "memory_pct": round(100 * pic.memory / pic.context_window, 1),
+                "reserve_pct": round(100 * pic.response_reserve / pic.context_window, 1),
+                "recent_turns_in_memory": recent_turns_that_fit(self.messages, pic.memory)}
 
 
 class EstimateExplorer(LessonExplorer):
-    """Exact tokens vs ``chars / k`` for every message; a slider for k."""
+    """Exact tokens vs ``chars / k`` for every message; a slider for k. With
+    ``yours=billed_tokens``, a panel below: each message's framing (billed minus content
+    tokens) by the library and by the student's function."""
 
     settings = (Setting("chars_per_token", "characters per token", 4.0, 2.0, 6.0, 0.1, ".1f"),)
+    implementation = YOURS
 
-    def __init__(self, messages: Sequence[Message], **settings: Any) -> None:
+    def __init__(self, messages: Sequence[Message], yours: Any = None, **settings: Any) -> None:
         self.messages = [m for m in messages if m.content]
-        super().__init__(**settings)
+        self.exact = np.array([m.content_tokens for m in self.messages])
+        self.billed = np.array([m.billed_tokens for m in self.messages])  # the library's count
+        super().__init__(yours=yours, **settings)
 
     def _make_figure(self) -> Any:
-        go = _go()
-        exact = [m.content_tokens for m in self.messages]
-        top = max(exact)
-        fig = go.FigureWidget()
-        fig.add_scatter(name="messages", x=exact, y=exact, mode="markers",
-                        marker=dict(size=5, opacity=0.6, color="#636efa"),
-                        hovertext=[m.id for m in self.messages])
+        from plotly.subplots import make_subplots
+
+        exact, top, ids = self.exact.tolist(), int(self.exact.max()), [m.id for m in self.messages]
+        fig = make_subplots(rows=2, cols=1, row_heights=[0.64, 0.36], vertical_spacing=0.16,
+                            subplot_titles=("", "framing (billed minus content tokens), per "
+                                            "message: the library's and yours")) \
+            if self.yours else _go().Figure()
+        upper, lower = (dict(row=1, col=1), dict(row=2, col=1)) if self.yours else ({}, {})
+        fig.add_scatter(name="messages", x=exact, y=exact, mode="markers", hovertext=ids,
+                        marker=dict(size=5, opacity=0.6, color="#636efa"), **upper)
         fig.add_scatter(name="exact = estimate", x=[0, top], y=[0, top], mode="lines",
-                        line=dict(color="black", dash="dash"))
+                        line=dict(color="black", dash="dash"), **upper)
         fig.add_scatter(name="±20%", x=[0, top, None, 0, top], y=[0, 1.2 * top, None, 0, 0.8 * top],
-                        mode="lines", line=dict(color="gray", dash="dot", width=1))
+                        mode="lines", line=dict(color="gray", dash="dot", width=1), **upper)
+        if self.yours:
+            fig.add_scatter(name="billed (library)", x=exact, y=[], mode="markers", hovertext=ids,
+                            marker=dict(size=10, color="rgba(0,0,0,0)",
+                                        line=dict(width=1.5, color="#00a060")), **lower)
+        for name in self.yours:
+            fig.add_scatter(name=yours_name(name), x=exact, y=[], mode="markers", hovertext=ids,
+                            marker=dict(size=7, symbol="x-thin-open", color="#d62728",
+                                        line=dict(width=2)), **lower)
         fig.update_layout(height=420, margin=dict(l=60, r=20, t=50, b=50),
                           title="chars / k against exact cl100k_base counts, per message",
                           xaxis_title="exact tokens", yaxis_title="estimated tokens")
+        if self.yours:
+            fig.update_layout(height=640, legend=legend_below())
+            fig.update_xaxes(title_text="exact tokens (content)", row=2, col=1)
+            fig.update_yaxes(title_text="framing tokens", rangemode="tozero", row=2, col=1)
         return fig
 
-    def _compute(self, chars_per_token: float) -> EstimateErrors:
-        return char_estimate_errors(self.messages, chars_per_token)
+    def _compute(self, chars_per_token: float) -> dict[str, Any]:
+        return {"errors": char_estimate_errors(self.messages, chars_per_token),
+                "yours": {n: yours_billed(self.messages, f) for n, f in self.yours.items()}}
 
-    def _draw(self, result: EstimateErrors) -> None:
-        self.trace("messages").y = result.estimate
+    def _draw(self, result: dict[str, Any]) -> None:
+        self.trace("messages").y = result["errors"].estimate
+        if self.yours and self.moved():  # exact counts depend on no slider: drawn once
+            self.trace("billed (library)").y = self.billed - self.exact
+            for name, billed in result["yours"].items():
+                self.trace(yours_name(name)).y = billed - self.exact
 
     def summary(self) -> dict[str, Any]:
-        return {"chars_per_token": round(self.result.chars_per_token, 2), **self.result.stats()}
+        errors: EstimateErrors = self.result["errors"]
+        out = {"chars_per_token": round(errors.chars_per_token, 2), **errors.stats()}
+        if self.yours:
+            out["billed_total"] = int(self.billed.sum())
+        for name, billed in self.result["yours"].items():
+            out[f"{yours_name(name)}_billed_total"] = int(billed.sum())
+            agree = int((billed == self.billed).sum())
+            out[f"{yours_name(name)}_messages_agreeing"] = f"{agree}/{self.billed.size}"
+        return out

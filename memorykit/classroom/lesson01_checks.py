@@ -1,19 +1,27 @@
-"""Lesson 01's exercise checkers: tokens and budgets (``notebooks/01_tokens_and_budgets.ipynb``).
+"""Lesson 01's exercise checkers: billed tokens and a memory budget
+(``notebooks/01_tokens_and_budgets.ipynb``).
 
-Each returns a ``Verdict`` (printed only with ``show=True``) naming the numbers that decided it,
-and refuses an answer of the wrong kind with a ``TypeError`` / ``ValueError`` naming the value.
+Deterministic: they replay the default conversation (``memorykit.classroom.data``) or random
+requests from a fixed seed, never a live model. Each returns a ``Verdict`` (the notebook shows
+it as the cell's result; ``show=True`` prints it too, for scripts) that names the numbers that
+decided it, so a wrong answer tells the student what to change; an answer of the wrong kind is
+refused with a ``TypeError`` / ``ValueError`` naming the value.
+
+* ``check_billed_tokens``: the student's ``billed_tokens(messages, counter)`` under the
+  library's billing contract, and against ``memorykit.tokens.count_chat_tokens``.
+* ``check_budget``: a memory budget that holds the first 30 turns of the default conversation
+  in an 8K window (``BUDGET_EXERCISE``; ``budget_bounds`` is the range that solves it).
 """
 
 from __future__ import annotations
 
-from typing import Any
 from numbers import Integral
+from typing import Any
 
 from memorykit.classroom.data import default_conversation
 from memorykit.classroom.verdict import Verdict, report
 
 
-# -------------------------------------------------------------- lesson 01
 def check_billed_tokens(billed_tokens: Any, *, show: bool = False) -> Verdict:
     """Lesson 01, build it yourself: ``billed_tokens(messages, counter)`` returns the prompt
     tokens an OpenAI-style request bills (content, per-message framing and role, names, tool
