@@ -74,7 +74,7 @@ def time_moves(explorer: Any, moves: int, seed: int,
 
 
 def run(moves: int = 60, seed: int = 0) -> dict[str, Any]:
-    from memorykit.classroom import lesson02 as pruning_app, summary_app
+    from memorykit.classroom import lesson02 as pruning_app, lesson03 as summary_app
     from memorykit.classroom.data import default_conversation
     from memorykit.classroom.lesson02 import PruningExplorer
     from memorykit.classroom.lesson03 import SummaryExplorer
@@ -85,7 +85,7 @@ def run(moves: int = 60, seed: int = 0) -> dict[str, Any]:
         ("01 BudgetExplorer", lambda: BudgetExplorer(conv.messages), None),
         ("01 EstimateExplorer", lambda: EstimateExplorer(conv.messages), None),
         ("02 PruningExplorer", lambda: PruningExplorer(conv), pruning_app._replay.cache_len),
-        ("03 SummaryExplorer", lambda: SummaryExplorer(conv), lambda: len(summary_app._RUNS)),
+        ("03 SummaryExplorer", lambda: SummaryExplorer(conv), summary_app._replay.cache_len),
     ]
     results = {}
     for label, make, cache in explorers:

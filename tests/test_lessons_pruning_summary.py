@@ -562,6 +562,121 @@ def test_check_summarizer_fails_a_summarizer_that_keeps_the_oldest_facts():
     assert "keep the newest that do" in str(verdict)
 
 
+# ------------------------------------ lesson 03: the student's summarizer in the explorer
+class FactsFirstSummarizer:
+    """The notebook's reference answer to Exercise 5 (keeps the sentences holding a digit)."""
+
+    name, is_llm = "facts-first", False
+
+    def __init__(self):
+        self.counter = Tokenizer()
+
+    def summarize(self, messages, max_tokens):
+        sentences = []
+        for message in messages:
+            for part in message.content.split(". "):
+                part = part.strip()
+                if part and any(ch.isdigit() for ch in part):
+                    sentences.append(f"{message.role}: {part}{'' if part[-1] in '.!?' else '.'}")
+        kept = []
+        for position in reversed(range(len(sentences))):
+            trial = sorted(kept + [position])
+            if self.counter.count(" ".join(sentences[i] for i in trial)) <= max_tokens:
+                kept = trial
+        return " ".join(sentences[i] for i in kept)
+
+
+def test_summary_explorer_runs_the_students_summarizer_beside_the_librarys(conv):
+    settings = {"budget": 2000, "threshold": 0.9, "target": 0.4, "min_recent": 0}
+    ex = sa.SummaryExplorer(conv, yours=FactsFirstSummarizer, **settings)
+    plain = SummaryBuffer(summarizer=FactsFirstSummarizer(), **settings)
+    for m in conv.messages:
+        plain.add(m)
+    mine = sa.run_yours(conv, FactsFirstSummarizer, **settings)
+    assert mine is ex.result["yours"]["FactsFirstSummarizer"]
+    assert mine.summarizer == "facts-first"
+    assert [s.after for s in plain.token_history] == list(mine.after)
+    assert conv.fact_survival(plain.messages()) == mine.fact_alive
+    assert mine.n_summarizations == len(plain.trace.summarizations())
+    saw = ex.trace("yours: FactsFirstSummarizer")
+    assert list(saw.y[1::2]) == list(mine.after) and list(saw.y[0::2]) == list(mine.before)
+    assert list(ex.trace("yours: FactsFirstSummarizer depth").y) == list(mine.depth)
+    facts = ex.trace("yours: FactsFirstSummarizer facts")
+    assert sum(x is None for x in facts.x) == len(conv.facts)
+    assert list(ex.trace("tokens").y[1::2]) == list(ex.result["run"].after)  # the library's
+    summary = ex.summary()
+    assert summary["yours: FactsFirstSummarizer_summarizations"] == mine.n_summarizations
+    assert summary["yours: FactsFirstSummarizer_facts_alive"] == mine.facts_alive
+    assert summary["facts_alive"] == sa.run_summary_buffer(conv, **settings).facts_alive
+    ex.update(target=0.3)  # every slider replays the student's summarizer too
+    assert ex.result["yours"]["FactsFirstSummarizer"] is sa.run_yours(
+        conv, FactsFirstSummarizer, **{**settings, "target": 0.3})
+
+
+def test_summary_explorer_without_yours_draws_what_it_did(conv):
+    ex = sa.SummaryExplorer(conv)
+    assert not any(t.name.startswith("yours: ") for t in ex.fig.data)
+    assert "summarizations" in ex.summary()
+    assert not any(k.startswith("yours: ") for k in ex.summary())
+
+
+@pytest.mark.parametrize("value, text", [
+    (FactsFirstSummarizer(), "must be a Summarizer class"),  # an instance, not the class
+    ("FactsFirstSummarizer", "yours['str'] must be a Summarizer class"),
+    (int, "int has no summarize(messages, max_tokens) method"),
+])
+def test_summary_explorer_refuses_a_yours_that_is_not_a_summarizer_class(conv, value, text):
+    with pytest.raises(TypeError, match=re.escape(text)):
+        sa.SummaryExplorer(conv, yours=value)
+    with pytest.raises(TypeError, match="summarizer_class must be a Summarizer class"):
+        sa.run_yours(conv, value)
+
+
+def _drawn(explorer):
+    """Record the names of the traces the explorer's next draws touch."""
+    touched, trace = [], explorer.trace
+
+    def recording(name):
+        touched.append(name)
+        return trace(name)
+
+    explorer.trace = recording
+    return touched
+
+
+def test_lesson03_slider_moves_redraw_only_the_panels_they_change(conv):
+    from memorykit.classroom import lesson03_focus as fa
+
+    ex = sa.SummaryExplorer(conv)
+    touched = _drawn(ex)
+    ex.update(min_recent=5)
+    assert not {"budget", "threshold", "target"} & set(touched) and "tokens" in touched
+    touched.clear()
+    ex.update(threshold=0.85)
+    assert "threshold" in touched and not {"budget", "target"} & set(touched)
+    focus = fa.FocusExplorer(conv)
+    touched = _drawn(focus)
+    focus.update(boost_to=0.7)
+    assert touched == ["kept after return"]
+    touched.clear()
+    focus.update(neighbours=1)
+    assert touched == ["facts found"]
+
+
+def test_lesson03_replays_are_memoized_by_value(conv):
+    from memorykit.classroom import lesson03_focus as fa
+
+    a = sa.run_summary_buffer(conv, budget=1750, threshold=0.85, target=0.45, min_recent=2)
+    n = sa._replay.cache_len()
+    assert sa.run_summary_buffer(conv, budget=1750, threshold=0.85, target=0.45,
+                                 min_recent=2) is a and sa._replay.cache_len() == n
+    kept = fa.kept_for(conv, 0.9)
+    n = fa._kept_for.cache_len()
+    assert fa.kept_for(conv, 0.9) == kept and fa._kept_for.cache_len() == n >= 1
+    with pytest.raises(TypeError, match="window_tokens must be an integer, got True"):
+        fa.attention_hits(conv, True, 0)  # checked before the memo, where True == 1
+
+
 def test_check_victim_choice_refuses_a_non_buffer_class():
     from memorykit.classroom.lesson02_checks import check_victim_choice
 

@@ -10,9 +10,11 @@ Pure computation (tested, benchmarked):
   taken, tokens before and after), the depth of the deepest kept summary after
   every message, and for every planted fact whether its key is still in the
   final window (``fact_alive``) and at which turn it dropped out. Memoized by
-  parameters; every replay shares one summarizer per encoding, whose memos of
-  summaries, sentence analyses and token counts (``MemoSummarizer``,
-  ``ExtractiveSummarizer``, ``MemoCounter``) make a fresh replay cheap.
+  parameters (``_replay``); every replay shares one summarizer per encoding
+  (``_components``), whose memos of summaries, sentence analyses and token counts
+  (``MemoSummarizer``, ``ExtractiveSummarizer``, ``MemoCounter``) make a fresh replay cheap.
+* ``run_yours(conv, summarizer_class, ...)``: the same replay with a student's summarizer
+  class (a fresh instance per replay), memoized the same way.
 * ``compression_demo(conv, ...)``: D1's compression pipeline
   (``memorykit.buffers.compression``) over the same conversation: a FIFO
   buffer whose oldest third is compressed by the selective compressor and the
@@ -20,16 +22,17 @@ Pure computation (tested, benchmarked):
 
 Explorer: ``SummaryExplorer`` (sliders for budget, threshold, target and
 min_recent; the sawtooth with the threshold, target and budget lines and the
-summarization rounds, the summary depth, and one lifeline per planted fact).
+summarization rounds, the summary depth, and one lifeline per planted fact);
+``yours=FactsFirstSummarizer`` adds the student's summary buffer as its own sawtooth, depth
+and fact lifelines beside the library's.
 Taught in ``notebooks/03_summary_buffer.ipynb``.
 """
 
 from __future__ import annotations
 
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -43,7 +46,9 @@ from memorykit.buffers.compression import (
 )
 from memorykit.buffers.summary_buffer import SummaryBuffer
 from memorykit.classroom.replays.summary_replay import SummaryRun, replay_summary_buffer
-from memorykit.classroom.explorer import LessonExplorer, Setting, _go, defaults
+from memorykit.classroom.explorer import (Implementation, LessonExplorer, Setting, defaults,
+                                          yours_name)
+from memorykit.classroom.memo import memo
 from memorykit.messages import MessageFactory
 from memorykit.classroom.scenarios.conversation import SimulatedConversation
 from memorykit.classroom.scenarios.facts import fact_survival
@@ -61,7 +66,7 @@ DEFAULTS = defaults(SETTINGS)
 """Seed 004's summary-buffer settings."""
 
 
-@lru_cache(maxsize=4)
+@memo(maxsize=None)
 def _components(encoding: str) -> tuple[MemoCounter, MemoSummarizer]:
     """One counter and summarizer per encoding for every replay, so their memos serve all."""
     counter = MemoCounter(Tokenizer(encoding))
@@ -69,10 +74,6 @@ def _components(encoding: str) -> tuple[MemoCounter, MemoSummarizer]:
 
 
 # --------------------------------------------------------------------- run
-_RUNS: OrderedDict[tuple, tuple[SimulatedConversation, SummaryRun]] = OrderedDict()
-_RUN_CACHE_SIZE = 256
-
-
 def run_summary_buffer(
     conv: SimulatedConversation,
     *,
@@ -86,21 +87,50 @@ def run_summary_buffer(
     The buffer checks the settings (a ValueError names a bad one; target must lie below
     threshold) before the memo is read.
     """
+    return _replay(conv, None, *_settings(budget, threshold, target, min_recent))
+
+
+def _settings(budget: Any, threshold: Any, target: Any, min_recent: Any) -> tuple:
+    """The settings as a ``SummaryBuffer`` checked and stored them (the memo's key)."""
+    buf = SummaryBuffer(budget, threshold, target, min_recent)
+    return buf.max_tokens, round(buf.threshold, 6), round(buf.target, 6), buf.min_recent
+
+
+class _SummarizerClass(Implementation):
+    """A class whose instances summarize (``memorykit.summary.Summarizer`` is a protocol with
+    data members, which ``issubclass`` cannot check)."""
+
+    def check(self, name: str, value: Any) -> Any:
+        value = super().check(name, value)
+        if not callable(getattr(value, "summarize", None)):
+            raise TypeError(f"{name} must be {self.what}; {value.__name__} has no "
+                            "summarize(messages, max_tokens) method")
+        return value
+
+
+YOURS = _SummarizerClass("a Summarizer class (name, is_llm, summarize(messages, max_tokens)), "
+                         "passed itself, not an instance", object)
+
+
+def run_yours(conv: SimulatedConversation, summarizer_class: type, *,
+              budget: int = DEFAULTS["budget"], threshold: float = DEFAULTS["threshold"],
+              target: float = DEFAULTS["target"], min_recent: int = DEFAULTS["min_recent"]
+              ) -> SummaryRun:
+    """``run_summary_buffer`` with a fresh ``summarizer_class()`` writing the summaries."""
+    summarizer_class = YOURS.check("summarizer_class", summarizer_class)
+    return _replay(conv, summarizer_class, *_settings(budget, threshold, target, min_recent))
+
+
+@memo(maxsize=256)
+def _replay(conv: SimulatedConversation, summarizer_class: type | None, budget: int,
+            threshold: float, target: float, min_recent: int) -> SummaryRun:
+    """One replay: the shared extractive summarizer (``None``) or a student's class."""
     counter, summarizer = _components(conv.encoding)
+    if summarizer_class is not None:
+        summarizer = summarizer_class()
     buf = SummaryBuffer(budget, threshold, target, min_recent, summarizer=summarizer,
                         factory=MessageFactory(counter, id_prefix="summary"))
-    key = (id(conv), len(conv.messages), buf.max_tokens, round(buf.threshold, 6),
-           round(buf.target, 6), buf.min_recent)
-    hit = _RUNS.get(key)
-    if hit is not None:
-        _RUNS.move_to_end(key)
-        return hit[1]
-    run = replay_summary_buffer(conv, buf)
-    # The entry holds the conversation itself, so its id cannot be reused while cached.
-    _RUNS[key] = (conv, run)
-    while len(_RUNS) > _RUN_CACHE_SIZE:
-        _RUNS.popitem(last=False)
-    return run
+    return replay_summary_buffer(conv, buf)
 
 
 def print_fact_table(run: SummaryRun, conv: SimulatedConversation, last: int | None = None) -> None:
@@ -181,25 +211,26 @@ def compression_demo(
 
 # ---------------------------------------------------------------- explorer
 class SummaryExplorer(LessonExplorer):
-    """The sawtooth, the summary depth and the facts' lifelines; four sliders."""
+    """The sawtooth, the summary depth and the facts' lifelines; four sliders. With
+    ``yours=``, the student's summarizer runs the same buffer: its sawtooth, depth and
+    lifelines (drawn just above the library's) as thin black lines."""
 
     settings = SETTINGS
+    implementation = YOURS
 
-    def __init__(self, conv: SimulatedConversation, **params: Any) -> None:
+    def __init__(self, conv: SimulatedConversation, yours: Any = None, **params: Any) -> None:
         self.conv = conv
         self.facts = list(conv.facts)
         self.n_turns = conv.n_turns
-        super().__init__(**params)
+        super().__init__(yours=yours, **params)
 
     def _make_figure(self) -> Any:
         from plotly.subplots import make_subplots
 
-        go = _go()
-        base = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.06,
-                             row_heights=[0.45, 0.15, 0.40],
-                             subplot_titles=("window tokens (sawtooth)", "summary depth",
-                                             "planted facts: in the window until..."))
-        fig = go.FigureWidget(base)
+        fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.06,
+                            row_heights=[0.45, 0.15, 0.40],
+                            subplot_titles=("window tokens (sawtooth)", "summary depth",
+                                            "planted facts: in the window until..."))
         fig.add_scatter(name="tokens", x=[], y=[], mode="lines", line=dict(width=1,
                         color="#636efa"), row=1, col=1)
         for name, color, dash in (("budget", "black", "solid"), ("threshold", "#ef553b", "dash"),
@@ -224,16 +255,25 @@ class SummaryExplorer(LessonExplorer):
                         marker=dict(size=4, color="black"), hovertext=[f"{f.id} {f.key}"
                                                                         for f in self.facts],
                         showlegend=False, row=3, col=1)
-        fig.update_layout(height=720, margin=dict(l=60, r=10, t=40, b=40))
+        for name in self.yours:  # one legend entry shows or hides all three of its traces
+            style = dict(legendgroup=yours_name(name), line=dict(color="black", width=1))
+            fig.add_scatter(name=yours_name(name), x=[], y=[], mode="lines", row=1, col=1,
+                            opacity=0.6, **style)
+            fig.add_scatter(name=f"{yours_name(name)} depth", x=[], y=[], mode="lines",
+                            line_shape="hv", showlegend=False, row=2, col=1, **style)
+            fig.add_scatter(name=f"{yours_name(name)} facts", x=[], y=[], mode="lines",
+                            showlegend=False, row=3, col=1,
+                            **{**style, "line": dict(color="black", width=1.5)})
+        fig.update_layout(height=780 if self.yours else 720, margin=dict(l=60, r=10, t=40, b=40))
         fig.update_xaxes(title_text="turn", row=3, col=1)
         fig.update_yaxes(title_text="tokens", rangemode="tozero", row=1, col=1)
         fig.update_yaxes(title_text="fact #", row=3, col=1)
         return fig
 
-    def _compute(self, budget: int, threshold: float, target: float,
-                 min_recent: int) -> SummaryRun:
-        return run_summary_buffer(self.conv, budget=budget, threshold=threshold, target=target,
-                                  min_recent=min_recent)
+    def _compute(self, **settings: Any) -> dict[str, Any]:
+        return {"run": run_summary_buffer(self.conv, **settings),
+                "yours": {name: run_yours(self.conv, cls, **settings)
+                          for name, cls in self.yours.items()}}
 
     def update(self, **params: Any) -> Any:
         """As ``LessonExplorer.update``; a target at or above the threshold is moved just under it."""
@@ -242,16 +282,14 @@ class SummaryExplorer(LessonExplorer):
             params = {**params, "target": round(merged["threshold"] - 0.05, 4)}
         return super().update(**params)
 
-    def _draw(self, run: SummaryRun) -> None:
-        trace = self.trace
-        n = len(run.turns)
-        y = np.empty(2 * n, int)
-        y[0::2] = run.before
-        y[1::2] = run.after
-        trace("tokens").x, trace("tokens").y = np.repeat(run.turns, 2), y
-        for name, level in (("budget", 1.0), ("threshold", run.threshold),
-                            ("target", run.target)):
-            trace(name).y = [level * run.budget] * 2
+    def _draw(self, result: dict[str, Any]) -> None:
+        trace, run = self.trace, result["run"]
+        trace("tokens").x, trace("tokens").y = self._sawtooth(run)
+        for name, level, depends in (("budget", 1.0, ("budget",)),
+                                     ("threshold", run.threshold, ("budget", "threshold")),
+                                     ("target", run.target, ("budget", "target"))):
+            if self.moved(*depends):  # min_recent moves no line
+                trace(name).y = [level * run.budget] * 2
         rounds = trace("summarization")
         rounds.x = [r.turn for r in run.rounds]
         rounds.y = [r.tokens_before for r in run.rounds]
@@ -266,16 +304,41 @@ class SummaryExplorer(LessonExplorer):
         peak.textposition = ("middle left" if run.turns[i] > 0.6 * self.n_turns
                              else "middle right")
         trace("depth").x, trace("depth").y = run.turns, run.depth
+        for alive, (x, y) in self._lifelines(run, 0).items():
+            trace("fact kept" if alive else "fact lost").x = x
+            trace("fact kept" if alive else "fact lost").y = y
+        for name, mine in result["yours"].items():
+            label = yours_name(name)
+            trace(label).x, trace(label).y = self._sawtooth(mine)
+            trace(f"{label} depth").x, trace(f"{label} depth").y = mine.turns, mine.depth
+            lines = self._lifelines(mine, 0.4)  # just above the library's line of each fact
+            trace(f"{label} facts").x = lines[True][0] + lines[False][0]
+            trace(f"{label} facts").y = lines[True][1] + lines[False][1]
+
+    @staticmethod
+    def _sawtooth(run: SummaryRun) -> tuple[np.ndarray, np.ndarray]:
+        """x, y of the token line: each message's arrival, then where the buffer settled."""
+        y = np.empty(2 * len(run.turns), int)
+        y[0::2], y[1::2] = run.before, run.after
+        return np.repeat(run.turns, 2), y
+
+    def _lifelines(self, run: SummaryRun, offset: float) -> dict[bool, tuple[list, list]]:
+        """x, y of one line per fact, from its planting to its loss or the end, by kept/lost."""
         lines: dict[bool, tuple[list, list]] = {True: ([], []), False: ([], [])}
         for k, f in enumerate(self.facts):
             alive, lost = run.fact_alive[f.id], run.fact_lost_turn[f.id]
             end = self.n_turns if alive else (lost if lost is not None else f.turn)
             lines[alive][0].extend((f.turn, end, None))
-            lines[alive][1].extend((k, k, None))
-        for alive, name in ((True, "fact kept"), (False, "fact lost")):
-            trace(name).x, trace(name).y = lines[alive]
+            lines[alive][1].extend((k + offset, k + offset, None))
+        return lines
 
     def summary(self) -> dict[str, Any]:
-        run: SummaryRun = self.result
-        return {"threshold": round(run.threshold, 2), "target": round(run.target, 2),
-                **run.stats()}
+        run: SummaryRun = self.result["run"]
+        out = {"threshold": round(run.threshold, 2), "target": round(run.target, 2),
+               **run.stats()}
+        for name, mine in self.result["yours"].items():
+            stats = mine.stats()
+            for key in ("summarizations", "peak_tokens", "final_tokens", "fallback_evictions",
+                        "facts_alive"):
+                out[f"{yours_name(name)}_{key}"] = stats[key]
+        return out

@@ -1,7 +1,21 @@
-"""Lesson 03's exercise checkers: the summary buffer (``notebooks/03_summary_buffer.ipynb``).
+"""Lesson 03's exercise checkers: the summary buffer, the attention window, named contexts
+and a summarizer of the student's own (``notebooks/03_summary_buffer.ipynb``).
 
-Each returns a ``Verdict`` (printed only with ``show=True``) naming the numbers that decided it,
-and refuses an answer of the wrong kind with a ``TypeError`` / ``ValueError`` naming the value.
+Deterministic: they replay the default conversation (``memorykit.classroom.data``) through the
+lesson's own computations (``lesson03``, ``lesson03_focus``), or run contracts on random
+conversations from a fixed seed; never a live model. Each returns a ``Verdict`` (the notebook
+shows it as the cell's result; ``show=True`` prints it too, for scripts) that names the numbers
+that decided it, so a wrong answer tells the student what to change; an answer of the wrong kind
+is refused with a ``TypeError`` / ``ValueError`` naming the value.
+
+* ``check_summary_settings``: threshold, target and min_recent for at most 60 rounds with one
+  planted fact kept (``SUMMARY_EXERCISE``).
+* ``check_attention_window``: an attention window of at most 500 tokens that finds 40 of the 50
+  facts by their questions (``ATTENTION_EXERCISE``).
+* ``check_context_boost``: the smallest boost that keeps the left-off message 20 messages past
+  the return (``CONTEXT_EXERCISE``).
+* ``check_summarizer``: the student's ``FactsFirstSummarizer`` under the library's summary
+  contracts, plus the facts-first ones.
 """
 
 from __future__ import annotations
@@ -13,7 +27,7 @@ from memorykit.classroom.data import default_conversation
 from memorykit.classroom.verdict import Verdict, report, require_exercise_budget
 
 
-# -------------------------------------------------------------- lesson 03
+# ------------------------------------------------------------- summary buffer
 SUMMARY_EXERCISE = {"budget": 2_000, "max_summarizations": 60, "fact": "f0026"}
 """Lesson 03: at most 60 summarization rounds, and fact f0026 (a flight number planted at turn
 252) still known at the end. (f0025, the first choice, is lost under every setting at
@@ -63,7 +77,7 @@ def check_summary_settings(
                    show)
 
 
-# ---------------------------------------- lesson 03: attention window, context switching
+# ------------------------------------------------- attention window, named contexts
 ATTENTION_EXERCISE = {"max_window_tokens": 500, "min_facts": 40}
 """Lesson 03: an attention window of at most 500 tokens that finds at least 40 of the 50
 planted facts when asked each fact's question."""
@@ -129,7 +143,7 @@ def check_context_boost(boost_to: Any, *, show: bool = False) -> Verdict:
                            "the return", details), show)
 
 
-# ------------------------------------------------- lesson 03: build a summarizer yourself
+# ---------------------------------------------------------- a summarizer of your own
 def check_summarizer(summarizer_class: Any, *, show: bool = False) -> Verdict:
     """Lesson 03, build it yourself: ``summarizer_class()`` is a ``Summarizer`` that keeps the
     sentences holding a number (the facts), newest first while they fit, in conversation order

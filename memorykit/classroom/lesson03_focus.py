@@ -13,7 +13,9 @@ Pure computation over the default conversation (tested; the notebook only prints
   many messages past the return it lasts.
 * ``FocusExplorer``: sliders for the attention window's tokens and neighbours and for the
   boost a context's last message gets on leaving; bars of the facts each window finds and of how
-  long the left-off message lasts.
+  long the left-off message lasts. ``attention_hits`` and ``kept_for`` check their arguments,
+  then read memoized replays (``_attention_hits``, ``_kept_for``: ``memorykit.classroom.memo``),
+  so a slider recomputes only what it changes.
 
 Taught in ``notebooks/03_summary_buffer.ipynb``.
 """
@@ -29,6 +31,7 @@ from memorykit.buffers.context_manager import ContextManager
 from memorykit.buffers.policies import FIFOBuffer
 from memorykit.embeddings import MemoEmbedder
 from memorykit.classroom.explorer import LessonExplorer, Setting, _go
+from memorykit.classroom.memo import memo
 from memorykit.messages import Message
 from memorykit.classroom.scenarios.conversation import SimulatedConversation
 
@@ -51,6 +54,16 @@ def attention_hits(conv: SimulatedConversation, window_tokens: int, neighbours: 
                    ) -> tuple[int, float]:
     """(planted facts whose message the attention window selects for the fact's question,
     mean billed tokens selected) over the whole conversation."""
+    # checked before the memo is read: a memo key cannot tell True or 500.0 from 1 or 500
+    require_int("window_tokens", window_tokens, minimum=1)
+    require_int("neighbours", neighbours, minimum=0)
+    return _attention_hits(conv, window_tokens, neighbours)
+
+
+@memo(maxsize=256)
+def _attention_hits(conv: SimulatedConversation, window_tokens: int, neighbours: int
+                    ) -> tuple[int, float]:
+    """``attention_hits`` with its arguments checked (the 50 selections, remembered)."""
     buffer = FIFOBuffer(max_tokens=None)
     buffer.extend(conv.messages)
     window = AttentionWindow(buffer, _EMBEDDER, window_tokens=window_tokens,
@@ -161,6 +174,12 @@ def kept_for(conv: SimulatedConversation, boost_to: float, *, step: int = 5,
     limit = min(80, room) if limit is None else require_int("limit", limit, minimum=0,
                                                             maximum=room)
     step = require_int("step", step, minimum=1, maximum=max(1, limit))
+    return _kept_for(conv, boost_to, step, limit)
+
+
+@memo(maxsize=256)
+def _kept_for(conv: SimulatedConversation, boost_to: float, step: int, limit: int) -> int:
+    """``kept_for`` with its arguments checked (the stories it replays, remembered)."""
     kept = 0
     for n in range(0, limit + 1, step):
         cm, watched, _ = _story(conv, boost_to=boost_to, merge_factor=0.7, after=n, merge=False)
@@ -207,8 +226,10 @@ class FocusExplorer(LessonExplorer):
                 "kept": kept_for(self.conversation, p["boost_to"])}
 
     def _draw(self, r: dict[str, Any]) -> None:
-        self.trace("facts found").y = [r["found"], r["recency"]]
-        self.trace("kept after return").y = [r["kept"]]
+        if self.moved("window_tokens", "neighbours"):
+            self.trace("facts found").y = [r["found"], r["recency"]]
+        if self.moved("boost_to"):
+            self.trace("kept after return").y = [r["kept"]]
 
     def summary(self) -> dict[str, Any]:
         r, n = self.result, len(self.conversation.facts)
