@@ -105,6 +105,71 @@ def test_explorer_reslices_and_switches_policy(small):
         TuningExplorer(sw, "bm25", 3000)
 
 
+def _my_retrieval():
+    from memorykit.evaluation.scored import ScoredRetrieval
+
+    class MyRetrieval(ScoredRetrieval):  # the notebook's reference answer to exercise 2
+        def score(self, query_terms, message_terms):
+            return float(len(set(query_terms) & set(message_terms)))
+
+    return MyRetrieval
+
+
+def test_explorer_draws_the_students_policy_beside_the_librarys(small):
+    data, sw = small
+    mine = _my_retrieval()
+    e = TuningExplorer(sw, "bm25", 1000, yours=mine)
+    points, bars = e.trace("yours: MyRetrieval"), e.trace("yours: MyRetrieval by category")
+    direct = {b: evaluate(mine(), data, b) for b in sw.budgets}
+    assert list(points.x) == [direct[b].summary()["tokens"] for b in sw.budgets]
+    assert list(points.y) == [direct[b].summary()["recall"] for b in sw.budgets]
+    assert list(points.marker.size) == [10, 18]  # the selected budget's point is the larger
+    by_category = direct[1000].recall_by_category()
+    assert list(bars.y) == [by_category.get(c, 0.0) for c in sw.categories]
+    s = e.summary()
+    assert s["yours: MyRetrieval_recall"] == round(direct[1000].summary()["recall"], 3)
+    assert s["yours: MyRetrieval_beats_bm25_default"] == (
+        direct[1000].summary()["recall"] > s["bm25_default_recall_at_this_budget"])
+    # without yours= the explorer prints what it printed before
+    assert list(TuningExplorer(sw, "bm25", 1000).summary()) == [
+        k for k in s if not k.startswith("yours: ")]
+    e.update(budget=500)
+    assert list(e.trace("yours: MyRetrieval").marker.size) == [18, 10]
+    assert s != e.summary() and "yours: MyRetrieval_recall" in e.summary()
+
+
+def test_explorer_refuses_a_policy_of_the_wrong_kind_naming_it(small):
+    from memorykit.evaluation import BM25Retrieval
+
+    _, sw = small
+    mine = _my_retrieval()
+    with pytest.raises(TypeError, match="yours\\['MyRetrieval'\\] must be your class itself, "
+                                        "not an instance of it: pass MyRetrieval, not MyRetrieval"):
+        TuningExplorer(sw, yours=mine())
+    with pytest.raises(TypeError, match="yours\\['str'\\] must be a ScoredRetrieval subclass"):
+        TuningExplorer(sw, yours="MyRetrieval")
+    with pytest.raises(TypeError, match="yours\\['BM25Retrieval'\\] must be a ScoredRetrieval"):
+        TuningExplorer(sw, yours=BM25Retrieval)
+    import dataclasses
+
+    with pytest.raises(ValueError, match="do not say which data they ran on"):
+        TuningExplorer(dataclasses.replace(sw, dataset=None), yours=mine)
+
+
+def test_a_parameter_slider_leaves_the_surface_and_the_unparameterized_alone(small):
+    _, sw = small
+    e = TuningExplorer(sw, "bm25", 1000, yours=_my_retrieval())
+    asked: list[str] = []
+    trace = e.trace
+    e.trace = lambda name: asked.append(name) or trace(name)
+    e.update(p1=0)  # k1 moves the selected cell, not the surface, BM25's default or yours
+    assert asked == ["selected cell", "selected configuration", "selected"]
+    asked.clear()
+    e.update(budget=500)
+    assert {"recall surface", "bm25 default", "yours: MyRetrieval",
+            "yours: MyRetrieval by category"} <= set(asked)
+
+
 def test_attention_fast_path_equals_plain_path():
     data = load_locomo(FIXTURE, verify=False).select(max_questions=3)
     for policy in (AttentionPolicy(neighbours=0), AttentionPolicy(neighbours=2)):
@@ -209,7 +274,7 @@ def test_attention_fast_path_equals_plain_path_at_every_position():
 def test_comparison_notes_read_the_sweeps_instead_of_evaluating_again(monkeypatch):
     import dataclasses
 
-    import memorykit.classroom.lesson12 as app
+    import memorykit.classroom.lesson12_sweeps as app
     from memorykit.evaluation import compare_policies
     from memorykit.evaluation.toolkit import FIXED_POLICIES
 

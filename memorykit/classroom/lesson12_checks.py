@@ -1,15 +1,22 @@
-"""Lesson 12's exercise checkers: parameter tuning (``notebooks/12_parameter_tuning.ipynb``).
+"""Checkers of lesson 12 (``notebooks/12_parameter_tuning.ipynb``): beat the default BM25 at a
+token budget on the lesson's data, and a retrieval policy the student writes.
 
-Each returns a ``Verdict`` (printed only with ``show=True``) naming the numbers that decided it,
-and refuses an answer of the wrong kind with a ``TypeError`` / ``ValueError`` naming the value.
+Both evaluate on the data the lesson's explorer shows (``load_tuning_data``: a local LoCoMo copy
+named by ``MEMORYKIT_LOCOMO``, else the bundled fixture), so a verdict never contradicts the
+explorer. Each returns a ``Verdict`` (printed only with ``show=True``) naming the numbers that
+decided it, and refuses an answer of the wrong kind with a ``TypeError`` / ``ValueError`` naming
+the value.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from memorykit.classroom.memo import memo
 from memorykit.classroom.verdict import Verdict, report
+
+if TYPE_CHECKING:
+    from memorykit.evaluation import EvalDataset
 
 
 EXERCISE_BUDGET = 1000
@@ -50,7 +57,6 @@ def evaluate_configuration(config: Any, dataset: EvalDataset | None = None,
             "tokens": row["tokens"], "max_tokens": row["max_tokens"]}
 
 
-# -------------------------------------------------------------- lesson 12
 def check_beats_bm25(config: Any, *, show: bool = False) -> Verdict:
     """Lesson 12: a configuration of a tunable policy (``evaluation.toolkit.TUNABLE``) whose
     evidence recall at 1,000 tokens is above the default BM25's, with no context over the
@@ -95,7 +101,7 @@ def _data_description() -> str:
     return load_tuning_data()[1]
 
 
-@lru_cache(maxsize=2)
+@memo(maxsize=2)
 def _threshold(description: str) -> tuple[tuple[str, float], ...]:
     from memorykit.evaluation import BM25Retrieval, LastMessages, LastTokens, evaluate
     from memorykit.classroom.data import load_tuning_data
@@ -116,13 +122,12 @@ def check_retrieval_policy(policy_class: Any, *, show: bool = False) -> Verdict:
     tokens on the lesson's data must reach ``retrieval_threshold()``."""
     from memorykit.classroom.contracts import Contract, run_contracts
     from memorykit.classroom.contracts.context import CONTEXT_CONTRACTS, RETRIEVAL_CONTRACTS
+    from memorykit.classroom.contracts.runner import missing_override
+    from memorykit.classroom.data import load_tuning_data
     from memorykit.evaluation import evaluate
     from memorykit.evaluation.scored import ScoredRetrieval
-    from memorykit.classroom.data import load_tuning_data
 
     name = "12 retrieval policy"
-    from memorykit.classroom.contracts.runner import missing_override
-
     not_overridden = missing_override(policy_class, ScoredRetrieval, "score",
                                       argument="policy_class", exercise=name)
     if not_overridden is not None:

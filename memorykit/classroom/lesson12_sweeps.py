@@ -1,0 +1,184 @@
+"""Lesson 12's sweeps: every configuration the explorer shows, evaluated once, as arrays.
+
+* ``precompute(dataset)``: every sweep of the lesson, run once with ``run_sweep``: the tunable
+  policies of ``toolkit.TUNABLE`` over their two-parameter grids, and the toolkit's memories
+  and the baselines with their defaults, at every budget of ``BUDGETS``. ``TuningSweeps``
+  holds numpy arrays indexed (parameter 1, parameter 2, budget), so a widget only re-slices
+  them, the comparison notes the sweeps' results give, and the dataset they ran on.
+* ``sweep_yours(dataset, policy_class, budgets)``: a student's retrieval policy (a
+  ``ScoredRetrieval`` subclass) evaluated the same way at every budget, memoized.
+* ``front_rows``, ``policy_table``, ``comparison_notes``: the printed tables.
+
+The explorer that draws them is ``memorykit.classroom.lesson12.TuningExplorer``.
+Taught in ``notebooks/12_parameter_tuning.ipynb``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from memorykit._validate import require_int
+from memorykit.classroom.data import load_tuning_data
+from memorykit.classroom.lesson12_checks import EXERCISE_BUDGET
+from memorykit.classroom.memo import memo
+from memorykit.evaluation import EvalDataset, compare_policies, grid, pareto_front, run_sweep
+from memorykit.evaluation.toolkit import FIXED_POLICIES, TUNABLE, Tunable, fixed_policy
+
+BUDGETS: tuple[int, ...] = (250, 500, 1000, 2000)
+"""Token budgets every configuration is evaluated at."""
+
+
+# ------------------------------------------------------------------ sweeps
+@dataclass(frozen=True)
+class Surface:
+    """One tunable policy's sweep as arrays indexed (parameter 1, parameter 2, budget)."""
+
+    name: str
+    knobs: Tunable
+    recall: np.ndarray
+    tokens: np.ndarray
+    answer_recall: np.ndarray
+    over_budget: np.ndarray
+    """Share of questions whose context exceeded the budget (they score 0)."""
+    category_recall: np.ndarray
+    """(category, parameter 1, parameter 2, budget); NaN where a category has no question."""
+
+
+@dataclass(frozen=True)
+class TuningSweeps:
+    """Everything the explorer shows, computed once."""
+
+    description: str
+    budgets: tuple[int, ...]
+    categories: tuple[str, ...]
+    separate: tuple[str, ...]
+    surfaces: dict[str, Surface]
+    points: list[dict[str, Any]]
+    """Every (policy, configuration, budget): label, policy, budget, tokens, recall,
+    answer_recall, over_budget (the front and "cheapest" skip rows over their budget)."""
+    front: list[dict[str, Any]]
+    n_evaluations: int
+    units: str
+    """The tokens' unit (billed), printed with every table."""
+    notes: dict[int, list[str]]
+    """Per budget, the fixed-setting policies' comparison notes, read from the sweep's results."""
+    dataset: EvalDataset | None = field(default=None, repr=False, compare=False)
+    """The data the sweeps ran on (a student's policy is evaluated on it too)."""
+
+
+def _label(name: str, params: dict[str, Any]) -> str:
+    return name + ("(" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")" if params else "")
+
+
+def precompute(dataset: EvalDataset | None = None, description: str | None = None, *,
+               budgets: tuple[int, ...] = BUDGETS, progress: bool = True,
+               executor: Any = None, workers: int = 0) -> TuningSweeps:
+    """Run every sweep of the lesson (see the module docstring); ``progress`` shows tqdm bars.
+
+    ``executor`` is any ``concurrent.futures.Executor`` (a Dask client's ``get_executor()``
+    too); ``workers=n`` (n >= 2) instead opens a ``ProcessPoolExecutor(n)`` for the call, its
+    workers started with ``spawn`` (forking a Jupyter kernel, which runs threads, is unsafe).
+    The rows are the same either way (``run_sweep`` keeps configuration order).
+    """
+    if require_int("workers", workers, minimum=0) >= 2 and executor is None:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            return precompute(dataset, description, budgets=budgets, progress=progress,
+                              executor=pool)
+    if dataset is None:
+        dataset, description = load_tuning_data()
+    categories = tuple(dataset.categories())
+    separate = tuple(c for c in ("adversarial",) if c in categories)
+    surfaces: dict[str, Surface] = {}
+    points: list[dict[str, Any]] = []
+    n_eval = 0
+    for name, k in TUNABLE.items():
+        configs = grid({k.names[0]: list(k.values[0]), k.names[1]: list(k.values[1])})
+        sweep = run_sweep(k.make, configs, dataset, list(budgets), progress=progress,
+                          executor=executor, chunksize=1 if executor is None else len(budgets))
+        n_eval += len(rows := sweep.to_records())
+        columns = ("recall", "tokens", "answer_recall", "over_budget")
+        arrays = sweep.grid_arrays(dict(zip(k.names, k.values)), budgets,
+                                   (*columns, *(f"recall:{c}" for c in categories)))
+        surfaces[name] = Surface(name, k, *(arrays[c] for c in columns),
+                                 np.stack([arrays[f"recall:{c}"] for c in categories]))
+        points += [_point(_label(name, {n: r[n] for n in k.names}), name, r) for r in rows]
+    sweep = run_sweep(fixed_policy, [{"name": n} for n in FIXED_POLICIES], dataset, list(budgets),
+                      progress=progress, executor=executor)
+    points += [_point(r["name"], r["name"], r) for r in sweep.to_records()]
+    n_eval += len(sweep)
+    _SWEPT[:] = [(dataset, TuningSweeps(
+        description or dataset.name, tuple(budgets), categories, separate, surfaces, points,
+        pareto_front(points), n_eval, sweep.units,
+        sweep.comparison_notes("name", FIXED_POLICIES, dataset), dataset))]
+    return _SWEPT[0][1]
+
+
+_SWEPT: list[tuple[EvalDataset, TuningSweeps]] = []  # the last precompute (comparison_notes)
+
+
+def _point(label: str, policy: str, row: dict[str, Any]) -> dict[str, Any]:
+    return {"label": label, "policy": policy,
+            **{c: row[c] for c in ("budget", "tokens", "recall", "answer_recall", "over_budget")}}
+
+
+@dataclass(frozen=True)
+class YourSweep:
+    """A student's retrieval policy at every budget of the sweeps (arrays indexed by budget)."""
+
+    name: str
+    recall: np.ndarray
+    tokens: np.ndarray
+    over_budget: np.ndarray
+    category_recall: np.ndarray
+    """(category, budget); NaN where a category has no question."""
+
+
+@memo(maxsize=16)
+def sweep_yours(dataset: EvalDataset, policy_class: type, budgets: tuple[int, ...],
+                categories: tuple[str, ...]) -> YourSweep:
+    """``policy_class()`` evaluated on ``dataset`` at every budget, as ``precompute`` evaluates
+    each configuration of the library's policies (one ``run_sweep``, no progress bar)."""
+    rows = run_sweep(policy_class, [{}], dataset, list(budgets), progress=False).to_records()
+
+    def column(key: str) -> np.ndarray:
+        return np.array([np.nan if r.get(key) is None else r[key] for r in rows], dtype=float)
+
+    return YourSweep(policy_class.__name__, column("recall"), column("tokens"),
+                     column("over_budget"), np.stack([column(f"recall:{c}") for c in categories]))
+
+
+def comparison_notes(dataset: EvalDataset, budget: int = EXERCISE_BUDGET) -> tuple[str, ...]:
+    """The tokens' unit, and which fixed-setting policies coincide on every question and why:
+    read from the last ``precompute`` of this dataset (no policy evaluated again), else computed."""
+    swept = next((s for d, s in _SWEPT if d is dataset and budget in s.notes), None)
+    return tuple(swept.notes[budget]) if swept else \
+        compare_policies(FIXED_POLICIES, dataset, budget)[0].notes
+
+
+def front_rows(sweeps: TuningSweeps) -> list[dict[str, Any]]:
+    """The Pareto front as printable rows (rounded; the tokens column names its unit)."""
+    return [{"configuration": p["label"], "budget": p["budget"],
+             f"{sweeps.units}_tokens": int(round(p["tokens"])), "recall": round(p["recall"], 3),
+             "answer_recall": round(p["answer_recall"], 3)} for p in sweeps.front]
+
+
+def policy_table(sweeps: TuningSweeps, budget: int = EXERCISE_BUDGET) -> list[dict[str, Any]]:
+    """Every fixed policy and each tunable one at its defaults, at ``budget`` (over budget: 0)."""
+    if budget not in sweeps.budgets:
+        raise ValueError(f"budget must be one of {sweeps.budgets}, got {budget!r}")
+    k = sweeps.budgets.index(budget)
+    points = [p for p in sweeps.points if p["budget"] == budget and p["policy"] not in sweeps.surfaces]
+    for name, s in sweeps.surfaces.items():
+        i, j = s.knobs.default_index
+        points.append({"label": _label(name, dict(zip(s.knobs.names, s.knobs.defaults))),
+                       "tokens": s.tokens[i, j, k], "recall": s.recall[i, j, k],
+                       "answer_recall": s.answer_recall[i, j, k], "over_budget": s.over_budget[i, j, k]})
+    rows = [{"policy": p["label"], f"{sweeps.units}_tokens": int(round(p["tokens"])),
+             "over_budget": round(float(p["over_budget"]), 3), "recall": round(float(p["recall"]), 3),
+             "answer_recall": round(float(p["answer_recall"]), 3)} for p in points]
+    return sorted(rows, key=lambda r: (-r["recall"], r[f"{sweeps.units}_tokens"]))
