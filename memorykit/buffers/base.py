@@ -22,6 +22,7 @@ Taught in ``notebooks/02_pruning_strategies.ipynb``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import fields
 from typing import Any
 
 from memorykit._validate import require_int, require_optional_int
@@ -29,48 +30,6 @@ from memorykit.clock import Clock, time_basis
 from memorykit.messages import Message, check_importance
 from memorykit.tokens import ChatFormat
 from memorykit.trace import Eviction, OverBudget, Trace, VictimTuple
-
-_EVICTION_FIELDS = (
-    "message_ids", "rule", "reason", "score", "tokens_before", "tokens_after", "budget", "at",
-    "turn",
-)
-
-
-def _eviction_maker():
-    """A constructor for ``Eviction`` records that is twice as fast as the dataclass's own.
-
-    ``Eviction`` is a frozen slots dataclass, whose ``__init__`` goes through
-    ``object.__setattr__`` once per field; an eviction happens about once per
-    message, so that is a visible share of a buffer's cost. Setting the slots
-    through their descriptors builds the identical record. Falls back to the
-    class itself if ``Eviction`` ever stops being a slots class with these fields.
-    """
-    try:
-        setters = [getattr(Eviction, name).__set__ for name in _EVICTION_FIELDS]
-        if tuple(Eviction.__dataclass_fields__) != _EVICTION_FIELDS:  # type: ignore[attr-defined]
-            raise AttributeError("Eviction fields changed")
-    except AttributeError:
-        return Eviction
-    s0, s1, s2, s3, s4, s5, s6, s7, s8 = setters
-    new = object.__new__
-
-    def make(ids, rule, reason, score, before, after, budget, at, turn):  # type: ignore[no-untyped-def]
-        event = new(Eviction)
-        s0(event, ids)
-        s1(event, rule)
-        s2(event, reason)
-        s3(event, score)
-        s4(event, before)
-        s5(event, after)
-        s6(event, budget)
-        s7(event, at)
-        s8(event, turn)
-        return event
-
-    return make
-
-
-_make_eviction = _eviction_maker()
 
 
 class MessageBuffer:
@@ -268,11 +227,8 @@ class MessageBuffer:
         self._companions[message.id] = self._companions[owner]
 
     def _over_limits(self) -> bool:
-        max_tokens = self.max_tokens
-        if max_tokens is not None and self._tokens > max_tokens:
-            return True
-        max_entries = self.max_entries
-        return max_entries is not None and len(self._messages) > max_entries
+        return ((self.max_tokens is not None and self._tokens > self.max_tokens)
+                or (self.max_entries is not None and len(self._messages) > self.max_entries))
 
     def is_pinned(self, message: Message) -> bool:
         """Whether this buffer never evicts ``message``: ``Message.pinned`` (a system
@@ -281,51 +237,44 @@ class MessageBuffer:
 
     def _evictable(self, message_id: str) -> bool:
         """May this message leave now? Policies skip candidates for which this is False."""
-        if message_id == self._newest:
+        if message_id == self._newest or self.is_pinned(self._messages[message_id]):
             return False
-        if self.pin_system and self._messages[message_id].pinned:
-            return False
+        # A tool call leaves with its results: not while it still waits for one, and not
+        # when the message just added is one of them.
         group = self._companions.get(message_id)
-        if group is not None:
-            if self._waiting.get(group[0]) or self._newest in group:
-                return False
-        return True
+        return group is None or not (self._waiting.get(group[0]) or self._newest in group)
 
     def _now(self, trigger: Message) -> float:
         return self.clock.now() if self.clock is not None else trigger.created_at
 
     def _enforce(self, trigger: Message) -> list[Eviction]:
+        """Over the limits: ask the policy for a victim, evict it, repeat."""
         if not self._over_limits():
             return []
-        # self._now(trigger), inlined.
-        now = self.clock.now() if self.clock is not None else trigger.created_at
+        # Read once: every decision of one round is made, and traced, at the same moment.
+        now = self._now(trigger)
         events: list[Eviction] = []
-        over, choose, evict = self._over_limits, self._choose_victim, self._evict
-        while True:
-            victim = choose(now)
+        while self._over_limits():
+            victim = self._choose_victim(now)
             if victim is None:
                 self._record_over_budget(trigger, now)
                 break
-            events.append(evict(victim, trigger, now))
-            if not over():
-                break
+            events.append(self._evict(victim, trigger, now))
         return events
 
     def _evict(self, victim: VictimTuple, trigger: Message, now: float) -> Eviction:
-        victim_id, rule, reason, score = victim
+        message_id, rule, reason, score = victim
         before = self._tokens
-        group = self._companions.get(victim_id)
+        group = self._companions.get(message_id)
         if group is None:
-            ids: tuple[str, ...] = (victim_id,)
-            self._remove(victim_id)
-        else:
+            ids: tuple[str, ...] = (message_id,)
+        else:  # a tool call and its results leave together: no result outlives its call
             ids = tuple(group)
-            for mid in ids:
-                self._remove(mid)
             reason += f"; left together with its tool call/results {', '.join(ids)}"
-        event = _make_eviction(
-            ids, rule, reason, score, before, self._tokens, self.max_tokens, now, trigger.turn
-        )
+        for mid in ids:
+            self._remove(mid)
+        event = _new_eviction(ids, rule, reason, score, before, self._tokens, self.max_tokens,
+                              now, trigger.turn)
         self.trace.append(event)
         return event
 
@@ -337,8 +286,7 @@ class MessageBuffer:
             for call_id in message.tool_call_ids:
                 self._call_owner.pop(call_id, None)
             self._waiting.pop(message_id, None)
-        if self._companions:
-            self._companions.pop(message_id, None)
+        self._companions.pop(message_id, None)
         self._on_remove(message)
         return message
 
@@ -394,3 +342,27 @@ class MessageBuffer:
             f"max_tokens={self.max_tokens}, max_entries={self.max_entries}, "
             f"time_basis={time_basis(self.clock)!r})"
         )
+
+
+# _evict's record, built without Eviction(...): Eviction is a frozen dataclass, whose __init__
+# sets each of its nine fields through object.__setattr__. A buffer evicts about once per
+# message it adds, and the slots' own setters build the identical record in half the time;
+# without them every buffer costs ~0.5 us more per message, ~0.03x the tiktoken floor, enough
+# to take ImportanceBuffer past 1.5x of it (BENCHMARKS.md, issue 23).
+(_set_ids, _set_rule, _set_reason, _set_score, _set_before, _set_after, _set_budget, _set_at,
+ _set_turn) = (getattr(Eviction, f.name).__set__ for f in fields(Eviction))
+
+
+def _new_eviction(ids: tuple[str, ...], rule: str, reason: str, score: float | None,
+                  before: int, after: int, budget: int | None, at: float, turn: int) -> Eviction:
+    event = object.__new__(Eviction)
+    _set_ids(event, ids)
+    _set_rule(event, rule)
+    _set_reason(event, reason)
+    _set_score(event, score)
+    _set_before(event, before)
+    _set_after(event, after)
+    _set_budget(event, budget)
+    _set_at(event, at)
+    _set_turn(event, turn)
+    return event

@@ -96,8 +96,7 @@ class _HeapPolicy(MessageBuffer):
 
     def _on_add(self, message: Message) -> None:
         # _indexed and _push, inlined: this runs for every message added.
-        if not (self.pin_system and message.pinned) and (self._indexes_all
-                                                         or self._indexed(message)):
+        if not self.is_pinned(message) and (self._indexes_all or self._indexed(message)):
             self._arrival += 1
             heappush(self._heap, (self._key(message), self._arrival, message.id, message))
 
@@ -193,8 +192,7 @@ class HybridBuffer(_HeapPolicy):
     def _on_add(self, message: Message) -> None:
         # _HeapPolicy._on_add with the key and the test inlined (runs for every message added)
         seq = self._added_at[message.id] = self.added_count
-        if message.importance < self.importance_threshold and not (
-                self.pin_system and message.pinned):
+        if message.importance < self.importance_threshold and not self.is_pinned(message):
             self._arrival += 1
             heappush(self._heap, (seq, self._arrival, message.id, message))
 
