@@ -3,30 +3,52 @@
 * The escalation of one note over its life (``band_facts``, ``escalation_curves``,
   ``priority_surfacers``) is ``memorykit.classroom.replays.escalation``.
 * ``surfacing_report(min_shared_entities)``: the labelled 30-day workflow
-  replayed through ``WorkingMemory`` (``run_workflow``) under those surfacing
+  replayed through ``WorkingMemory`` (``scenario_run``, memoized) under those surfacing
   rules, read by ``surfacing_anatomy``: precision and recall, surfacings by
-  trigger, why the false positives were false, expiry outcomes. Memoized.
+  trigger, why the false positives were false, expiry outcomes.
 * ``tradeoff_table``: precision and recall for several ``min_shared_entities``.
+* ``surfacers(warn_multiplier, critical_multiplier)``: how many of the month's notes can
+  ever pass the surfacing threshold on priority alone (memoized).
+* ``run_yours(escalated_priority, base_priority, urgency, ...)``: a student's
+  ``escalated_priority(priority, remaining, settings)`` evaluated over one note's life at
+  the hours the library's curve is drawn (memoized).
 
 Explorer: ``EscalationExplorer`` (sliders for the three TTLs, base priority,
 the warning / critical fractions and multipliers; one step curve per urgency
-with the two escalation steps and the surfacing threshold drawn).
+with the two escalation steps and the surfacing threshold drawn);
+``yours=escalated_priority`` draws the student's rule as a dashed black curve over each.
 Taught in ``notebooks/06_notes_ttl.ipynb``.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
+import math
+from dataclasses import dataclass
 from typing import Any
 
-from memorykit.classroom.explorer import LessonExplorer, Setting, _go
-from memorykit.classroom.figure import legend_below
-from memorykit.classroom.scenarios.workflow import WorkflowRun, default_workflow, run_workflow, surfacing_anatomy
-from memorykit.workspace import NoteSettings
-from memorykit.classroom.replays.escalation import EscalationCurves, escalation_curves, priority_surfacers
-from memorykit.workspace.notes import URGENCIES
+import numpy as np
 
-__all__ = ["EscalationExplorer", "scenario_run", "surfacing_report", "tradeoff_table"]
+from memorykit.classroom.explorer import Implementation, LessonExplorer, Setting, _go, yours_name
+from memorykit.classroom.figure import legend_below
+from memorykit.classroom.memo import memo
+from memorykit.classroom.replays.escalation import (
+    EscalationCurves,
+    band_facts,
+    escalation_curves,
+    life_hours,
+    priority_surfacers,
+)
+from memorykit.classroom.scenarios.workflow import (
+    WorkflowRun,
+    default_workflow,
+    run_workflow,
+    surfacing_anatomy,
+)
+from memorykit.workspace import NoteSettings
+from memorykit.workspace.notes import HOUR, URGENCIES, remaining_fraction
+
+__all__ = ["EscalationExplorer", "run_yours", "scenario_run", "surfacers", "surfacing_report",
+           "tradeoff_table"]
 
 
 # ---------------------------------------------------------------- scenario
@@ -37,7 +59,7 @@ def scenario_run(min_shared_entities: int = 1, surfacing_threshold: float = 0.9)
     return _scenario_run(notes.min_shared_entities, notes.surfacing_threshold)
 
 
-@lru_cache(maxsize=16)
+@memo(maxsize=16)
 def _scenario_run(min_shared_entities: int, surfacing_threshold: float) -> WorkflowRun:
     notes = NoteSettings(min_shared_entities=min_shared_entities, surfacing_threshold=surfacing_threshold)
     return run_workflow(default_workflow(), notes=notes, count_tokens=False)
@@ -58,20 +80,79 @@ def tradeoff_table(values: tuple[int, ...] = (1, 2, 3)) -> list[dict[str, Any]]:
     return out
 
 
+@memo(maxsize=256)
+def surfacers(warn_multiplier: float = 1.5, critical_multiplier: float = 2.0) -> dict[str, int]:
+    """``priority_surfacers`` of the month's notes under these multipliers (the count depends
+    on them alone: every note that lives to its end goes through both bands)."""
+    settings = NoteSettings(warn_multiplier=warn_multiplier, critical_multiplier=critical_multiplier)
+    return priority_surfacers(scenario_run().note_table, settings)
+
+
+# ------------------------------------------------------- the student's rule
+YOURS = Implementation("a function escalated_priority(priority, remaining, settings)",
+                       parameters=("priority", "remaining", "settings"))
+"""What lesson 06's exercise 3 asks for, as the explorer takes it (``yours=``)."""
+
+
+@memo(maxsize=512)
+def run_yours(escalated_priority: Any, base_priority: float, urgency: str,
+              settings_items: tuple[tuple[str, Any], ...]) -> np.ndarray:
+    """A student's ``escalated_priority`` over the life of one note of ``urgency`` (its TTL and
+    the escalation from ``settings_items``, ``NoteSettings`` fields as sorted pairs), at the hours
+    ``escalation_curves`` samples: one call per moment, with the share of the TTL left then."""
+    escalated_priority = YOURS.check("escalated_priority", escalated_priority)
+    settings = NoteSettings(**{k: (dict(v) if k == "ttl_hours" else v) for k, v in settings_items})
+    ttl_h = float(settings.ttl_hours[urgency])
+    hours = life_hours(band_facts(base_priority, ttl_h, settings, urgency))
+    left = remaining_fraction(0.0, ttl_h * HOUR, hours * HOUR)
+    out = np.empty(left.size)
+    for i, r in enumerate(left):
+        value = escalated_priority(base_priority, float(r), settings)
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(float(value)):
+            raise TypeError(f"{escalated_priority.__name__}(priority={base_priority}, "
+                            f"remaining={float(r):.4f}, settings) must return a finite number, "
+                            f"got {value!r}")
+        out[i] = float(value)
+    return out
+
+
+def _items(settings: NoteSettings) -> tuple[tuple[str, Any], ...]:
+    """The explorer's settings as hashable pairs (``run_yours``' memo key)."""
+    return (("critical_fraction", settings.critical_fraction),
+            ("critical_multiplier", settings.critical_multiplier),
+            ("ttl_hours", tuple(sorted(settings.ttl_hours.items()))),
+            ("warn_fraction", settings.warn_fraction), ("warn_multiplier", settings.warn_multiplier))
+
+
 # ---------------------------------------------------------------- explorer
 _COLORS = {"urgent": "#d62728", "normal": "#1f77b4", "low": "#2ca02c"}
+BANDS = ("base_priority", "warn_fraction", "warn_multiplier", "critical_fraction",
+         "critical_multiplier")
+"""The sliders every urgency's curve depends on (besides its own TTL)."""
 
 
 def _guide(kind: str, urgency: str) -> str:
-    """Name of a guide line ('steps', 'surfacing threshold') in an urgency's panel: the
-    first panel's is named plainly (it is the one the legend shows)."""
+    """Name of a trace repeated in every urgency's panel ('steps', 'yours: ...'): the first
+    panel's is named plainly (it is the one the legend shows)."""
     return kind if urgency == URGENCIES[0] else f"{kind} ({urgency})"
+
+
+@dataclass(frozen=True)
+class EscalationView:
+    """What the explorer draws: the library's curves, the month's count, the student's curves."""
+
+    curves: EscalationCurves
+    surfacers: dict[str, int]
+    yours: dict[str, dict[str, np.ndarray]]
+    """Per student implementation, per urgency: its values at ``curves.hours[urgency]``."""
 
 
 class EscalationExplorer(LessonExplorer):
     """One effective-priority curve per urgency; sliders for TTLs, priority and escalation."""
 
     title = "Effective priority over a note's life"
+    implementation = YOURS
     settings = (
         Setting("base_priority", "base priority", 0.6, 0.05, 1.0, 0.01),
         Setting("urgent_ttl_h", "urgent TTL (h)", 3.0, 1.0, 6.0, 0.25),
@@ -83,19 +164,11 @@ class EscalationExplorer(LessonExplorer):
         Setting("critical_multiplier", "critical multiplier", 2.0, 1.0, 4.0, 0.05),
     )
 
-    def __init__(self, **params: Any) -> None:
-        self.table = scenario_run().note_table
-        # The scenario's count depends on the multipliers alone (not on TTLs or shares): it is
-        # recounted only when one of them moves.
-        self._surfacers: tuple[tuple[float, float], dict[str, int]] | None = None
-        super().__init__(**params)
-
     def _make_figure(self) -> Any:
         from plotly.subplots import make_subplots
 
-        go = _go()
-        fig = go.FigureWidget(make_subplots(rows=1, cols=3, subplot_titles=URGENCIES, shared_yaxes=True,
-                                            horizontal_spacing=0.04))
+        fig = make_subplots(rows=1, cols=3, subplot_titles=URGENCIES, shared_yaxes=True,
+                            horizontal_spacing=0.04)
         for col, u in enumerate(URGENCIES, start=1):
             fig.add_scatter(name=u, x=[0], y=[0], mode="lines", line=dict(color=_COLORS[u], width=3),
                             row=1, col=col, hovertemplate="%{x:.2f} h: %{y:.3f}<extra>" + u + "</extra>")
@@ -106,6 +179,12 @@ class EscalationExplorer(LessonExplorer):
             fig.add_scatter(name=_guide("surfacing threshold", u), x=[], y=[], mode="lines",
                             showlegend=col == 1, line=dict(color="black", dash="dash", width=1),
                             row=1, col=col, hoverinfo="skip")
+        for name in self.yours:  # the student's rule: a dashed black curve over each library curve
+            for col, u in enumerate(URGENCIES, start=1):
+                fig.add_scatter(name=_guide(yours_name(name), u), x=[], y=[], mode="lines",
+                                legendgroup=yours_name(name), showlegend=col == 1,
+                                line=dict(color="black", dash="dash", width=2), row=1, col=col,
+                                hovertemplate="%{x:.2f} h: %{y:.3f}<extra>yours</extra>")
         fig.update_yaxes(range=[0, 1.08], row=1, col=1, title="effective priority")
         fig.update_xaxes(title="hours since noted")
         fig.update_layout(height=380, margin=dict(l=60, r=20, t=70, b=50), title=self.title,
@@ -120,27 +199,41 @@ class EscalationExplorer(LessonExplorer):
             critical_multiplier=max(p["critical_multiplier"], p["warn_multiplier"]),
         )
 
-    def _compute(self, **p: Any) -> EscalationCurves:
+    def _compute(self, **p: Any) -> EscalationView:
         # Slider pairs that would break NoteSettings' rules (critical share below the warning
         # share, critical multiplier at least the warning one) are clamped; summary() says so.
-        return escalation_curves(p["base_priority"], self._settings(p))
+        s = self._settings(p)
+        curves = escalation_curves(p["base_priority"], s)
+        yours = {name: {u: run_yours(fn, p["base_priority"], u, _items(s)) for u in URGENCIES}
+                 for name, fn in self.yours.items()}
+        return EscalationView(curves, surfacers(s.warn_multiplier, s.critical_multiplier), yours)
 
-    def _draw(self, c: EscalationCurves) -> None:
+    def _draw(self, view: EscalationView) -> None:
+        c = view.curves
         thr = c.settings.surfacing_threshold
         for u in URGENCIES:
+            if not self.moved(f"{u}_ttl_h", *BANDS):
+                continue  # another urgency's TTL moved: this panel stays as it is
             line = self.trace(u)
             line.x = c.hours[u]
             line.y = c.values[u]
+            for name, values in view.yours.items():
+                mine = self.trace(_guide(yours_name(name), u))
+                mine.x = c.hours[u]
+                mine.y = values[u]
             f = c.facts[u]
-            steps = self.trace(_guide("steps", u))
-            steps.x = [f.warn_at, f.warn_at, None, f.critical_at, f.critical_at]
-            steps.y = [0, 1.05, None, 0, 1.05]
-            threshold = self.trace(_guide("surfacing threshold", u))
-            threshold.x = [0, f.ttl_hours]
-            threshold.y = [thr, thr]
+            if self.moved(f"{u}_ttl_h", "warn_fraction", "critical_fraction"):
+                steps = self.trace(_guide("steps", u))
+                steps.x = [f.warn_at, f.warn_at, None, f.critical_at, f.critical_at]
+                steps.y = [0, 1.05, None, 0, 1.05]
+            if self.moved(f"{u}_ttl_h"):
+                threshold = self.trace(_guide("surfacing threshold", u))
+                threshold.x = [0, f.ttl_hours]
+                threshold.y = [thr, thr]
 
     def summary(self) -> dict[str, Any]:
-        c: EscalationCurves = self.result
+        view: EscalationView = self.result
+        c = view.curves
         s = c.settings
         out: dict[str, Any] = {
             "base_priority": round(c.base_priority, 2),
@@ -158,9 +251,24 @@ class EscalationExplorer(LessonExplorer):
                                                  f"yes, {lead:.2f} h before expiry")
         out["expiry_outcome"] = ("escalated to the user" if c.base_priority >= s.high_priority_cutoff
                                  else "archived silently")
-        key = (s.warn_multiplier, s.critical_multiplier)
-        if self._surfacers is None or self._surfacers[0] != key:
-            self._surfacers = (key, priority_surfacers(self.table, s))
-        ps = self._surfacers[1]
+        ps = view.surfacers
         out["scenario_notes_that_can_surface_on_priority"] = f"{ps['can_surface_on_priority']}/{ps['notes']}"
+        for name, values in view.yours.items():
+            out[yours_name(name)] = _agreement(c, values)
         return out
+
+
+def _agreement(c: EscalationCurves, values: dict[str, np.ndarray]) -> str:
+    """Where a student's curves agree with the library's, in words (rounded)."""
+    total, gaps, worst, where = 0, 0, 0.0, ""
+    for u in URGENCIES:
+        diff = np.abs(values[u] - c.values[u])
+        bad = ~np.isclose(values[u], c.values[u], rtol=0, atol=1e-9)
+        total += diff.size
+        gaps += int(bad.sum())
+        if bad.any() and float(diff.max()) > worst:
+            i = int(np.argmax(diff))
+            worst, where = float(diff.max()), f"{u} at {c.hours[u][i]:.2f} h"
+    if not gaps:
+        return f"agrees with the library at all {total} moments"
+    return f"differs at {gaps} of {total} moments (largest gap {worst:.3f}, {where})"

@@ -1,5 +1,16 @@
 """Lesson 06's exercise checkers: notes with a time-to-live (``notebooks/06_notes_ttl.ipynb``).
 
+* ``check_escalation``: escalation settings under which a reminder arrives in time, computed
+  with ``band_facts`` on two notes of the 30-day workflow of ``data/workflow/``: the urgent
+  note U012 reaches effective priority 1.0 at least 45 minutes before it expires, the normal
+  note U016 never passes the surfacing threshold, nothing escalates in the first half of a life.
+* ``check_min_shared_entities``: an overlap rule whose surfacing, on the labelled workflow
+  replayed through ``WorkingMemory`` (``lesson06.surfacing_report``), has precision >= 80%
+  and recall >= 50%.
+* ``check_escalated_priority`` (build it yourself): the student's escalation rule, run through
+  the library's escalation contracts (``memorykit.classroom.contracts.workspace``) and compared
+  with ``escalation_factor`` on generated notes and settings.
+
 Each returns a ``Verdict`` (printed only with ``show=True``) naming the numbers that decided it,
 and refuses an answer of the wrong kind with a ``TypeError`` / ``ValueError`` naming the value.
 """

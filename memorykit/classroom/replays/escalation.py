@@ -4,7 +4,8 @@
 start, what they do to the note's effective priority, when it first passes the surfacing
 threshold (and so how long before expiry a reminder can come), and what expiry does with
 it. ``escalation_curves`` samples the effective priority of one note per urgency from
-creation to expiry, with the steps drawn vertical. Both evaluate the library's own
+creation to expiry, with the steps drawn vertical (at the hours ``life_hours`` gives, where
+lesson 06 also evaluates a student's rule). Both evaluate the library's own
 ``effective_priority``, so what they show cannot drift from what a ``NoteQueue`` does.
 ``priority_surfacers`` counts the notes of a run whose escalation can pass the threshold.
 Taught in ``notebooks/06_notes_ttl.ipynb``.
@@ -81,6 +82,16 @@ def band_facts(base_priority: float, ttl_hours: float, settings: NoteSettings = 
                      "escalated_to_user" if p >= s.high_priority_cutoff else "archived")
 
 
+def life_hours(facts: BandFacts, points: int = POINTS) -> np.ndarray:
+    """The hours at which a note's curve is sampled, creation to (just before) expiry: an even
+    grid plus each step's time just before and just after it, so the steps are drawn vertical."""
+    require_int("points", points, minimum=2)
+    grid = np.linspace(0.0, facts.ttl_hours, points)[:-1]
+    steps = np.array([facts.warn_at, facts.warn_at * (1 + 1e-9),
+                      facts.critical_at, facts.critical_at * (1 + 1e-9)])
+    return np.sort(np.concatenate([grid, steps]))
+
+
 @dataclass(frozen=True)
 class EscalationCurves:
     """Effective priority over the life of one note per urgency, and the facts of each."""
@@ -102,10 +113,7 @@ def escalation_curves(base_priority: float = 0.6, settings: NoteSettings = NoteS
     for u in URGENCIES:
         ttl_h = float(settings.ttl_hours[u])
         f = band_facts(base_priority, ttl_h, settings, u)
-        grid = np.linspace(0.0, ttl_h, points)[:-1]
-        # the exact step times (just before and just after) so the steps are vertical
-        steps = np.array([f.warn_at, f.warn_at * (1 + 1e-9), f.critical_at, f.critical_at * (1 + 1e-9)])
-        h = np.sort(np.concatenate([grid, steps]))
+        h = life_hours(f, points)
         hours[u] = h
         values[u] = effective_priority([base_priority], [0.0], [ttl_h * HOUR], h * HOUR, settings)[0]
         facts[u] = f
