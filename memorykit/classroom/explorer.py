@@ -259,8 +259,10 @@ class LessonExplorer:
 
     def moved(self, *names: str) -> bool:
         """Whether this draw must redraw what depends on the settings ``names``: always on the
-        first draw, else only when one of them changed (a panel that depends on none of the
-        moved sliders is left as it is, and nothing of it crosses to the browser)."""
+        first draw, else only when one of them changed. A panel that depends on none of the
+        moved sliders is left as it is: its traces take no part in the edit sent to the browser
+        (a trace that is edited carries every property the same batch sets on any trace, see
+        ``figure.LessonFigure``)."""
         return self._moved is None or not self._moved.isdisjoint(names)
 
     def readout_numbers(self) -> dict[str, Any]:
