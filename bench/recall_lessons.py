@@ -59,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     import plotly.graph_objects  # noqa: F401  (the first FigureWidget import is slow; not a slider cost)
 
     from memorykit.classroom.lesson10 import ArchitecturesExplorer
-    from memorykit.classroom.lesson09 import EpisodicSurfaceExplorer, SemanticThresholdExplorer
+    from memorykit.classroom.lesson09 import EpisodicSurfaceExplorer
+    from memorykit.classroom.lesson09_semantic import SemanticThresholdExplorer
 
     for label, make in (("lesson 09 EpisodicSurfaceExplorer", EpisodicSurfaceExplorer),
                         ("lesson 09 SemanticThresholdExplorer", SemanticThresholdExplorer),

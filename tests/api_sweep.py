@@ -572,8 +572,8 @@ for _name in _SPANS:
 _COSINE = "a cosine threshold: -1 is in its range [-1, 1]"
 for _qual in ("memorykit.longterm.semantic.SemanticSettings.threshold",
               "memorykit.longterm.service.LongTermSettings.min_score",
-              "memorykit.classroom.lesson09.semantic_recall.threshold",
-              "memorykit.classroom.lesson09.embedder_comparison.threshold",
+              "memorykit.classroom.lesson09_semantic.semantic_recall.threshold",
+              "memorykit.classroom.lesson09_semantic.embedder_comparison.threshold",
               "memorykit.classroom.lesson10.curve.semantic_threshold",
               "memorykit.classroom.lesson10.curves.semantic_threshold",
               "memorykit.classroom.lesson10.embedder_comparison.threshold",

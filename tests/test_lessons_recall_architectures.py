@@ -8,8 +8,12 @@ import numpy as np
 import pytest
 
 from memorykit.classroom import lesson10 as aa
+from memorykit.classroom import lesson10_reasons as reasons
 from memorykit.classroom import lesson09_checks, lesson10_checks
 from memorykit.classroom import lesson09 as ra
+from memorykit.classroom import lesson09_semantic as sem
+from memorykit.classroom.lesson09_service import service_demo
+from memorykit.classroom.scenarios.probes import booking_critic
 from memorykit.longterm.episodic import (HOUR, episode_scores, full_match_horizon_seconds,
                                          overlap_needed)
 
@@ -101,28 +105,100 @@ def test_episodic_explorer_slider_changes_the_figure_and_summary():
     assert ex.summary()["probe_episodes_above_threshold"] == "4/4"
 
 
+def episodic_score(keywords, query_words, age_hours, alpha=0.6, beta=0.4, tau_hours=24.0):
+    """The notebook's reference answer to lesson 09's exercise 3."""
+    if not query_words:
+        overlap = 0.0
+    else:
+        overlap = len(set(query_words) & set(keywords)) / len(set(query_words))
+    return alpha * overlap + beta * math.exp(-age_hours / tau_hours)
+
+
+def by_keywords(keywords, query_words, age_hours, alpha=0.6, beta=0.4, tau_hours=24.0):
+    """A wrong answer: the overlap divided by the episode's keywords, not the query's words."""
+    shared = len(set(keywords) & set(query_words))
+    return alpha * shared / max(len(set(keywords)), 1) + beta * math.exp(-age_hours / tau_hours)
+
+
+def test_episodic_explorer_draws_the_students_surface_beside_the_librarys():
+    ex = ra.EpisodicSurfaceExplorer(yours=episodic_score, tau_hours=30.0)
+    mine = ex.trace("yours: episodic_score")
+    want = ra.your_surface(episodic_score, 0.6, 0.4, 30.0)
+    assert np.allclose(np.array(mine.z, dtype=float), want.z, atol=1e-4)
+    # the student's S is the library's: same numbers on the grid, same contour, same verdicts
+    assert np.allclose(want.z, want.library)
+    lib = ra.score_surface(0.6, 0.4, 30.0)[(ra.YOUR_OVERLAPS * 100).round().astype(int)][:, ::4]
+    assert np.allclose(want.z, lib)
+    line = np.array(ex.trace("yours: episodic_score: S = threshold (orange)").y, dtype=float)
+    ref = ra.threshold_line(0.6, 0.4, 30.0, 0.7)[::4]
+    assert np.array_equal(np.isnan(line), np.isnan(ref))
+    assert np.allclose(line[~np.isnan(line)], ref[~np.isnan(ref)])
+    s = ex.summary()
+    assert s["yours: episodic_score_max_difference_from_library"] == "0.000"
+    assert s["yours: episodic_score_probe_episodes_above_threshold"] == \
+        s["probe_episodes_above_threshold"]
+    ex.update(threshold=0.2)
+    assert ex.summary()["yours: episodic_score_probe_episodes_above_threshold"] == "4/4"
+    # a wrong score shows where it departs from the library's
+    wrong = ra.EpisodicSurfaceExplorer(yours={"by_keywords": by_keywords})
+    assert float(wrong.summary()["yours: by_keywords_max_difference_from_library"]) > 0.1
+    assert ra.EpisodicSurfaceExplorer().summary() == {
+        k: v for k, v in ra.EpisodicSurfaceExplorer(yours=episodic_score).summary().items()
+        if not k.startswith("yours: ")}
+
+
+@pytest.mark.parametrize("yours,error,text", [
+    (0.7, TypeError, "must be your function itself"),
+    (lambda keywords: 0.0, TypeError, "must take the arguments (keywords, query_words"),
+    (lambda k, q, a, alpha, beta, tau_hours: "high", TypeError,
+     "must return a number (S), returned 'high'"),
+])
+def test_episodic_explorer_refuses_the_wrong_kind_of_yours(yours, error, text):
+    with pytest.raises(error) as caught:
+        ra.EpisodicSurfaceExplorer(yours=yours)
+    assert text in str(caught.value)
+
+
+def test_a_threshold_move_leaves_the_surfaces_alone(monkeypatch):
+    ex = ra.EpisodicSurfaceExplorer(yours=episodic_score)
+    grids = []
+    monkeypatch.setattr(ra, "heat_grid", lambda z: grids.append(z) or np.asarray(z).tolist())
+    sent = []
+    send = ex.fig._send_update_msg
+
+    def spy(restyle_data, relayout_data, trace_indexes=None, source_view_id=None):
+        sent.append((set(restyle_data or {}), trace_indexes))
+        return send(restyle_data, relayout_data, trace_indexes, source_view_id)
+
+    monkeypatch.setattr(ex.fig, "_send_update_msg", spy)
+    ex.update(threshold=0.3)
+    assert grids == [] and sent and all("z" not in keys for keys, _ in sent)
+    ex.update(tau_hours=48.0)
+    assert len(grids) == 2 and any("z" in keys for keys, _ in sent)
+
+
 # ---------------------------------------------------------------- lesson 09: semantic
 
 
 def test_semantic_matrix_uses_minilm_by_default_and_recall_is_monotone():
-    m = ra.semantic_matrix()
+    m = sem.semantic_matrix()
     assert m.cosine.shape == (8, 8) and m.embedder == "all-MiniLM-L6-v2"
-    assert "lexical" in ra.semantic_matrix("lexical").embedder
-    for kind in ra.EMBEDDERS:
-        owns = [ra.semantic_recall(t / 20, kind)["own"] for t in range(21)]
+    assert "lexical" in sem.semantic_matrix("lexical").embedder
+    for kind in sem.EMBEDDERS:
+        owns = [sem.semantic_recall(t / 20, kind)["own"] for t in range(21)]
         assert owns == sorted(owns, reverse=True)
-        r, cos = ra.semantic_recall(0.65, kind), ra.semantic_matrix(kind).cosine
+        r, cos = sem.semantic_recall(0.65, kind), sem.semantic_matrix(kind).cosine
         assert r["own"] == int(sum(cos[i, i] > 0.65 for i in range(8)))
     with pytest.raises(ValueError, match="threshold"):
-        ra.semantic_recall(float("inf"))
+        sem.semantic_recall(float("inf"))
     with pytest.raises(ValueError, match="embedder must be one of 'minilm', 'lexical', got 'bert'"):
-        ra.semantic_recall(0.65, "bert")
+        sem.semantic_recall(0.65, "bert")
 
 
 def test_embedder_comparison_is_the_matrices_read_at_the_threshold():
-    rows = {row["embedder"]: row for row in ra.embedder_comparison(0.65)}
-    for kind in ra.EMBEDDERS:
-        m, row = ra.semantic_matrix(kind), rows[ra.semantic_matrix(kind).embedder]
+    rows = {row["embedder"]: row for row in sem.embedder_comparison(0.65)}
+    for kind in sem.EMBEDDERS:
+        m, row = sem.semantic_matrix(kind), rows[sem.semantic_matrix(kind).embedder]
         own = np.diag(m.cosine)
         wrong = m.cosine[~np.eye(8, dtype=bool)]
         assert row["own facts at 0.65"] == f"{int((own > 0.65).sum())}/8"
@@ -137,16 +213,19 @@ def test_embedder_comparison_is_the_matrices_read_at_the_threshold():
 
 
 def test_semantic_explorer_draws_recalled_markers():
-    ex = ra.SemanticThresholdExplorer(threshold=0.65)
+    ex = sem.SemanticThresholdExplorer(threshold=0.65)
     right, wrong = ex.trace("recalled (right fact)"), ex.trace("recalled (wrong fact)")
     n = len(right.x)
     ex.update(threshold=0.1)
     assert len(right.x) > n and len(wrong.x) > 0
     assert ex.summary()["questions_recalling_their_fact"] == "8/8"
+    # at a low threshold most cells are marked: open marks ring the value, never cross it
+    assert right.marker.symbol.endswith("-open") and wrong.marker.symbol == "square-open"
+    assert ex.fig.layout.showlegend  # what the marks mean, even when only one kind is drawn
 
 
 def test_service_demo_recalls_for_the_last_user_message_and_isolates_sessions():
-    d = ra.service_demo()
+    d = service_demo()
     assert d["alice"]["recall_query"] == d["question"] == d["bob"]["recall_query"]
     assert not d["alice"]["code_verbatim_in_working_memory"]
     assert d["alice"]["code_in_context"] and d["alice"]["recalled"]
@@ -177,7 +256,7 @@ def test_lesson_curves_equal_fresh_build_context(letter, window, factor, e, s):
     fresh = make_architectures(
         window=window, episodic=EpisodicSettings(stm_limit=window, consolidation_factor=factor,
                                                  threshold=e),
-        semantic=SemanticSettings(threshold=s), critic=aa.booking_critic(),
+        semantic=SemanticSettings(threshold=s), critic=booking_critic(),
         embedder=run.embedder)[letter]
     assert aa.curve(letter, window, factor, e, s) == run.reference_curve(fresh)
 
@@ -201,7 +280,7 @@ def make_architectures_for(run, letter):
     from memorykit.longterm import make_architectures
 
     return make_architectures(window=20, counter=run.counter, embedder=run.embedder,
-                              critic=aa.booking_critic())[letter]
+                              critic=booking_critic())[letter]
 
 
 def test_curves_shape_and_expected_order():
@@ -233,20 +312,70 @@ def test_architectures_explorer_slider_changes_the_figure():
     assert list(ex.trace("C semantic: tokens").y) == list(aa.curve("C", 20, 1.5, 0.7, 0.3).tokens)
 
 
+def select_recalled(scores, threshold, limit):
+    """The notebook's reference answer to lesson 10's exercise 3."""
+    above = [i for i, score in enumerate(scores) if score > threshold]
+    return sorted(above, key=lambda i: -scores[i])[:limit]
+
+
+def test_architectures_explorer_runs_the_students_rule_as_c():
+    ex = aa.ArchitecturesExplorer(yours=select_recalled)
+    mine, c = ex.trace("yours: select_recalled"), aa.curve("C")
+    assert list(mine.y) == list(c.recall)
+    assert list(ex.trace("yours: select_recalled: tokens").y) == list(c.tokens)
+    s = ex.summary()
+    assert s["yours: select_recalled_recall_%"] == s["C_recall_%"]
+    ex.update(semantic_threshold=0.3, window=12)
+    assert list(mine.y) == list(aa.curve("C", 12, semantic_threshold=0.3).recall)
+    # a rule that ignores the limit recalls more and costs more than C
+    def no_limit(scores, threshold, limit):
+        return sorted((i for i, x in enumerate(scores) if x > threshold), key=lambda i: -scores[i])
+    loose, lib = aa.yours_curve(no_limit, 20, 0.2), aa.curve("C", 20, semantic_threshold=0.2)
+    assert sum(loose.tokens) > sum(lib.tokens)
+    # without yours= the explorer prints what it printed before
+    assert aa.ArchitecturesExplorer().summary() == {
+        k: v for k, v in s.items() if not k.startswith("yours: ")}
+
+
+@pytest.mark.parametrize("yours,error,text", [
+    ([0, 1], TypeError, "must be your function itself"),
+    (lambda scores: [], TypeError, "must take the arguments (scores, threshold, limit)"),
+    (lambda s, t, n: [0.9], ValueError, "are not positions in scores"),
+    (lambda s, t, n: "0", TypeError, "not a list of positions"),
+])
+def test_architectures_explorer_refuses_the_wrong_kind_of_yours(yours, error, text):
+    with pytest.raises(error) as caught:
+        aa.ArchitecturesExplorer(yours=yours)
+    assert text in str(caught.value)
+
+
+def test_a_semantic_threshold_move_redraws_only_c_d_and_yours(monkeypatch):
+    ex = aa.ArchitecturesExplorer(yours=select_recalled)
+    touched = []
+    trace = ex.trace
+    monkeypatch.setattr(ex, "trace", lambda name: touched.append(name) or trace(name))
+    ex.update(semantic_threshold=0.3)
+    assert {n.removesuffix(": tokens") for n in touched} == {
+        "C semantic", "D reflection", "yours: select_recalled"}
+    touched.clear()
+    ex.update(consolidation_factor=2.0)
+    assert {n.removesuffix(": tokens") for n in touched} == {"B episodic"}
+
+
 def test_recall_table_comparison_and_reasons():
     rows = aa.recall_table()
     assert [r["arch"][0] for r in rows] == list(aa.LETTERS)
     assert rows[0]["mean"] == "0%" and rows[0]["differs"] == "no"
-    lines = aa.seed_comparison()
+    lines = reasons.seed_comparison()
     assert lines[0].endswith("same")
-    why = aa.why_missed(50)
+    why = reasons.why_missed(50)
     missed_b = [w for w in why if w["arch"] == "B" and not w["recalled"]]
     assert missed_b and all("<=" in w["why"] or "dropped" in w["why"] for w in missed_b)
     assert f"{len(missed_b)} of 4 probes missed" in lines[1]
 
 
 def test_learned_rules_cite_the_mistake_and_only_d_adapts():
-    r = aa.learned_rules(10)
+    r = reasons.learned_rules(10)
     assert r["rules"] and all(x["cites_the_mistake"] for x in r["rules"])
     assert {k: v["asks_first"] for k, v in r["replies"].items()} == {
         "A": False, "B": False, "C": False, "D": True}

@@ -1,43 +1,36 @@
-"""Lesson 09: long-term memory and recall (episodic scoring, semantic threshold, auto-recall).
+"""Lesson 09: episodic recall, D3's score over keyword overlap and age, and its threshold.
 
 * ``score_surface`` / ``threshold_line`` / ``surface_facts``: D3's episodic score over
   keyword overlap x age, its threshold contour and the boundary (``memorykit.longterm.episodic``);
   ``probe_episodes()``: where D3's four probe episodes sit on that surface;
   ``query_tokens_comparison()``: the same episodes under D3's T_q and memorykit's variant.
-* ``semantic_matrix()`` / ``semantic_recall(threshold)``: the fact bank's questions against
-  its facts in a ``SemanticMemory``, embedded by all-MiniLM-L6-v2 (in numpy, offline; the
-  embedder D3 chose its threshold for), and which facts ``SemanticMemory.recall`` returns
-  at a threshold; ``embedder="lexical"`` gives the same with the lexical hashing baseline (word
-  overlap, **not meaning**), ``embedder_comparison()`` the two side by side.
-* ``service_demo()``: D4's memory service with two sessions (``GYM_SESSIONS``): what
-  auto-recall injects for the last user message, and that nothing crosses sessions.
+* ``your_surface(score_function, alpha, beta, tau_hours)``: a student's ``episodic_score`` on a
+  grid of made-up episodes (``YOUR_OVERLAPS`` x ``YOUR_AGES_H``) and on the probe episodes, with
+  the library's S at the same points; ``your_threshold_line``: its contour S = threshold.
 
-Explorers: ``EpisodicSurfaceExplorer`` and ``SemanticThresholdExplorer``. Offline, deterministic.
-Taught in ``notebooks/09_long_term_memory.ipynb``.
+The surfaces are memoized (``memo``) by the weights, so a threshold move only re-reads them.
+The semantic threshold lives in ``lesson09_semantic``, the memory service in ``lesson09_service``.
+
+Explorer: ``EpisodicSurfaceExplorer`` (alpha, beta, tau, threshold); ``yours=episodic_score``
+adds the student's surface as a second heat map, and both thresholds' contours on both.
+Offline, deterministic. Taught in ``notebooks/09_long_term_memory.ipynb``.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from memorykit._validate import require_choice, require_int
-from memorykit.buffers import SummaryBuffer
-from memorykit.clock import StepClock
-from memorykit.classroom.explorer import EMBEDDERS, LessonExplorer, Setting, _go, defaults, lesson_embedder
+from memorykit.classroom.explorer import (Implementation, LessonExplorer, Setting, _go, defaults,
+                                          yours_name)
 from memorykit.classroom.figure import heat_grid, legend_below
-from memorykit.classroom.data import GYM_SESSIONS
-from memorykit.longterm.episodic import (HOUR, EpisodicMemory, EpisodicSettings, episode_scores,
+from memorykit.classroom.memo import memo
+from memorykit.classroom.replays.episode_probes import probe_episodes, query_tokens_comparison
+from memorykit.longterm.episodic import (HOUR, EpisodicSettings, episode_scores,
                                          full_match_horizon_seconds, overlap_needed)
-from memorykit.longterm.semantic import SemanticMemory, SemanticSettings
-from memorykit.longterm.service import LongTermSettings, MemoryService
-from memorykit.messages import MessageFactory
-from memorykit.classroom.replays.episode_probes import ProbeEpisode, probe_episodes, query_tokens_comparison
-from memorykit.classroom.scenarios.probes import probe_conversation
 
 OVERLAPS = np.linspace(0.0, 1.0, 101)
 """Keyword overlap |K_e & T_q| / |T_q| on the surface's y axis."""
@@ -52,11 +45,14 @@ def _weights(alpha: float, beta: float, tau_hours: float, threshold: float = 0.7
     return dict(alpha=s.alpha, beta=s.beta, tau_seconds=s.tau_hours * HOUR, threshold=s.threshold)
 
 
+@memo(maxsize=256)
 def score_surface(alpha: float = 0.6, beta: float = 0.4, tau_hours: float = 24.0) -> np.ndarray:
-    """S over (overlap, age): shape (len(OVERLAPS), len(AGES_H))."""
+    """S over (overlap, age): shape (len(OVERLAPS), len(AGES_H)), read-only."""
     w = _weights(alpha, beta, tau_hours)
     del w["threshold"]
-    return episode_scores(OVERLAPS[:, None], AGES_H[None, :] * HOUR, **w)
+    z = episode_scores(OVERLAPS[:, None], AGES_H[None, :] * HOUR, **w)
+    z.flags.writeable = False
+    return z
 
 
 def threshold_line(alpha: float, beta: float, tau_hours: float, threshold: float) -> np.ndarray:
@@ -90,58 +86,191 @@ def episode_verdicts(alpha: float, beta: float, tau_hours: float, threshold: flo
     return [bool(v > threshold) for v in s]
 
 
+# ------------------------------------------------------------ the student's
+YOURS = Implementation(
+    "a function episodic_score(keywords, query_words, age_hours, alpha, beta, tau_hours)",
+    parameters=("keywords", "query_words", "age_hours", "alpha", "beta", "tau_hours"))
+YOUR_QUERY = ("what", "was", "the", "locker", "code", "at", "gym", "refund", "order", "number",
+              "pin", "support", "line", "callback", "phone", "flight", "seat", "booking",
+              "parcel", "tracking")
+"""T_q of the made-up episodes a student's score is drawn on (20 words: overlap steps of 0.05)."""
+YOUR_OTHER_KEYWORDS = ("running", "weather", "coffee", "weekend")
+"""Keywords of every made-up episode that are not query words (an episode knows more)."""
+YOUR_OVERLAPS = np.arange(len(YOUR_QUERY) + 1) / len(YOUR_QUERY)
+YOUR_AGES_H = AGES_H[::4]
+"""Ages of the student's grid: every 2 hours (a Python function is called once per cell)."""
+
+
+@dataclass(frozen=True, eq=False)
+class YourSurface:
+    """A student's score on the grid and on the probe episodes, beside the library's."""
+
+    z: np.ndarray
+    """Their S over (YOUR_OVERLAPS, YOUR_AGES_H)."""
+    library: np.ndarray
+    """The library's S at the same points."""
+    probes: tuple[float, ...]
+    """Their S of each probe episode (``probe_episodes()``)."""
+
+    def max_difference(self) -> float:
+        return float(np.max(np.abs(self.z - self.library)))
+
+
+def _score(fn: Any, keywords: list[str], query: frozenset[str], age_hours: float,
+           w: dict[str, float]) -> float:
+    """``fn``'s S of one episode; an error names the episode, a non-number what came back."""
+    name = getattr(fn, "__name__", repr(fn))
+    try:
+        s = fn(list(keywords), frozenset(query), float(age_hours), **w)
+    except Exception as error:
+        error.add_note(f"while the explorer scored keywords {keywords}, query_words "
+                       f"{sorted(query)}, age_hours {age_hours:g} with yours: {name} ({w})")
+        raise
+    if isinstance(s, bool) or not isinstance(s, (int, float, np.integer, np.floating)):
+        raise TypeError(f"yours: {name} must return a number (S), returned {s!r} for keywords "
+                        f"{keywords}, query_words {sorted(query)}, age_hours {age_hours:g}")
+    return float(s)
+
+
+@memo(maxsize=128)
+def your_surface(score_function: Any, alpha: float = 0.6, beta: float = 0.4,
+                 tau_hours: float = 24.0) -> YourSurface:
+    """``score_function`` (a student's ``episodic_score``) on the grid: an episode whose
+    keywords hold k of ``YOUR_QUERY``'s 20 words (plus ``YOUR_OTHER_KEYWORDS``), at each of
+    ``YOUR_AGES_H``; and on the probe episodes' own keywords and question words."""
+    fn = YOURS.check("score_function", score_function)
+    lib = _weights(alpha, beta, tau_hours)
+    w = {"alpha": lib["alpha"], "beta": lib["beta"], "tau_hours": lib["tau_seconds"] / HOUR}
+    query = frozenset(YOUR_QUERY)
+    z = np.array([[_score(fn, [*YOUR_QUERY[:k], *YOUR_OTHER_KEYWORDS], query, age, w)
+                   for age in YOUR_AGES_H] for k in range(len(YOUR_QUERY) + 1)])
+    library = episode_scores(YOUR_OVERLAPS[:, None], YOUR_AGES_H[None, :] * HOUR,
+                             alpha=lib["alpha"], beta=lib["beta"], tau_seconds=lib["tau_seconds"])
+    probes = tuple(_score(fn, list(e.keywords), e.query_words, e.age_hours, w)
+                   for e in probe_episodes())
+    for a in (z, library):
+        a.flags.writeable = False
+    return YourSurface(z, library, probes)
+
+
+def your_threshold_line(z: np.ndarray, threshold: float) -> np.ndarray:
+    """The overlap at which a grid's S first rises above ``threshold``, per age (linear
+    between grid rows; NaN where even overlap 0 passes or no overlap does)."""
+    above = z > threshold
+    first = np.where(above.any(axis=0), above.argmax(axis=0), -1)
+    out = np.full(z.shape[1], np.nan)
+    for j, k in enumerate(first):
+        if k > 0:  # between rows k-1 (at or under) and k (above)
+            lo, hi = z[k - 1, j], z[k, j]
+            t = (threshold - lo) / (hi - lo) if hi != lo else 1.0
+            out[j] = YOUR_OVERLAPS[k - 1] + t * (YOUR_OVERLAPS[k] - YOUR_OVERLAPS[k - 1])
+    return out
+
+
+# ------------------------------------------------------------------ explorer
+LINE = "S = threshold (white dashes)"
+PROBES = "probe episodes (red: recalled)"
+_YOUR_LINE = dict(color="#ff7f0e", width=5)
+
+
 class EpisodicSurfaceExplorer(LessonExplorer):
     """D3's hybrid score over keyword overlap x age, with the threshold contour."""
 
     title = "Episodic score S = alpha·overlap + beta·exp(-age/tau)"
+    implementation = YOURS
 
     settings = (Setting("alpha", "alpha (keyword weight)", 0.6, 0.0, 1.0, 0.05),
                 Setting("beta", "beta (recency weight)", 0.4, 0.0, 1.0, 0.05),
                 Setting("tau_hours", "tau (hours)", 24.0, 1.0, 96.0, 1.0, ".0f"),
                 Setting("threshold", "threshold", 0.7, 0.0, 1.5, 0.05))
 
-    def __init__(self, **settings: float) -> None:
+    def __init__(self, yours: Any = None, **settings: float) -> None:
         # the library validates: a bad weight fails here, before any slider is drawn
         surface_facts(**{**defaults(self.settings), **settings})
-        super().__init__(**settings)
+        super().__init__(yours=yours, **settings)
 
     def _make_figure(self) -> Any:
-        go = _go()
-        fig = go.FigureWidget()
-        fig.add_heatmap(name="S", x=AGES_H, y=OVERLAPS, z=np.zeros((2, 2)), colorscale="Viridis", zmin=0,
-                        zmax=2, colorbar=dict(title="S"),
+        from plotly.subplots import make_subplots
+
+        rows = 1 + len(self.yours)
+        fig = _go().Figure() if rows == 1 else make_subplots(
+            rows=rows, cols=1, shared_xaxes=True, vertical_spacing=0.1, subplot_titles=(
+                "the library's S", *(f"{yours_name(n)} (every 2 h, overlap steps of 0.05)"
+                                     for n in self.yours)))
+        at = {} if rows == 1 else dict(row=1, col=1)
+        fig.add_heatmap(name="S", x=AGES_H, y=OVERLAPS, z=np.zeros((2, 2)), colorscale="Viridis",
+                        zmin=0, zmax=2, colorbar=dict(title="S"), **at,
                         hovertemplate="age %{x:.1f} h, overlap %{y:.2f}: S %{z:.3f}<extra></extra>")
-        fig.add_scatter(name="S = threshold (white dashes)", x=AGES_H, y=np.zeros_like(AGES_H),
-                        mode="lines", line=dict(color="white", width=3, dash="dash"))
+        line = dict(color="white", width=3, dash="dash")
+        for name in self.yours:
+            # the student's line under the library's dashes: orange between white dashes where
+            # the two agree, orange alone where they part
+            fig.add_scatter(name=f"{yours_name(name)}: S = threshold (orange)", x=YOUR_AGES_H,
+                            y=np.zeros_like(YOUR_AGES_H), mode="lines", line=_YOUR_LINE,
+                            legendgroup=name, row=1, col=1)
+        fig.add_scatter(name=LINE, x=AGES_H, y=np.zeros_like(AGES_H), mode="lines", line=line,
+                        **at, **({"legendgroup": "library"} if self.yours else {}))
         eps = probe_episodes()
-        fig.add_scatter(name="probe episodes (red: recalled)", x=[e.age_hours for e in eps],
-                        y=[e.overlap for e in eps], mode="markers", hovertext=[e.question for e in eps],
-                        hoverinfo="text", cliponaxis=False,
-                        marker=dict(size=12, symbol="circle", line=dict(color="white", width=2)))
+        probe = dict(x=[e.age_hours for e in eps], y=[e.overlap for e in eps], mode="markers",
+                     hovertext=[e.question for e in eps], hoverinfo="text", cliponaxis=False,
+                     marker=dict(size=12, symbol="circle", line=dict(color="white", width=2)))
+        fig.add_scatter(name=PROBES, **probe, **at)
         # The probes never move (only their colour does): label them once, on a dark ground
         # so the text reads over any colour of the surface.
         for e in eps:
             fig.add_annotation(x=e.age_hours, y=e.overlap, text=e.question, showarrow=False,
                                xanchor="left", xshift=10, font=dict(color="white", size=11),
-                               bgcolor="rgba(0,0,0,0.55)", borderpad=2)
-        fig.update_xaxes(title="episode age (hours)")
+                               bgcolor="rgba(0,0,0,0.55)", borderpad=2, **at)
+        for i, name in enumerate(self.yours, start=2):
+            fig.add_heatmap(name=yours_name(name), x=YOUR_AGES_H, y=YOUR_OVERLAPS,
+                            z=np.zeros((2, 2)), colorscale="Viridis", zmin=0, zmax=2,
+                            showscale=False, row=i, col=1, hovertemplate=(
+                                "age %{x:.0f} h, overlap %{y:.2f}: your S %{z:.3f}<extra></extra>"))
+            fig.add_scatter(name=f"{yours_name(name)}: S = threshold (on yours)", x=YOUR_AGES_H,
+                            y=np.zeros_like(YOUR_AGES_H), mode="lines", line=_YOUR_LINE,
+                            legendgroup=name, showlegend=False, row=i, col=1)
+            fig.add_scatter(name=f"{LINE} (on {yours_name(name)})", x=AGES_H, line=line,
+                            y=np.zeros_like(AGES_H), mode="lines", legendgroup="library",
+                            showlegend=False, row=i, col=1)
+            fig.add_scatter(name=f"{yours_name(name)}: probe episodes", **probe, row=i, col=1)
+        bottom = {} if rows == 1 else dict(row=rows, col=1)
+        fig.update_xaxes(title="episode age (hours)", **bottom)
         fig.update_yaxes(title="keyword overlap (shared / question keywords)", range=[-0.1, 1.08])
-        fig.update_layout(height=430, margin=dict(l=70, r=20, t=60, b=50), title=self.title,
+        if rows > 1:
+            fig.update_yaxes(title="keyword overlap")
+        fig.update_layout(height=430 if rows == 1 else 100 + 340 * rows,
+                          margin=dict(l=70, r=20, t=60 if rows == 1 else 90, b=50),
+                          title=self.title,
                           legend=legend_below())
         return fig
 
     def _compute(self, **p: Any) -> dict[str, Any]:
         a, b, t, thr = p["alpha"], p["beta"], p["tau_hours"], p["threshold"]
+        yours = {name: your_surface(fn, a, b, t) for name, fn in self.yours.items()}
         return {"z": score_surface(a, b, t), "line": threshold_line(a, b, t, thr),
-                "verdicts": episode_verdicts(a, b, t, thr), "zmax": max(a + b, 1e-6)}
+                "verdicts": episode_verdicts(a, b, t, thr), "zmax": max(a + b, 1e-6),
+                "yours": yours,
+                "your_lines": {n: your_threshold_line(y.z, thr) for n, y in yours.items()},
+                "your_verdicts": {n: [s > thr for s in y.probes] for n, y in yours.items()}}
 
     def _draw(self, r: dict[str, Any]) -> None:
-        surface = self.trace("S")
-        surface.z = heat_grid(r["z"])
-        surface.zmax = r["zmax"]
-        self.trace("S = threshold (white dashes)").y = r["line"]
-        self.trace("probe episodes (red: recalled)").marker.color = [
-            "#d62728" if v else "#7f7f7f" for v in r["verdicts"]]
+        colours = {True: "#d62728", False: "#7f7f7f"}
+        if self.moved("alpha", "beta", "tau_hours"):  # the surfaces ignore the threshold
+            surface = self.trace("S")
+            surface.z = heat_grid(r["z"])
+            surface.zmax = r["zmax"]
+            for name, y in r["yours"].items():
+                heat = self.trace(yours_name(name))
+                heat.z = heat_grid(y.z)
+                heat.zmax = r["zmax"]
+        self.trace(LINE).y = r["line"]
+        self.trace(PROBES).marker.color = [colours[v] for v in r["verdicts"]]
+        for name in self.yours:
+            self.trace(f"{LINE} (on {yours_name(name)})").y = r["line"]
+            for where in ("(orange)", "(on yours)"):
+                self.trace(f"{yours_name(name)}: S = threshold {where}").y = r["your_lines"][name]
+            self.trace(f"{yours_name(name)}: probe episodes").marker.color = [
+                colours[v] for v in r["your_verdicts"][name]]
 
     def summary(self) -> dict[str, Any]:
         p = self.params
@@ -151,185 +280,15 @@ class EpisodicSurfaceExplorer(LessonExplorer):
         verdicts = self.result["verdicts"]
         out["probe_episodes_above_threshold"] = f"{sum(verdicts)}/{len(verdicts)}"
         for e, v in zip(eps, verdicts):
-            out[f"  {e.question}"] = (f"overlap {e.overlap:.3f}, age {e.age_hours:.1f} h: {'recalled' if v else 'not recalled'}"
+            out[f"  {e.question}"] = (f"overlap {e.overlap:.3f}, age {e.age_hours:.1f} h: "
+                                      f"{'recalled' if v else 'not recalled'}"
                                       f"{'' if e.key_in_summary else ' (summary lost the key)'}")
+        for name, y in self.result["yours"].items():
+            mine = self.result["your_verdicts"][name]
+            out[f"{yours_name(name)}_probe_episodes_above_threshold"] = f"{sum(mine)}/{len(mine)}"
+            out[f"{yours_name(name)}_max_difference_from_library"] = f"{y.max_difference():.3f}"
         return out
 
 
-# ------------------------------------------------------------------ semantic
-@dataclass(frozen=True)
-class SemanticMatrix:
-    questions: tuple[str, ...]
-    facts: tuple[str, ...]
-    keys: tuple[str, ...]
-    cosine: np.ndarray
-    """cosine[i, j]: question i vs fact sentence j."""
-    embedder: str
-    recall_limit: int
-
-
-@lru_cache(maxsize=None)
-def _semantic_memory(embedder: str = "minilm") -> tuple[Any, SemanticMemory, np.ndarray]:
-    """The fact bank's eight facts in a ``SemanticMemory``, and each question's vector."""
-    require_choice("embedder", embedder, tuple(EMBEDDERS))
-    conv = probe_conversation(0, n_facts=8)
-    mem = SemanticMemory(SemanticSettings(), embedder=lesson_embedder(embedder))
-    mem.add([m for m in conv.messages if m.metadata.get("kind") == "fact"])
-    vectors = np.stack([mem.embed_query(f.question) for f in conv.facts])
-    vectors.flags.writeable = False
-    return conv, mem, vectors
-
-
-@lru_cache(maxsize=None)
-def semantic_matrix(embedder: str = "minilm") -> SemanticMatrix:
-    """Every question's cosine to every stored fact sentence (recall with no threshold)."""
-    conv, mem, vectors = _semantic_memory(embedder)
-    index = {f.message_id: j for j, f in enumerate(conv.facts)}
-    cos = np.zeros((len(conv.facts), len(conv.facts)))
-    for i, f in enumerate(conv.facts):
-        for r in mem.recall(f.question, vector=vectors[i], limit=len(conv.facts), threshold=None):
-            cos[i, index[r.message_id]] = r.score
-    return SemanticMatrix(tuple(f.question for f in conv.facts), tuple(f.text for f in conv.facts),
-                          tuple(f.key for f in conv.facts), cos, mem.embedder.name, mem.settings.recall_limit)
-
-
-def semantic_recall(threshold: float = 0.65, embedder: str = "minilm") -> dict[str, Any]:
-    """Which facts each question recalls: ``SemanticMemory.recall`` at ``threshold`` (scores
-    strictly above it, at most ``recall_limit`` per question). Remembered per threshold."""
-    found = _semantic_recall(SemanticSettings(threshold=threshold).threshold,
-                             require_choice("embedder", embedder, tuple(EMBEDDERS)))
-    return {**found, "recalled": found["recalled"].copy()}
-
-
-@lru_cache(maxsize=512)
-def _semantic_recall(threshold: float, embedder: str) -> dict[str, Any]:
-    conv, mem, vectors = _semantic_memory(embedder)
-    index = {f.message_id: j for j, f in enumerate(conv.facts)}
-    n = len(conv.facts)
-    recalled = np.zeros((n, n), dtype=bool)
-    for i, f in enumerate(conv.facts):
-        for r in mem.recall(f.question, vector=vectors[i], threshold=threshold):
-            recalled[i, index[r.message_id]] = True
-    own = np.diag(recalled)
-    wrong = recalled & ~np.eye(n, dtype=bool)
-    return {"recalled": recalled, "own": int(own.sum()), "wrong": int(wrong.sum()),
-            "questions_with_own_fact": [f.question for f, ok in zip(conv.facts, own) if ok]}
-
-
-def separating_thresholds(embedder: str = "minilm") -> dict[str, float]:
-    """The numbers behind the threshold: every own-fact cosine and the best wrong one."""
-    m = semantic_matrix(embedder)
-    own = np.diag(m.cosine)
-    off = m.cosine[~np.eye(len(own), dtype=bool)]
-    return {"lowest_own_cosine": round(float(own.min()), 3), "highest_own_cosine": round(float(own.max()), 3),
-            "highest_wrong_cosine": round(float(off.max()), 3)}
-
-
-def embedder_comparison(threshold: float = 0.65) -> list[dict[str, Any]]:
-    """Each embedder of ``EMBEDDERS`` on the fact bank: what ``threshold`` recalls, and whether
-    any threshold separates right facts from wrong ones (lowest right cosine above the highest
-    wrong one)."""
-    rows = []
-    for kind in EMBEDDERS:
-        r, sep = semantic_recall(threshold, kind), separating_thresholds(kind)
-        rows.append({"embedder": semantic_matrix(kind).embedder,
-                     f"own facts at {threshold:g}": f"{r['own']}/{len(r['recalled'])}",
-                     "wrong facts": r["wrong"], "lowest own cosine": sep["lowest_own_cosine"],
-                     "highest wrong cosine": sep["highest_wrong_cosine"],
-                     "a threshold separates them": sep["lowest_own_cosine"] > sep["highest_wrong_cosine"]})
-    return rows
-
-
-class SemanticThresholdExplorer(LessonExplorer):
-    """Cosine of each question to each fact; which ones pass the threshold."""
-
-    title = "Semantic recall: cosine(question, fact) with all-MiniLM-L6-v2"
-
-    settings = (Setting("threshold", "cosine threshold", 0.65, 0.0, 1.0, 0.01),)
-
-    def _make_figure(self) -> Any:
-        go = _go()
-        m = semantic_matrix()
-        labels = [f"F{j + 1}: {k}" for j, k in enumerate(m.keys)]
-        qs = [f"Q{i + 1}: {q}" for i, q in enumerate(m.questions)]
-        fig = go.FigureWidget()
-        fig.add_heatmap(name="cosine", x=labels, y=qs, z=m.cosine, colorscale="Blues", zmin=0, zmax=1,
-                        colorbar=dict(title="cosine"), text=np.round(m.cosine, 2),
-                        texttemplate="%{text}", hovertemplate="%{y}<br>%{x}: %{z:.3f}<extra></extra>")
-        fig.add_scatter(name="recalled (right fact)", x=[], y=[], mode="markers",
-                        marker=dict(symbol="circle-open", size=30, color="#2ca02c", line=dict(width=3)))
-        fig.add_scatter(name="recalled (wrong fact)", x=[], y=[], mode="markers",
-                        marker=dict(symbol="x-open", size=26, color="#d62728", line=dict(width=3)))
-        fig.update_yaxes(autorange="reversed")
-        fig.update_layout(height=480, margin=dict(l=360, r=20, t=60, b=110), title=self.title,
-                          legend=legend_below())
-        self._labels, self._qs = labels, qs
-        return fig
-
-    def _compute(self, **p: Any) -> dict[str, Any]:
-        return semantic_recall(p["threshold"])
-
-    def _draw(self, r: dict[str, Any]) -> None:
-        rec = r["recalled"]
-        own = np.eye(len(rec), dtype=bool)
-        for name, mask in (("recalled (right fact)", rec & own), ("recalled (wrong fact)", rec & ~own)):
-            ii, jj = np.nonzero(mask)
-            trace = self.trace(name)
-            trace.x = [self._labels[j] for j in jj]
-            trace.y = [self._qs[i] for i in ii]
-
-    def summary(self) -> dict[str, Any]:
-        m = semantic_matrix()
-        r = self.result
-        out: dict[str, Any] = {"embedder": f"{m.embedder} ({EMBEDDERS['minilm']})",
-                               "threshold": self.params["threshold"],
-                               "questions_recalling_their_fact": f"{r['own']}/{len(m.questions)}",
-                               "wrong_facts_recalled": r["wrong"]}
-        for i, q in enumerate(m.questions):
-            got = [f"F{j + 1}" for j in np.nonzero(r["recalled"][i])[0]]
-            out[f"  Q{i + 1} ({q})"] = ", ".join(got) if got else "nothing"
-        return out
-
-
-# ------------------------------------------------------------------ service
-def service_demo(recall_limit: int = 3, working_tokens: int = 150) -> dict[str, Any]:
-    """``GYM_SESSIONS`` in one ``MemoryService`` (working memory: a ``SummaryBuffer`` of
-    ``working_tokens``), then both users ask for "the locker code": auto-recall, isolation."""
-    clock = StepClock(0.0)
-    factory = MessageFactory(clock=clock)
-    svc = MemoryService(lambda: SummaryBuffer(working_tokens),
-                        LongTermSettings(recall_limit=recall_limit), counter=factory.counter)
-    for session, script in GYM_SESSIONS.items():
-        for role, text in script:
-            clock.advance(60)
-            svc.add(session, getattr(factory, role)(text))
-    question = "What is my locker code at the gym?"
-    out: dict[str, Any] = {"stored_entries": len(svc.store), "question": question}
-    # What the shared store holds closest to the question if the session filter were dropped.
-    best = svc.store.search(svc.session("bob").semantic.embed_query(question), 1)[0]
-    out["unfiltered_best_match"] = (f"{best.payload['text']!r} from session "
-                                    f"{best.payload['session_id']!r}, cosine {best.score:.3f}")
-    for sid in ("alice", "bob"):
-        clock.advance(60)
-        svc.add(sid, factory.user(question))
-        ctx = svc.get_context(sid)
-        working = list(svc.session(sid).working)
-        recalled = [i for i in ctx.items if i.kind == "recalled"]
-        out[sid] = {
-            "recall_query": svc.last_recall_query,
-            "working_memory": [f"{m.role}{' (summary)' if m.is_summary else ''}: {m.content}"
-                               for m in working],
-            "code_verbatim_in_working_memory": any(
-                "4721" in m.content and not m.is_summary for m in working),
-            "recalled": [f"{i.score:.3f}  {i.content}" for i in recalled],
-            "code_in_context": any("4721" in i.content for i in ctx.items),
-            "context_kinds": [i.kind for i in ctx.items],
-        }
-        out[sid]["recalled_ids_all_from_this_session"] = all(
-            s in svc.session(sid).added for i in recalled for s in i.sources)
-    return out
-
-
-__all__ = ["AGES_H", "EMBEDDERS", "OVERLAPS", "EpisodicSurfaceExplorer", "embedder_comparison", "SemanticThresholdExplorer", "episode_verdicts",
-           "probe_episodes", "query_tokens_comparison", "score_surface", "semantic_matrix", "semantic_recall",
-           "separating_thresholds", "service_demo", "surface_facts", "threshold_line"]
+__all__ = ["AGES_H", "OVERLAPS", "EpisodicSurfaceExplorer", "episode_verdicts", "probe_episodes",
+           "query_tokens_comparison", "score_surface", "surface_facts", "threshold_line"]

@@ -1,7 +1,17 @@
-"""Lesson 09's exercise checkers: long-term memory (``notebooks/09_long_term_memory.ipynb``).
+"""Lesson 09's checkers: episodic and semantic recall (``notebooks/09_long_term_memory.ipynb``).
 
-Each returns a ``Verdict`` (printed only with ``show=True``) naming the numbers that decided it,
-and refuses an answer of the wrong kind with a ``TypeError`` / ``ValueError`` naming the value.
+* ``check_episodic_tau`` (exercise 1): the smallest whole number of hours tau that keeps a
+  full-match episode recalled 48 h later under D3's weights (``tau_recall_ok`` computes it);
+* ``check_semantic_threshold`` (exercise 2): the highest cosine threshold keeping every
+  fact-bank question's own fact with all-MiniLM-L6-v2, and the wrong facts it lets in
+  (``semantic_threshold_answer`` scans for it);
+* ``check_episodic_score`` (exercise 3, build it yourself): the student's ``episodic_score``
+  under the contract the library's score keeps (``memorykit.classroom.contracts.longterm``),
+  and equal to the library's S on random episodes.
+
+Every checker returns a ``Verdict`` (printed only with ``show=True``) naming the numbers that
+decided it, and raises ``TypeError`` / ``ValueError`` naming the value for an answer of the
+wrong kind (text, a bool, NaN, a negative or fractional count, a number for a function).
 """
 
 from __future__ import annotations
@@ -9,7 +19,8 @@ from __future__ import annotations
 from typing import Any
 
 from memorykit._validate import require_positive
-from memorykit.classroom.verdict import Verdict, report, require_number, require_answer_dict, require_unit
+from memorykit.classroom.verdict import (Verdict, report, require_answer_dict, require_number,
+                                         require_unit)
 
 
 def _whole(name: str, value: Any, what: str, minimum: int) -> int:
@@ -20,7 +31,6 @@ def _whole(name: str, value: Any, what: str, minimum: int) -> int:
     return int(x)
 
 
-# -------------------------------------------------------------- lesson 09
 TAU_EXERCISE = {"alpha": 0.6, "beta": 0.4, "threshold": 0.7, "age_hours": 48.0}
 """Lesson 09, exercise 1: D3's weights and threshold, a full-match episode two days old."""
 
@@ -57,7 +67,7 @@ def check_episodic_tau(tau_hours: Any, *, show: bool = False) -> Verdict:
 
 def semantic_threshold_answer() -> dict[str, Any]:
     """Lesson 09, exercise 2 solved by scanning thresholds 0.00..1.00 in steps of 0.01."""
-    from memorykit.classroom.lesson09 import semantic_matrix, semantic_recall
+    from memorykit.classroom.lesson09_semantic import semantic_matrix, semantic_recall
 
     n = len(semantic_matrix().questions)
     best = None
@@ -74,7 +84,7 @@ def check_semantic_threshold(answer: Any, *, show: bool = False) -> Verdict:
     """Lesson 09: {'threshold': t, 'wrong_recalls': n}: the highest cosine threshold (two
     decimals) at which every fact-bank question still recalls its own fact with the lesson's
     embedder (all-MiniLM-L6-v2), and how many wrong facts are recalled with it."""
-    from memorykit.classroom.lesson09 import semantic_matrix, semantic_recall
+    from memorykit.classroom.lesson09_semantic import semantic_matrix, semantic_recall
 
     name = "09 semantic threshold"
     answer = require_answer_dict(answer, ("threshold", "wrong_recalls"))
@@ -105,10 +115,11 @@ def check_episodic_score(score_function: Any, *, show: bool = False) -> Verdict:
     """Lesson 09, build it yourself: ``score_function(keywords, query_words, age_hours,
     alpha=0.6, beta=0.4, tau_hours=24.0)`` returns D3's episodic score
     ``alpha * |K & T| / |T| + beta * exp(-age / tau)`` (overlap 0 for a query without words).
-    The library's contract for the score (``memorykit.classroom.contracts.longterm``) runs over it, and it
-    must give the library's S on random episodes."""
+    The library's contract for the score (``memorykit.classroom.contracts.longterm``) runs over
+    it, and it must give the library's S on random episodes."""
     from memorykit.classroom.contracts import run_contracts
-    from memorykit.classroom.contracts.longterm import EPISODIC_SCORE_CONTRACTS, agrees_with_library_score
+    from memorykit.classroom.contracts.longterm import (EPISODIC_SCORE_CONTRACTS,
+                                                        agrees_with_library_score)
 
     if isinstance(score_function, type) or not callable(score_function):
         raise TypeError("score_function must be your function itself (episodic_score, without "

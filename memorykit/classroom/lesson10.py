@@ -3,15 +3,16 @@
 * ``probe_run()``: the lesson's ``ProbeCheckpoints`` (one seeded conversation whose prefixes
   are those with fewer distractors), its components memoized.
 * ``curve(letter, window, factor, episodic_threshold, semantic_threshold, embedder)``: recall
-  (the key in the built context) and tokens per call at every checkpoint, memoized on the
-  parameters the architecture depends on: a threshold move re-selects captured probes.
-* ``recall_table``, ``why_missed``, ``seed_comparison``: the benchmark beside D3's
-  numbers, and for B and C every probe with the computed reason it was or was not recalled.
-* ``learned_rules(distractors)``: what D's critic learned in the booking scenario, with
-  the messages each rule cites, and every architecture's reply to the second request.
+  (the key in the built context) and tokens per call at every checkpoint, memoized (``memo``)
+  on the parameters the architecture depends on: a threshold move re-selects captured probes.
+* ``yours_curve(rule, window, semantic_threshold)``: C with a student's ``select_recalled``
+  choosing what it recalls, from the same captured probes.
+* ``benchmark``, ``recall_table``: the benchmark beside D3's numbers; ``embedder_comparison``
+  C with each embedder. Why each probe is missed, and what D learned: ``lesson10_reasons``.
 
 Explorer: ``ArchitecturesExplorer`` (window, consolidation factor, episodic and semantic
-thresholds; recall and tokens per call vs distractor turns for A-D). Everything is offline.
+thresholds; recall and tokens per call vs distractor turns for A-D); ``yours=select_recalled``
+adds C run with the student's rule. Everything is offline.
 C and D embed with all-MiniLM-L6-v2 (numpy, vectors cached on disk) by default, the embedder
 D3 chose its 0.65 for; ``embedder="lexical"`` (word overlap, not meaning) is the
 baseline, ``embedder_comparison`` the two side by side. The summarizer is extractive, the
@@ -21,21 +22,20 @@ Taught in ``notebooks/10_architectures.ipynb``.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from memorykit._validate import require_choice, require_int
+from memorykit.classroom.explorer import (EMBEDDERS, Implementation, LessonExplorer, Setting, _go,
+                                          defaults, lesson_embedder, yours_name)
+from memorykit.classroom.figure import legend_below
+from memorykit.classroom.memo import memo
 from memorykit.classroom.replays.recall_benchmark import SEED_003_RECALL, run_benchmark
 from memorykit.classroom.replays.recall_curves import Captured, Curve, ProbeCheckpoints
-from memorykit.classroom.explorer import EMBEDDERS, LessonExplorer, Setting, _go, defaults, lesson_embedder
-from memorykit.classroom.figure import legend_below
-from memorykit.longterm.architectures import ReflectionArchitecture, make_architectures
-from memorykit.longterm.episodic import EpisodicSettings, explain
+from memorykit.longterm.episodic import EpisodicSettings
 from memorykit.longterm.semantic import SemanticSettings
-from memorykit.classroom.scenarios.probes import (adaptability_scenario, asks_for_confirmation, booking_actor,
-                                      booking_critic, probe_conversation)
 from memorykit.summary import ExtractiveSummarizer, MemoSummarizer
 from memorykit.tokens import MemoCounter
 
@@ -57,10 +57,15 @@ SETTINGS = (
 DEFAULTS = defaults(SETTINGS)
 
 
-@lru_cache(maxsize=len(EMBEDDERS))
 def probe_run(embedder: str = "minilm") -> ProbeCheckpoints:
     """The longest probe conversation, its checkpoints and the shared memoized components
-    (C and D embed with ``embedder``, a key of ``EMBEDDERS``; A and B use none)."""
+    (C and D embed with ``embedder``, a key of ``EMBEDDERS``; A and B use none). One per
+    embedder for the whole process."""
+    return _probe_run(require_choice("embedder", embedder, tuple(EMBEDDERS)))
+
+
+@memo(maxsize=None)
+def _probe_run(embedder: str) -> ProbeCheckpoints:
     counter = MemoCounter()
     return ProbeCheckpoints(DISTRACTORS, budget=BUDGET, counter=counter,
                             embedder=lesson_embedder(embedder),
@@ -79,22 +84,22 @@ def check_params(window: int, factor: float, episodic_threshold: float,
             round(float(episodic.threshold), 4), round(float(semantic.threshold), 4))
 
 
-@lru_cache(maxsize=64)
+@memo(maxsize=64)
 def _window_curve(window: int) -> Curve:
     return probe_run().window_curve(window)
 
 
-@lru_cache(maxsize=64)
+@memo(maxsize=64)
 def _episodic_capture(window: int, factor: float) -> Captured:
     return probe_run().capture_episodic(window, factor)
 
 
-@lru_cache(maxsize=128)
+@memo(maxsize=128)
 def _semantic_capture(window: int, embedder: str) -> tuple[Captured, Captured]:
     return probe_run(embedder).capture_semantic(window)
 
 
-@lru_cache(maxsize=2048)
+@memo(maxsize=2048)
 def _curve(letter: str, window: int, factor: float, threshold: float, embedder: str) -> Curve:
     if letter == "A":
         return _window_curve(window)
@@ -149,17 +154,21 @@ def embedder_comparison(window: int = 20, threshold: float = 0.65) -> list[dict[
 
 
 # ------------------------------------------------------------------ the table
-@lru_cache(maxsize=8)
-def benchmark(distractors: tuple[int, ...] = (10, 25, 50, 100), embedder: str = "minilm") -> Any:
+def benchmark(distractors: Sequence[int] = (10, 25, 50, 100), embedder: str = "minilm") -> Any:
     """``run_benchmark`` offline with C and D on ``embedder`` (what ``python -m
-    bench.architectures --embedder minilm`` runs; ``"lexical"``: its defaults)."""
+    bench.architectures --embedder minilm`` runs; ``"lexical"``: its defaults). Memoized."""
+    return _benchmark(tuple(distractors), require_choice("embedder", embedder, tuple(EMBEDDERS)))
+
+
+@memo(maxsize=8)
+def _benchmark(distractors: tuple[int, ...], embedder: str) -> Any:
     return run_benchmark(distractors, embedder=lesson_embedder(embedder))
 
 
-def recall_table(distractors: tuple[int, ...] = (10, 25, 50, 100),
+def recall_table(distractors: Sequence[int] = (10, 25, 50, 100),
                  embedder: str = "minilm") -> list[dict[str, Any]]:
     """A-D: recall per distractor count and the mean, beside D3's reported recall."""
-    result = benchmark(tuple(distractors), embedder)
+    result = benchmark(distractors, embedder)
     out = []
     for s in result.summary():
         letter = s["architecture"][0]
@@ -176,129 +185,73 @@ def recall_table(distractors: tuple[int, ...] = (10, 25, 50, 100),
     return out
 
 
-def why_missed(distractors: int = 50, window: int = 20, embedder: str = "minilm") -> list[dict[str, Any]]:
-    """For B and C at one distractor count: each probe, recalled or not, and why (computed)."""
-    require_int("distractors", distractors, minimum=0)
-    run = probe_run(embedder)
-    conv = probe_conversation(distractors, counter=run.counter)
-    archs = make_architectures(window=window, counter=run.counter, embedder=run.embedder)
-    out: list[dict[str, Any]] = []
-    b, c = archs["B"], archs["C"]
-    for f in conv.facts:
-        b.sync(conv.messages)
-        now = conv.messages[-1].created_at
-        in_stm = any(m.id == f.message_id for m in b.memory.stm)
-        scores = [s for s in b.memory.score(f.question, now) if f.message_id in s.episode.source_message_ids]
-        ctx = b.build_context(conv.messages, f.question, BUDGET)
-        hit = f.key in "\n".join(i.content for i in ctx.items)
-        if in_stm:
-            why = "still in short-term memory (the window)"
-        elif not scores:
-            why = "no episode covers it"
-        else:
-            s = scores[0]
-            kept = f.key in s.episode.summary
-            chosen = {x.episode.id for x in b.memory.recall(f.question, now)}
-            why = (f"episode {s.episode.id}: " + explain(s, b.settings, s.episode.id in chosen)
-                   + ("" if kept else "; its summary dropped the key (the abstracted ghost)"))
-        out.append({"arch": "B", "question": f.question, "key": f.key, "recalled": hit, "why": why})
-    c.sync(conv.messages)
-    in_window = {m.id for m in c.short_term_messages()}
-    for f in conv.facts:
-        ctx = c.build_context(conv.messages, f.question, BUDGET)
-        hit = f.key in "\n".join(i.content for i in ctx.items)
-        if f.message_id in in_window:
-            why = "still in the window"
-        else:
-            q = c.memory.embed_query(f.question)
-            v = c.memory.embedder.embed([f.text])[0]
-            cos = float(np.dot(q, v) / (np.linalg.norm(q) * np.linalg.norm(v)))
-            op = ">" if cos > c.settings.threshold else "<="
-            why = (f"cosine(question, fact sentence) = {cos:.3f} {op} threshold "
-                   f"{c.settings.threshold:g} ({run.embedder.name}: {EMBEDDERS[embedder]})")
-        out.append({"arch": "C", "question": f.question, "key": f.key, "recalled": hit, "why": why})
-    return out
+# ------------------------------------------------------------ the student's
+YOURS = Implementation("a function select_recalled(scores, threshold, limit)",
+                       parameters=("scores", "threshold", "limit"))
 
 
-def seed_comparison(distractors: int = 50, embedder: str = "minilm") -> list[str]:
-    """One line per architecture: our mean recall against D3's, and where they differ,
-    the computed reason (from ``why_missed`` at ``distractors`` turns)."""
-    table = {r["arch"][0]: r for r in recall_table(embedder=embedder)}
-    why = why_missed(distractors, embedder=embedder)
-    name = probe_run(embedder).embedder.name
-    lines = []
-    for letter in LETTERS:
-        r = table[letter]
-        head = f"{letter}: ours {r['mean']} (mean over N=10,25,50,100), D3 {r['D3']}"
-        if r["differs"] == "no":
-            lines.append(head + ": same")
-            continue
-        own = [w for w in why if w["arch"] == ("B" if letter == "B" else "C")]
-        missed = [w for w in own if not w["recalled"]]
-        reason = f"at N={distractors} {len(missed)} of {len(own)} probes missed: "
-        if letter == "B":
-            below = sum("<=" in w["why"] for w in missed)
-            ghost = sum("dropped the key" in w["why"] for w in missed)
-            reason += (f"{below} episode(s) scored at or below the threshold (few query words among "
-                       f"its keywords), {ghost} summary(ies) lost the key")
-        else:
-            below = sum("<=" in w["why"] for w in missed)
-            reason += (f"{below} fact sentence(s) at or below the cosine threshold with {name} ("
-                       + ("D3's embedder, but these questions paraphrase their facts)"
-                          if embedder == "minilm" else "word overlap; D3 used all-MiniLM-L6-v2)"))
-            if letter == "D":
-                reason += "; D recalls what C recalls (its rules change behaviour, not recall)"
-        lines.append(f"{head}: differs; {reason}")
-    return lines
+def yours_curve(rule: Any, window: int = 20, semantic_threshold: float = 0.65,
+                embedder: str = "minilm") -> Curve:
+    """C with ``rule`` (a student's ``select_recalled``) choosing what it recalls from the
+    captured candidates, in place of the library's rule (memoized, like ``curve``)."""
+    w, _, _, s = check_params(window, 1.5, 0.7, semantic_threshold)
+    return _yours_curve(YOURS.check("rule", rule), w, s,
+                        require_choice("embedder", embedder, tuple(EMBEDDERS)))
 
 
-def learned_rules(distractors: int = 50) -> dict[str, Any]:
-    """The adaptability scenario: D's rules (with their sources) and every actor reply."""
-    require_int("distractors", distractors, minimum=0)
-    run = probe_run()
-    sc = adaptability_scenario(distractors, counter=run.counter)
-    archs = make_architectures(critic=booking_critic(), counter=run.counter, embedder=run.embedder)
-    actor = booking_actor()
-    by_id = {m.id: m for m in sc.messages}
-    replies, rules = {}, []
-    for letter, arch in archs.items():
-        ctx = arch.build_context(sc.messages, sc.second_request, BUDGET)
-        reply = actor.complete(ctx.to_openai(), max_tokens=120)
-        replies[letter] = {"reply": reply, "asks_first": asks_for_confirmation(reply)}
-        if isinstance(arch, ReflectionArchitecture):
-            for r in arch.reflection.active():
-                rules.append({"rule": arch.reflection.render(r),
-                              "cites": [f"{i} ({by_id[i].role}): {by_id[i].content}"
-                                        for i in r.source_message_ids],
-                              "cites_the_mistake": set(r.source_message_ids) == set(sc.mistake_ids)})
-    return {"distractors": distractors, "messages": len(sc.messages), "rules": rules,
-            "replies": replies}
+@memo(maxsize=512)
+def _yours_curve(rule: Any, window: int, threshold: float, embedder: str) -> Curve:
+    c, _ = _semantic_capture(window, embedder)
+    return probe_run(embedder).score_rule(c, threshold, _checked(rule))
+
+
+def _checked(rule: Any) -> Any:
+    """``rule`` whose answer must be positions in ``scores``, or an error saying what came back."""
+    name = getattr(rule, "__name__", repr(rule))
+
+    def positions(scores: list[float], threshold: float, limit: int) -> list[int]:
+        out = rule(list(scores), threshold, limit)
+        call = f"{name}({[round(x, 3) for x in scores]}, {threshold:g}, {limit})"
+        if not isinstance(out, (list, tuple)):
+            raise TypeError(f"yours: {call} returned {out!r}, not a list of positions")
+        bad = [i for i in out if isinstance(i, bool) or not isinstance(i, (int, np.integer))
+               or not 0 <= i < len(scores)]
+        if bad:
+            where = f"0..{len(scores) - 1}" if scores else "none: scores is empty"
+            raise ValueError(f"yours: {call} returned {list(out)}: {bad} are not positions in "
+                             f"scores ({where}); return indices, not scores")
+        return [int(i) for i in out]
+
+    return positions
 
 
 # ---------------------------------------------------------------- explorer
 _COLORS = {"A": "#7f7f7f", "B": "#ff7f0e", "C": "#1f77b4", "D": "#2ca02c"}
+_MOVES = {"A": ("window",), "B": ("window", "consolidation_factor", "episodic_threshold"),
+          "C": ("window", "semantic_threshold"), "D": ("window", "semantic_threshold")}
+"""The sliders each architecture's curves depend on (a move redraws only those)."""
 
 
 class ArchitecturesExplorer(LessonExplorer):
-    """Recall and tokens per call vs distractor turns for A-D."""
+    """Recall and tokens per call vs distractor turns for A-D; ``yours=select_recalled`` adds C
+    with the student's recall rule."""
 
     title = "Recall and tokens per call vs distractor turns (C, D on all-MiniLM-L6-v2)"
-
+    implementation = YOURS
     settings = SETTINGS
 
-    def __init__(self, **params: Any) -> None:
+    def __init__(self, yours: Any = None, **params: Any) -> None:
         start = {**DEFAULTS, **params}
         check_params(start["window"], start["consolidation_factor"],
                      start["episodic_threshold"], start["semantic_threshold"])
         warm(start["consolidation_factor"])
-        super().__init__(**params)
+        super().__init__(yours=yours, **params)
 
     def _make_figure(self) -> Any:
         from plotly.subplots import make_subplots
 
-        go = _go()
-        fig = go.FigureWidget(make_subplots(rows=1, cols=2, subplot_titles=(
-            "recall (fact key in the context)", "billed prompt tokens per call")))
+        fig = make_subplots(rows=1, cols=2, subplot_titles=(
+            "recall (fact key in the context)", "billed prompt tokens per call"))
         for col in (1, 2):
             for k in LETTERS:
                 # C and D often coincide: D is drawn thinner and dotted on top of a wider C
@@ -309,6 +262,12 @@ class ArchitecturesExplorer(LessonExplorer):
                                             symbol="diamond" if k == "D" else "circle"),
                                 line=dict(color=_COLORS[k], width=2 if k == "D" else 4 if k == "C"
                                           else 2, dash="dot" if k == "D" else "solid"))
+            for name in self.yours:  # C with the student's rule: black crosses over C's line
+                fig.add_scatter(name=yours_name(name) + ("" if col == 1 else ": tokens"),
+                                legendgroup=yours_name(name), x=list(DISTRACTORS),
+                                y=[0] * len(DISTRACTORS), mode="lines+markers", row=1, col=col,
+                                showlegend=col == 1, marker=dict(size=9, symbol="x", color="black"),
+                                line=dict(color="black", width=1.5, dash="dash"))
         fig.update_yaxes(range=[-0.05, 1.05], tickformat=".0%", title_text="recall", row=1, col=1)
         fig.update_yaxes(title_text="tokens per call", row=1, col=2)
         fig.update_xaxes(title="distractor turns after the facts")
@@ -317,30 +276,45 @@ class ArchitecturesExplorer(LessonExplorer):
         return fig
 
     def _compute(self, **p: Any) -> dict[str, Curve]:
-        return curves(p["window"], p["consolidation_factor"], p["episodic_threshold"],
-                      p["semantic_threshold"])
+        out = curves(p["window"], p["consolidation_factor"], p["episodic_threshold"],
+                     p["semantic_threshold"])
+        for name, rule in self.yours.items():
+            out[yours_name(name)] = yours_curve(rule, p["window"], p["semantic_threshold"])
+        return out
 
     def _draw(self, result: dict[str, Curve]) -> None:
-        for k in LETTERS:
-            self.trace(NAMES[k]).y = list(result[k].recall)
-            self.trace(f"{NAMES[k]}: tokens").y = list(result[k].tokens)
+        lines = [(NAMES[k], result[k], _MOVES[k]) for k in LETTERS]
+        lines += [(yours_name(n), result[yours_name(n)], _MOVES["C"]) for n in self.yours]
+        for name, c, depends_on in lines:
+            if self.moved(*depends_on):
+                self.trace(name).y = list(c.recall)
+                self.trace(f"{name}: tokens").y = list(c.tokens)
+
+    def _shown(self) -> list[tuple[str, Curve]]:
+        """(label, curve) of every architecture drawn, the student's after the library's."""
+        r: dict[str, Curve] = self.result
+        return [(k, r[k]) for k in LETTERS] + [(yours_name(n), r[yours_name(n)])
+                                               for n in self.yours]
 
     def summary(self) -> dict[str, Any]:
-        r: dict[str, Curve] = self.result
         out: dict[str, Any] = {s.name: self.params[s.name] for s in SETTINGS}
         out["distractors"] = ",".join(map(str, DISTRACTORS))
-        out.update({f"{k}_recall_%": ",".join(f"{v * 100:.0f}" for v in r[k].recall) for k in LETTERS})
-        out.update({f"{k}_tokens_per_call": ",".join(f"{v:.0f}" for v in r[k].tokens) for k in LETTERS})
+        shown = self._shown()
+        out.update({f"{k}_recall_%": ",".join(f"{v * 100:.0f}" for v in c.recall)
+                    for k, c in shown})
+        out.update({f"{k}_tokens_per_call": ",".join(f"{v:.0f}" for v in c.tokens)
+                    for k, c in shown})
         return out
 
     def readout_numbers(self) -> dict[str, Any]:
-        r: dict[str, Curve] = self.result
         out: dict[str, Any] = {s.name: self.params[s.name] for s in SETTINGS}
-        out.update({f"{k} recall after {DISTRACTORS[-1]} distractors": f"{r[k].recall[-1]:.0%}"
-                    for k in LETTERS})
-        out.update({f"{k} tokens per call, mean": f"{float(np.mean(r[k].tokens)):.0f}" for k in LETTERS})
+        shown = self._shown()
+        out.update({f"{k} recall after {DISTRACTORS[-1]} distractors": f"{c.recall[-1]:.0%}"
+                    for k, c in shown})
+        out.update({f"{k} tokens per call, mean": f"{float(np.mean(c.tokens)):.0f}"
+                    for k, c in shown})
         return out
 
-__all__ = ["ArchitecturesExplorer", "BUDGET", "DEFAULTS", "DISTRACTORS", "EMBEDDERS", "SETTINGS", "curve",
-           "curves", "embedder_comparison", "learned_rules", "probe_run", "recall_table",
-           "seed_comparison", "why_missed"]
+
+__all__ = ["ArchitecturesExplorer", "BUDGET", "DEFAULTS", "DISTRACTORS", "EMBEDDERS", "SETTINGS",
+           "curve", "curves", "embedder_comparison", "probe_run", "recall_table"]

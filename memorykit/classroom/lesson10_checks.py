@@ -1,7 +1,16 @@
-"""Lesson 10's exercise checkers: the four architectures (``notebooks/10_architectures.ipynb``).
+"""Lesson 10's checkers: the four architectures (``notebooks/10_architectures.ipynb``).
 
-Each returns a ``Verdict`` (printed only with ``show=True``) naming the numbers that decided it,
-and refuses an answer of the wrong kind with a ``TypeError`` / ``ValueError`` naming the value.
+* ``check_window_size`` (exercise 1): the smallest window with which A still holds all four
+  facts after 10 distractor turns;
+* ``check_semantic_best`` (exercise 2): the highest cosine threshold at which C reaches its
+  best recall after 50 distractor turns, and that recall (``semantic_best`` scans the grid);
+* ``check_recall_rule`` (exercise 3, build it yourself): the student's ``select_recalled``
+  under the long-term recall contract (``memorykit.classroom.contracts.longterm``), recalling
+  what the library's rule recalls.
+
+Every checker returns a ``Verdict`` (printed only with ``show=True``) naming the numbers that
+decided it, and raises ``TypeError`` / ``ValueError`` naming the value for an answer of the
+wrong kind (text, a bool, NaN, a share given as a percentage, a number for a function).
 """
 
 from __future__ import annotations
@@ -11,7 +20,6 @@ from typing import Any
 from memorykit.classroom.verdict import Verdict, report, require_answer_dict, require_unit
 
 
-# -------------------------------------------------------------- lesson 10
 WINDOW_EXERCISE_DISTRACTORS = 10
 """Lesson 10, exercise 1: distractor turns after the facts."""
 
@@ -95,11 +103,12 @@ def check_recall_rule(rule: Any, *, show: bool = False) -> Verdict:
     """Lesson 10, build it yourself: ``rule(scores, threshold, limit)`` returns the positions
     of the candidates architecture C recalls: strictly above ``threshold``, best first (equal
     scores keep their order), at most ``limit``. The long-term recall contract
-    (``memorykit.classroom.contracts.longterm``: the budget holds, nothing above the threshold is dropped
-    silently, deterministic) runs over it, and it must recall what the library's
+    (``memorykit.classroom.contracts.longterm``: the budget holds, nothing above the threshold
+    is dropped silently, deterministic) runs over it, and it must recall what the library's
     ``select_recalled`` recalls."""
     from memorykit.classroom.contracts import run_contracts
-    from memorykit.classroom.contracts.longterm import RECALL_RULE_CONTRACTS, agrees_with_library_rule
+    from memorykit.classroom.contracts.longterm import (RECALL_RULE_CONTRACTS,
+                                                        agrees_with_library_rule)
 
     if isinstance(rule, type) or not callable(rule):
         raise TypeError("rule must be your function itself (select_recalled, without calling "

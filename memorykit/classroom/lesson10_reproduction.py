@@ -7,17 +7,18 @@ and D) and runs the same protocol live with the offline stand-ins (``standins()`
 embedder, extractive summarizer, scripted critic and reader; under a second), so the two sit
 beside D3's figures (``side_by_side``) and the differences are read from the data
 (``ReproductionResult.explain``). The protocol is ``memorykit.classroom.replays.reproduction``.
+The record and the stand-ins' run are memoized (``memo``): read and run once per process.
 Taught in ``notebooks/10_architectures.ipynb``.
 """
 
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from memorykit._validate import require_int
+from memorykit.classroom.memo import memo
 from memorykit.classroom.replays.reproduction import (
     ReproductionResult,
     ReproductionSettings,
@@ -28,7 +29,7 @@ RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results" / "reproduce
 """The committed result of the real-model run (in a checkout of the repository)."""
 
 
-@lru_cache(maxsize=1)
+@memo(maxsize=1)
 def _record() -> dict[str, Any]:
     if not RESULTS.is_file():
         raise FileNotFoundError(
@@ -52,7 +53,7 @@ def provenance() -> dict[str, Any]:
             "embedder (C, D)": c["embedder"], "model calls": c["model_calls"]}
 
 
-@lru_cache(maxsize=1)
+@memo(maxsize=1)
 def standins() -> ReproductionResult:
     """The same protocol, live, with the offline stand-ins in every model's place."""
     return run_reproduction(_record_settings())
@@ -101,4 +102,5 @@ def reader_misses(limit: int = 6) -> list[dict[str, Any]]:
             for p in reproduced().probes if p["key_in_context"] and not p["correct"]][:limit]
 
 
-__all__ = ["RESULTS", "dropped_keys", "reader_misses", "provenance", "reproduced", "side_by_side", "standins"]
+__all__ = ["RESULTS", "dropped_keys", "reader_misses", "provenance", "reproduced", "side_by_side",
+           "standins"]

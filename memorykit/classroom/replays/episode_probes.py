@@ -2,20 +2,23 @@
 
 ``probe_episodes()`` runs seed 003's probe conversation (its facts among distractor turns)
 through an ``EpisodicMemory`` with the seed's defaults and, for each probe question, reports the
-episode holding its fact: keyword overlap with the question, age, and whether the episode's
-summary kept the fact's key. ``query_tokens_comparison()`` scores the same episodes with seed
-003's query tokens (every word of the question) and memorykit's variant (content words only),
-so a lesson can show what the choice changes. Taught in ``notebooks/09_long_term_memory.ipynb``.
+episode holding its fact: keyword overlap with the question, age, whether the episode's summary
+kept the fact's key, and the episode's keywords and the question's words (so another score
+function, a student's, can score the same episodes). ``query_tokens_comparison()`` scores the
+same episodes with seed 003's query tokens (every word of the question) and memorykit's variant
+(content words only), so a lesson can show what the choice changes. Taught in
+``notebooks/09_long_term_memory.ipynb``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from memorykit._validate import require_int
-from memorykit.longterm.episodic import HOUR, EpisodicMemory, EpisodicSettings, episode_scores
+from memorykit.classroom.memo import memo
+from memorykit.longterm.episodic import (HOUR, EpisodicMemory, EpisodicSettings, episode_scores,
+                                         query_terms)
 from memorykit.classroom.scenarios.probes import probe_conversation
 
 
@@ -27,6 +30,10 @@ class ProbeEpisode:
     overlap: float
     age_hours: float
     key_in_summary: bool
+    keywords: tuple[str, ...] = ()
+    """The episode's keywords K_e."""
+    query_words: frozenset[str] = frozenset()
+    """The question's words T_q (as the settings' ``query_tokens`` make them)."""
 
 
 def probe_episodes(distractors: int = 50, query_tokens: str = "all") -> tuple[ProbeEpisode, ...]:
@@ -35,7 +42,7 @@ def probe_episodes(distractors: int = 50, query_tokens: str = "all") -> tuple[Pr
     return _probe_episodes(require_int("distractors", distractors, minimum=0), settings)
 
 
-@lru_cache(maxsize=2)
+@memo(maxsize=4)
 def _probe_episodes(distractors: int, settings: EpisodicSettings) -> tuple[ProbeEpisode, ...]:
     conv = probe_conversation(distractors)
     mem = EpisodicMemory(settings)
@@ -44,10 +51,12 @@ def _probe_episodes(distractors: int, settings: EpisodicSettings) -> tuple[Probe
     now = conv.messages[-1].created_at
     out = []
     for f in conv.facts:
+        terms = query_terms(f.question, settings.query_tokens)
         for s in mem.score(f.question, now):
             if f.message_id in s.episode.source_message_ids:
                 out.append(ProbeEpisode(f.question, f.key, s.episode.id, s.overlap,
-                                        s.age_seconds / HOUR, f.key in s.episode.summary))
+                                        s.age_seconds / HOUR, f.key in s.episode.summary,
+                                        s.episode.keywords, terms))
     return tuple(out)
 
 

@@ -12,7 +12,8 @@ less work, and gives the same numbers (a test compares them with ``build_context
 * B, C and D capture each question's request once (``Probe``: the fixed parts, and
   every recall candidate whatever its score: B's scored episodes, C's best units), so
   a threshold is applied afterwards by the architecture's own ``recalled_parts`` and
-  the budget by ``fit``: the context ``build_context`` would build at that threshold.
+  the budget by ``fit``: the context ``build_context`` would build at that threshold
+  (``score``); ``score_rule`` lets another recall rule, a student's, choose instead.
 
 A probe is recalled when the fact's key is in the built context (``recall_key`` in
 the benchmark). Taught in ``notebooks/10_architectures.ipynb``.
@@ -191,6 +192,35 @@ class ProbeCheckpoints:
              for p in row]
             for row in captured.probes
         ])
+
+    def score_rule(self, captured: Captured, threshold: float,
+                   rule: Callable[[list[float], float, int], Sequence[int]]) -> Curve:
+        """``score`` with ``rule(scores, threshold, limit)`` (positions of the candidates to
+        recall, best first) choosing in place of the library's ``select_recalled``: C's (or
+        D's) contexts as they would be with that rule. Whatever positions it returns are
+        recalled, more than ``recall_limit`` or one twice included, so a faulty rule shows in
+        the curve; each recalled part is built by the architecture itself, in its order (by
+        turn), so the library's own rule gives exactly ``score``'s curve."""
+        threshold = require_real("threshold", threshold)
+        arch = captured.selector
+        if not isinstance(arch, SemanticArchitecture):
+            raise TypeError(f"score_rule re-selects C's and D's candidates, not "
+                            f"{captured.letter}'s")
+        fmt, limit = arch.pricer.chat_format, arch.settings.recall_limit
+        rows = []
+        for row in captured.probes:
+            contexts = []
+            for p in row:
+                chosen = [p.candidates[i] for i in
+                          rule([c.score for c in p.candidates], threshold, limit)]
+                # one candidate at a time, below every cosine: the architecture builds the
+                # part it would recall, and selects nothing itself
+                recalled = [part for c in sorted(chosen, key=lambda c: (c.turn, c.unit_id))
+                            for part in arch.recalled_parts(p.query, p.now, None, [c], -2.0)]
+                contexts.append((p.key, fit(p.before + recalled + p.after, self.budget,
+                                            arch.name, fmt, None)))
+            rows.append(contexts)
+        return self._curve(captured.letter, rows)
 
     @staticmethod
     def _curve(letter: str, checkpoints: list[list[tuple[str, Context]]]) -> Curve:
