@@ -6,7 +6,7 @@
 Each move sets one slider (budget, threshold or recall_limit), chosen at
 random, to a random value on its grid, as a student dragging sliders would,
 and times ``explorer.update``: the offline replay of the probe conversation
-through the memory service, the probes, and the redraw into the FigureWidget.
+through the memory service, the probes, and the redraw into the live figure.
 Timed twice: with the explorer's per-setting memo (``_offline_loop``) cleared
 before each move (cold: the first visit to a setting; the per-text memos of
 the summarizer and embedder stay, as in a student's session, where the
@@ -23,7 +23,7 @@ import os
 import time
 
 from bench.workspace_lessons import _line, slider_moves
-from memorykit.classroom import lesson11 as llm_app
+from memorykit.classroom import lesson11_explorer as llm_app
 
 
 def _clear() -> None:

@@ -6,6 +6,7 @@ import pytest
 
 from memorykit.classroom import lesson11_checks as checks
 from memorykit.classroom import lesson11 as L
+from memorykit.classroom import lesson11_explorer as E
 from memorykit.classroom.doubles.openai_server import FakeOpenAIServer
 from memorykit.classroom.doubles.transcript import replay_or_live
 
@@ -108,7 +109,7 @@ def test_loopback_demo_covers_the_wire_and_loses_nothing():
 
 def test_explorer_sliders_change_the_figure():
     pytest.importorskip("ipywidgets")
-    ex = L.LoopExplorer()
+    ex = E.LoopExplorer()
     before = [list(t.y) for t in ex.fig.data]
     ex.update(recall_limit=6)
     assert [list(t.y) for t in ex.fig.data] != before
@@ -117,6 +118,110 @@ def test_explorer_sliders_change_the_figure():
     assert ex.params["budget"] == 1000
     with pytest.raises(TypeError, match="unknown"):
         ex.update(nope=1)
+
+
+def _student_judge(reply, finish_reason, messages, cap):
+    """The notebook's reference answer to exercise 3."""
+    from memorykit.llm.summarizer import topic_overlap
+    from memorykit.tokens import Tokenizer
+
+    text = reply.strip()
+    if not text:
+        return "empty"
+    if finish_reason == "length":
+        return "cut off"
+    if Tokenizer().count(text) > cap:
+        return "too long"
+    if topic_overlap(text, messages) < 0.3:
+        return "off-topic"
+    return None
+
+
+def _trusts_a_cut_off_reply(reply, finish_reason, messages, cap):
+    """The notebook's wrong answer: never looks at finish_reason."""
+    return _student_judge(reply, None, messages, cap)
+
+
+def test_explorer_draws_the_students_judge_beside_the_librarys():
+    pytest.importorskip("ipywidgets")
+    ex = E.LoopExplorer(yours=_student_judge)
+    library, mine = ex.trace("library: refusal"), ex.trace("yours: _student_judge")
+    # at the recording's settings: SmolLM2's 23 summaries, judged as the recording judged them
+    assert list(library.y) == [c.verdict or "accepted" for c in L.recorded_replies()]
+    assert list(mine.y) == list(library.y) and list(mine.x) == list(range(1, 24))
+    s = ex.summary()
+    assert s["yours: _student_judge_agrees_on"] == "23/23 replies"
+    assert s["yours: _student_judge_loop"] == s["library_judge_loop"]
+    assert s["library_verdicts"] == "accepted 4, cut off 15, off-topic 4"
+    # without yours= the explorer prints what it printed before
+    assert list(E.LoopExplorer().summary()) == list(s)[:8]
+
+    wrong = E.LoopExplorer(yours={"trusting": _trusts_a_cut_off_reply})
+    said = list(wrong.trace("yours: trusting").y)
+    assert said != list(library.y) and "cut off" not in said
+    assert all(w == lib for w, lib in zip(said, library.y) if lib != "cut off")
+    s = wrong.summary()
+    assert s["yours: trusting_agrees_on"] == "8/23 replies"
+    assert s["yours: trusting_loop"].startswith("14 of 24 replies kept")  # cut-off ones too
+    wrong.update(budget=300)  # cap 75: the library refuses replies as too long, and so do you
+    assert "too long" in wrong.trace("library: refusal").y
+    assert "too long" in wrong.trace("yours: trusting").y
+
+
+def test_explorer_refuses_a_judge_of_the_wrong_kind_naming_it():
+    pytest.importorskip("ipywidgets")
+    with pytest.raises(TypeError, match="yours\\['str'\\] must be your function itself.*'refusal'"):
+        E.LoopExplorer(yours="refusal")
+    with pytest.raises(TypeError, match="must take the arguments \\(reply, finish_reason, "
+                                        "messages, cap\\), got <lambda>\\(reply\\)"):
+        E.LoopExplorer(yours={"judge": lambda reply: None})
+
+    def judge(reply, finish_reason, messages, cap):
+        return 3
+
+    with pytest.raises(TypeError, match="judge must return a reason \\(a str\\) or None, got 3"):
+        E.LoopExplorer(yours=judge)
+
+    def unfinished(reply, finish_reason, messages, cap):
+        raise NotImplementedError()
+
+    with pytest.raises(NotImplementedError):  # raised, not swallowed by the summary buffer
+        E.LoopExplorer(yours=unfinished)
+
+
+def test_recall_limit_leaves_the_verdict_panel_alone():
+    pytest.importorskip("ipywidgets")
+    ex = E.LoopExplorer(yours=_student_judge)
+    asked: list[str] = []
+    trace = ex.trace
+    ex.trace = lambda name: asked.append(name) or trace(name)
+    before = [list(t.y) for t in ex.fig.data]
+    ex.update(recall_limit=5)  # no summary request changes: the panel is not redrawn
+    assert asked == ["recalled", "working memory", "current input"]
+    assert [list(t.y) for t in ex.fig.data][3:] == before[3:]
+    asked.clear()
+    ex.update(threshold=0.5)
+    assert {"library: refusal", "yours: _student_judge"} <= set(asked)
+
+
+def test_judged_loop_replays_the_recorded_requests_at_the_recordings_settings():
+    from memorykit.classroom.doubles.transcript import Transcript, request_key
+
+    recording = Transcript.load(L.TRANSCRIPT)
+    asked = []
+
+    class Watching(E.InOrderReplies):
+        def complete(self, messages, *, max_tokens=None):
+            reply = super().complete(messages, max_tokens=max_tokens)
+            asked.append(recording.exchanges[request_key(messages, max_tokens)].reply == reply)
+            return reply
+
+    replies = [(c.reply, c.finish_reason) for c in L.recorded_replies()]
+    base, embedder, counter = E._explorer_components()
+    judged = E.JudgedSummarizer(Watching(replies), L.library_judge, None, base.summarizer)
+    L.run_loop(L.Backend("offline", "t", base.chat, judged, base.critic, base.actor),
+               embedder=embedder, counter=counter)
+    assert asked == [True] * 23  # every request is one SmolLM2 answered, with that reply
 
 
 def test_checkers():
@@ -156,7 +261,7 @@ def test_reply_judge_checker_runs_the_library_contract_and_the_recording():
     from memorykit.llm.summarizer import refusal, topic_overlap
     from memorykit.tokens import Tokenizer
 
-    cases = checks.recorded_replies()
+    cases = L.recorded_replies()
     verdicts = [c.verdict for c in cases]
     # the same story the lesson prints: 4 accepted, 15 cut off, 4 off-topic
     assert (verdicts.count(None), verdicts.count("cut off"), verdicts.count("off-topic")) == (4, 15, 4)

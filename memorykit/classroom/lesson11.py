@@ -12,8 +12,10 @@
   server when OPENAI_BASE_URL is set, else replayed from its recorded transcript
   (``TRANSCRIPT``): real summaries (refused when cut off, empty or off-topic, the
   extractive fallback writing them then), what they lose, its critic and its calibration.
-* ``LoopExplorer``: budget, threshold and ``recall_limit`` sliders; tokens per probe.
-  Always offline: a slider never calls a model.
+  ``recorded_replies()``: every summary reply of that recording, with the library's verdict
+  (``library_judge``: ``refusal`` in the shape of exercise 3's function).
+* The explorer, ``LoopExplorer``, and the student's reply judge in the loop live in
+  ``memorykit.classroom.lesson11_explorer``.
 
 Taught in ``notebooks/11_llm_in_the_loop.ipynb``.
 """
@@ -24,11 +26,10 @@ from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Any
 
 from memorykit._validate import require_bool, require_fraction, require_int
-from memorykit.embeddings import Embedder, MemoEmbedder
+from memorykit.embeddings import Embedder
 import memorykit.classroom.replays.service_loop as service_loop
 from memorykit.classroom.replays.service_loop import (
     FailureCase,
@@ -36,7 +37,8 @@ from memorykit.classroom.replays.service_loop import (
     failure_case,
     loopback_responder,
 )
-from memorykit.classroom.explorer import LessonExplorer, Setting, _go, defaults
+from memorykit.classroom.explorer import Setting, defaults
+from memorykit.classroom.memo import memo
 import memorykit.llm.backend as backends
 from memorykit.llm.backend import Backend, openai_backend
 from memorykit.llm.calibration import Calibration, calibrate, calibration_requests
@@ -50,13 +52,12 @@ from memorykit.classroom.scenarios.probes import (
     booking_critic,
     probe_conversation,
 )
-from memorykit.summary import ExtractiveSummarizer, MemoSummarizer
 from memorykit.classroom.data import DATA_DIR
 from memorykit.llm.client import LLMError
 from memorykit.llm.critic import OpenAICritic
-from memorykit.llm.summarizer import FallbackSummarizer, OpenAISummarizer
+from memorykit.llm.summarizer import FallbackSummarizer, OpenAISummarizer, refusal
 from memorykit.classroom.doubles.transcript import replay_or_live
-from memorykit.tokens import MemoCounter, TokenCounter
+from memorykit.tokens import TokenCounter
 
 SESSION = "lesson-11"
 LOOPBACK_MODEL = "memorykit-fake-chat"
@@ -100,7 +101,7 @@ def _check_params(budget: int, threshold: float, recall_limit: int, distractor_t
     require_int("seed", seed, minimum=0)
 
 
-@lru_cache(maxsize=8)
+@memo(maxsize=8)
 def _conversation(distractor_turns: int, seed: int) -> ProbeConversation:
     return probe_conversation(distractor_turns, n_facts=4, seed=seed)
 
@@ -212,73 +213,6 @@ def loopback_demo(*, budget: int = DEFAULTS["budget"], threshold: float = DEFAUL
                           "".join(pieces) == plain, failures)
 
 
-_BARS = (("recalled", "recalled_tokens"), ("working memory", "working_tokens"),
-         ("current input", "current_tokens"))
-"""The explorer's stacked bars: trace name, the probe's token count it shows."""
-
-
-@lru_cache(maxsize=1)
-def _explorer_components() -> tuple[Backend, MemoEmbedder, MemoCounter]:
-    """The explorer's offline backend, embedder and counter, built once: a slider move replays
-    the conversation, the memos (summaries, vectors, token counts) make that cheap."""
-    base, counter = offline_backend(), MemoCounter()
-    summarizer = MemoSummarizer(ExtractiveSummarizer(counter))
-    return (Backend(base.kind, base.description, base.chat, summarizer, base.critic, base.actor),
-            MemoEmbedder(), counter)
-
-
-@lru_cache(maxsize=64)
-def _offline_loop(budget: int, threshold: float, recall_limit: int, distractor_turns: int,
-                  seed: int) -> LoopResult:
-    backend, embedder, counter = _explorer_components()
-    return run_loop(backend, budget=budget, threshold=threshold, recall_limit=recall_limit,
-                    distractor_turns=distractor_turns, seed=seed, embedder=embedder,
-                    counter=counter)
-
-
-class LoopExplorer(LessonExplorer):
-    """Working-memory budget, summary threshold and recall_limit vs tokens sent per probe.
-
-    Always the offline components (a slider never calls a model).
-    """
-
-    title = "Tokens sent per call"
-
-    settings = SETTINGS
-
-    def __init__(self, distractor_turns: int = DEFAULTS["distractor_turns"],
-                 seed: int = DEFAULTS["seed"], **params: Any) -> None:
-        self.distractor_turns = require_int("distractor_turns", distractor_turns, minimum=0)
-        self.seed = require_int("seed", seed, minimum=0)
-        super().__init__(**params)
-
-    def _make_figure(self) -> Any:
-        go = _go()
-        fig = go.FigureWidget()
-        for (name, _), color in zip(_BARS, ("#d62728", "#1f77b4", "#7f7f7f")):
-            fig.add_bar(name=name, x=[], y=[], marker_color=color)
-        fig.update_layout(barmode="stack", height=360, title=self.title,
-                          xaxis_title="probe (✓ fact in the context)",
-                          yaxis_title="prompt tokens sent", margin=dict(t=50, b=40))
-        return fig
-
-    def _compute(self, budget: int, threshold: float, recall_limit: int) -> LoopResult:
-        return _offline_loop(int(budget), float(threshold), int(recall_limit),
-                             self.distractor_turns, self.seed)
-
-    def _draw(self, result: LoopResult) -> None:
-        x = [f"{p.fact_id} {'✓' if p.fact_in_context else '✗'}" for p in result.probes]
-        for name, attr in _BARS:
-            bars = self.trace(name)
-            bars.x, bars.y = x, [getattr(p, attr) for p in result.probes]
-
-    def summary(self) -> dict[str, Any]:
-        s = self.result.summary()
-        return {**self.params, **{k: s[k] for k in ("summarizations", "facts_in_context",
-                                                     "facts_recalled", "answered",
-                                                     "mean_tokens_per_call")}}
-
-
 def calibration_demo(model: Any = None, *, turns: int = 12, tool_call_rate: float = 0.4,
                      seed: int = DEFAULTS["seed"]) -> Calibration:
     """memorykit's billed count against ``usage.prompt_tokens`` of ``model`` (default: the
@@ -344,7 +278,41 @@ def local_model_demo(env: Mapping[str, str] | None = None, *, record: bool = Fal
     return LocalModelReport(mode, loop, summarizer, reflect, calibration, error)
 
 
+def library_judge(reply: Any, finish_reason: Any, messages: Any, cap: Any) -> str | None:
+    """The library's verdict on a summary reply, in the shape of exercise 3's function: the
+    reason ``refusal`` refuses it for (at ``MIN_OVERLAP``), or None when it is trusted."""
+    refused = refusal(reply, finish_reason, messages, cap, min_overlap=MIN_OVERLAP)
+    return None if refused is None else refused[0]
+
+
+@memo(maxsize=1)
+def recorded_replies() -> tuple[Any, ...]:
+    """Every summary reply SmolLM2 gave in the recording (``TRANSCRIPT``), in order, with the
+    messages it summarized, its cap, its finish_reason and the library's verdict
+    (``RecordedReply``): ``local_model_demo``'s loop replayed, never live, each reply kept.
+    Exercise 3's checker compares the student's judge with the library's on them."""
+    from memorykit.classroom.contracts.llm import RecordedReply
+
+    cases: list[RecordedReply] = []
+
+    class Keeping(OpenAISummarizer):
+        def summarize(self, messages: Any, max_tokens: int) -> str:
+            try:
+                return super().summarize(messages, max_tokens)
+            finally:
+                if self.last_reply is not None:
+                    error = self.last_error
+                    cases.append(RecordedReply(
+                        self.last_reply, getattr(self.chat_model, "last_finish_reason", None),
+                        tuple(messages), max_tokens, None if error is None else error.reason))
+
+    chat, _ = replay_or_live(TRANSCRIPT, {})  # never live: an empty environment replays
+    summarizer = FallbackSummarizer(Keeping(chat, min_overlap=MIN_OVERLAP))
+    run_loop(Backend("openai", "replayed", chat, summarizer, OpenAICritic(chat), chat))
+    return tuple(cases)
+
+
 __all__ = ["DEFAULTS", "REPLY_TOKENS", "SETTINGS", "TRANSCRIPT", "FailureCase", "LocalModelReport",
-           "LoopExplorer", "LoopResult", "LoopbackReport", "ReflectResult", "calibration_demo",
+           "LoopResult", "LoopbackReport", "ReflectResult", "calibration_demo",
            "choose_backend", "local_model_demo", "loopback_demo", "loopback_responder",
            "offline_backend", "reflect_demo", "run_loop"]

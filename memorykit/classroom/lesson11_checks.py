@@ -1,13 +1,17 @@
-"""Lesson 11's exercise checkers: a real model in the loop (``notebooks/11_llm_in_the_loop.ipynb``).
+"""Checkers of lesson 11 (``notebooks/11_llm_in_the_loop.ipynb``): the memory service's
+settings in the loop, and the judge of a real model's summary replies the student writes.
 
-Each returns a ``Verdict`` (printed only with ``show=True``) naming the numbers that decided it,
-and refuses an answer of the wrong kind with a ``TypeError`` / ``ValueError`` naming the value.
+They replay the lesson's scenario with the offline components and the recorded SmolLM2
+transcript (``memorykit.classroom.lesson11``), never a live model. Each returns a ``Verdict``
+(printed only with ``show=True``) naming the numbers that decided it, and refuses an answer of
+the wrong kind with a ``TypeError`` / ``ValueError`` naming the value. The reply judge is
+compared with ``lesson11.library_judge`` on ``lesson11.recorded_replies()``, the replies the
+lesson's explorer (``memorykit.classroom.lesson11_explorer``) also judges in the loop.
 """
 
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from typing import Any
 
 from memorykit.classroom.verdict import Verdict, report
@@ -28,7 +32,8 @@ def _require_whole(name: str, value: Any, low: int, high: int, step: int = 1) ->
 
 
 def _loop_summary(budget: int, threshold: float, recall_limit: int) -> dict[str, Any]:
-    from memorykit.classroom.lesson11 import DEFAULTS, _offline_loop
+    from memorykit.classroom.lesson11 import DEFAULTS
+    from memorykit.classroom.lesson11_explorer import _offline_loop
 
     return _offline_loop(budget, float(threshold), recall_limit, DEFAULTS["distractor_turns"],
                          DEFAULTS["seed"]).summary()
@@ -82,45 +87,6 @@ def check_loop_settings(budget: Any, threshold: Any, recall_limit: Any, *,
                            details), show)
 
 
-def _library_judge(reply: Any, finish_reason: Any, messages: Any, cap: Any) -> str | None:
-    from memorykit.classroom.contracts.llm import MIN_OVERLAP
-    from memorykit.llm.summarizer import refusal
-
-    refused = refusal(reply, finish_reason, messages, cap, min_overlap=MIN_OVERLAP)
-    return None if refused is None else refused[0]
-
-
-@lru_cache(maxsize=1)
-def recorded_replies() -> tuple[Any, ...]:
-    """Every summary reply SmolLM2 gave in lesson 11's recording (``llm_app.TRANSCRIPT``), with
-    the messages it summarized, its cap, its finish_reason and the library's verdict: the
-    loop of ``local_model_demo`` replayed, each judged reply kept."""
-    from memorykit.classroom.contracts.llm import MIN_OVERLAP, RecordedReply
-    from memorykit.classroom.lesson11 import TRANSCRIPT, run_loop
-    from memorykit.llm.summarizer import FallbackSummarizer, OpenAISummarizer
-    from memorykit.llm.backend import Backend
-    from memorykit.llm.critic import OpenAICritic
-    from memorykit.classroom.doubles.transcript import replay_or_live
-
-    cases: list[RecordedReply] = []
-
-    class Keeping(OpenAISummarizer):
-        def summarize(self, messages: Any, max_tokens: int) -> str:
-            try:
-                return super().summarize(messages, max_tokens)
-            finally:
-                if self.last_reply is not None:
-                    error = self.last_error
-                    cases.append(RecordedReply(
-                        self.last_reply, getattr(self.chat_model, "last_finish_reason", None),
-                        tuple(messages), max_tokens, None if error is None else error.reason))
-
-    chat, _ = replay_or_live(TRANSCRIPT, {})  # never live: the checker replays
-    summarizer = FallbackSummarizer(Keeping(chat, min_overlap=MIN_OVERLAP))
-    run_loop(Backend("openai", "replayed", chat, summarizer, OpenAICritic(chat), chat))
-    return tuple(cases)
-
-
 def check_reply_judge(judge: Any, *, show: bool = False) -> Verdict:
     """Lesson 11, build it yourself: ``judge(reply, finish_reason, messages, cap)`` returns why a
     model's summary reply cannot be trusted ("empty", "cut off", "too long", "off-topic") or
@@ -129,10 +95,11 @@ def check_reply_judge(judge: Any, *, show: bool = False) -> Verdict:
     random replies, and on every summary the real SmolLM2 model wrote in the lesson's recording."""
     from memorykit.classroom.contracts import run_contracts
     from memorykit.classroom.contracts.llm import REPLY_CONTRACTS, agrees_on_recorded, agrees_with
+    from memorykit.classroom.lesson11 import library_judge, recorded_replies
 
     if isinstance(judge, type) or not callable(judge):
         raise TypeError("judge must be a function (reply, finish_reason, messages, cap) -> "
                         f"reason or None (pass the function itself, not its result), got {judge!r}")
-    contracts = (*REPLY_CONTRACTS, agrees_with(_library_judge, "the library's refusal"),
+    contracts = (*REPLY_CONTRACTS, agrees_with(library_judge, "the library's refusal"),
                  agrees_on_recorded(recorded_replies(), "SmolLM2-135M"))
     return report(run_contracts(judge, contracts, exercise="11 reply judge"), show)
