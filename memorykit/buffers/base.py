@@ -347,8 +347,8 @@ class MessageBuffer:
 # _evict's record, built without Eviction(...): Eviction is a frozen dataclass, whose __init__
 # sets each of its nine fields through object.__setattr__. A buffer evicts about once per
 # message it adds, and the slots' own setters build the identical record in half the time;
-# without them every buffer costs ~0.5 us more per message, ~0.03x the tiktoken floor, enough
-# to take ImportanceBuffer past 1.5x of it (BENCHMARKS.md, issue 23).
+# without them every buffer costs ~0.6 us more per message, ~0.03x of the tiktoken floor,
+# which the importance and hybrid buffers (~1.45x of it) cannot spare (BENCHMARKS.md, issue 23).
 (_set_ids, _set_rule, _set_reason, _set_score, _set_before, _set_after, _set_budget, _set_at,
  _set_turn) = (getattr(Eviction, f.name).__set__ for f in fields(Eviction))
 
