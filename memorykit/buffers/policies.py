@@ -297,6 +297,8 @@ class RecencyWeightedBuffer(_HeapPolicy):
         self.decay_rate = require_non_negative("decay_rate", decay_rate)
         self.half_life_minutes = require_positive("half_life_minutes", half_life_minutes)
         self._k = self.decay_rate / (60.0 * self.half_life_minutes)
+        # the constant parts of every eviction's reason, formatted once (half its cost)
+        self._weight_text = (f"exp(-{self.decay_rate:g} x ", f" min / {self.half_life_minutes:g}); ")
         super().__init__(max_tokens, max_entries, **kw)
 
     def _key(self, message: Message) -> float:
@@ -335,12 +337,11 @@ class RecencyWeightedBuffer(_HeapPolicy):
         if found is None:
             return None
         _, mid, message = found
-        score = self.effective_importance(message, now)
         age = max(0.0, now - message.created_at) / 60.0
-        return (mid, "recency",
-                f"lowest effective importance {score:.3f} = {message.importance:.2f} x "
-                f"exp(-{self.decay_rate:g} x {age:.1f} min / {self.half_life_minutes:g}); "
-                f"{self._limit_text()}", score)
+        score = message.importance * math.exp(-self.decay_rate * age / self.half_life_minutes)
+        head, tail = self._weight_text
+        return (mid, "recency", f"lowest effective importance {score:.3f} = "
+                f"{message.importance:.2f} x {head}{age:.1f}{tail}{self._limit_text()}", score)
 
 
 def effective_importance_curves(
