@@ -69,7 +69,7 @@ def median_ms(fn, repeats: int) -> tuple[float, float]:
 
 def explorer_round_trip(scenario, n: int) -> None:
     """Slider round trips of the lesson 04 explorer: compute + FigureWidget update."""
-    from memorykit.classroom.lesson04 import EntityHeatmapExplorer
+    from memorykit.classroom.lesson04_heatmap import EntityHeatmapExplorer, policy_replay
 
     explorer = EntityHeatmapExplorer(scenario)
     rows = {"weight slider (relevance replayed, FIFO cached)": [],
@@ -79,7 +79,7 @@ def explorer_round_trip(scenario, n: int) -> None:
         t0 = time.perf_counter()
         explorer.update(w_recency=float(weights[i]))
         rows["weight slider (relevance replayed, FIFO cached)"].append((time.perf_counter() - t0) * 1e3)
-        explorer._replay.cache_clear()  # both policies replayed
+        policy_replay.cache_clear()  # both policies replayed
         t0 = time.perf_counter()
         if i % 2:
             explorer.update(max_size=10 + i % 31)

@@ -118,17 +118,17 @@ def summarize(report: dict[str, Any]) -> list[dict[str, Any]]:
         labels: list[str] = []
         for runs in per_tree.values():
             for got in runs:
-                labels += [k.split(" (")[0] for k in got["explorers"] if k.split(" (")[0] not in labels]
+                # "Class (variable)": a notebook may make two explorers of one class (yours=)
+                labels += [k for k in got["explorers"] if k not in labels]
         for label in labels:
             row: dict[str, Any] = {"notebook": nb, "explorer": label}
             for tree in trees:
                 p50s, p95s = [], []
                 for got in per_tree.get(tree, []):
-                    for k, v in got["explorers"].items():
-                        if k.split(" (")[0] == label:
-                            p50s.append(v["all"]["p50_ms"])
-                            p95s.append(v["all"]["p95_ms"])
-                            break
+                    v = got["explorers"].get(label)
+                    if v is not None:
+                        p50s.append(v["all"]["p50_ms"])
+                        p95s.append(v["all"]["p95_ms"])
                 row[tree] = ({"p50_ms": round(float(np.median(p50s)), 3),
                               "p95_ms": round(float(np.median(p95s)), 3), "runs": len(p50s)}
                              if p50s else None)

@@ -1,11 +1,12 @@
 """Lessons 04 and 05's checkers: verdicts displayed once, nonsense refused, the build-it-yourself
-checkers' messages."""
+checkers' messages; and lesson 04's explorer with the student's score (``yours=``)."""
 
 from __future__ import annotations
 
 import math
 import re
 
+import numpy as np
 import pytest
 
 from memorykit.classroom.lesson05_checks import check_admission_rule
@@ -107,3 +108,93 @@ def test_check_admission_rule_passes_the_rule():
 
     v = check_admission_rule(Mine)
     assert v.passed, str(v)
+
+
+# ---------------------------------------------------------------- lesson 04: yours= in the explorer
+def relevance(age_minutes, access_count, weights):
+    """The notebook's reference answer to Exercise 1."""
+    recency = math.exp(-weights.decay_per_minute * age_minutes)
+    frequency = min(access_count / weights.frequency_cap, 1.0)
+    return weights.w_recency * recency + weights.w_frequency * frequency
+
+
+def uncapped(age_minutes, access_count, weights):
+    """The notebook's wrong answer: frequency never saturates at the cap."""
+    recency = math.exp(-weights.decay_per_minute * age_minutes)
+    return weights.w_recency * recency + weights.w_frequency * access_count / weights.frequency_cap
+
+
+def _sent_updates(explorer, monkeypatch) -> list:
+    """(restyled properties, trace indexes, relayout keys) of each update the figure sends."""
+    sent = []
+    send = explorer.fig._send_update_msg
+
+    def spy(restyle_data, relayout_data, trace_indexes=None, source_view_id=None):
+        sent.append((set(restyle_data or {}), trace_indexes, set(relayout_data or {})))
+        return send(restyle_data, relayout_data, trace_indexes, source_view_id)
+
+    monkeypatch.setattr(explorer.fig, "_send_update_msg", spy)
+    return sent
+
+
+def test_heatmap_explorer_draws_the_students_score_beside_the_librarys():
+    from memorykit.classroom.lesson04_heatmap import EntityHeatmapExplorer
+
+    plain = EntityHeatmapExplorer()
+    assert not any("yours" in k for k in plain.summary())
+    assert not any(str(t.name).startswith("yours: ") for t in plain.fig.data)
+    ex = EntityHeatmapExplorer(yours={"relevance": relevance, "uncapped": uncapped})
+    assert {k: v for k, v in ex.summary().items() if "yours" not in k} == plain.summary()
+    library, mine, wrong = (ex.trace(n) for n in ("score", "yours: relevance", "yours: uncapped"))
+    assert len(library.z) == 2740 and list(mine.x) == list(library.x) and list(mine.y) == list(library.y)
+    np.testing.assert_array_equal(mine.z, library.z)
+    assert not np.array_equal(wrong.z, library.z)
+    s = ex.summary()
+    assert s["yours: relevance cells that differ"] == "0 of 8390"
+    assert s["yours: relevance largest difference"] == 0.0
+    assert len(ex.trace("differs from the library (relevance)").x) == 0
+    # more than 10 accesses at D0's cap of 10: only the uncapped score parts ways
+    assert s["yours: uncapped cells that differ"] == "59 of 8390"
+    assert s["yours: uncapped largest difference"] == 0.24
+    assert len(ex.trace("differs from the library (uncapped)").x) == 18  # four-turn columns
+    ex.update(ttl_minutes=0)
+    assert ex.summary()["yours: uncapped cells that differ"] == "1995 of 19582"
+
+
+@pytest.mark.parametrize(("yours", "text"), [
+    (0.6, "yours['float'] must be your function itself"),
+    (TaskSlots, "yours['TaskSlots'] must be your function itself"),
+    (lambda age, count: 0.5, "must take the arguments (age_minutes, access_count, weights)"),
+    (lambda age_minutes, access_count, weights: "high",
+     "yours: <lambda> must return a finite number, returned 'high' for age_minutes=0.0"),
+    (lambda age_minutes, access_count, weights: float("nan"), "must return a finite number, returned nan"),
+])
+def test_heatmap_explorer_refuses_the_wrong_kind_of_yours(yours, text):
+    from memorykit.classroom.lesson04_heatmap import EntityHeatmapExplorer
+
+    with pytest.raises(TypeError) as caught:
+        EntityHeatmapExplorer(yours=yours)
+    assert text in str(caught.value)
+
+
+def test_a_weight_move_leaves_fifos_bar_alone(monkeypatch):
+    from memorykit.classroom.lesson04_heatmap import EntityHeatmapExplorer
+
+    ex = EntityHeatmapExplorer(yours=relevance)
+    fifo = next(i for i, t in enumerate(ex.fig.data) if t.name == "FIFO")
+    sent = _sent_updates(ex, monkeypatch)
+    ex.update(w_frequency=0.45)
+    assert sent and all(fifo not in indexes for _, indexes, _ in sent)
+    assert all(not any(k.startswith("yaxis") for k in relayout) for _, _, relayout in sent)
+    ex.update(max_size=19)
+    assert any(fifo in indexes for _, indexes, _ in sent[1:])
+
+
+def test_heat_cells_are_the_occupied_cells_plus_one_gap_per_empty_row_and_column():
+    from memorykit.classroom.lesson04_heatmap import heat_cells
+
+    nan = np.nan
+    grid = np.array([[0.5, nan, nan], [nan, nan, nan], [0.2, nan, 0.7]])
+    rows, cols = heat_cells(grid)
+    assert sorted(zip(rows.tolist(), cols.tolist())) == [(0, 0), (0, 1), (1, 0), (2, 0), (2, 2)]
+    assert np.isnan(grid[1, 0]) and np.isnan(grid[0, 1])  # the anchors are drawn as gaps

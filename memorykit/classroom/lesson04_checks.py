@@ -1,4 +1,8 @@
-"""Lesson 04's exercise checkers: entity working memory (``notebooks/04_entity_memory.ipynb``).
+"""Lesson 04's exercise checkers (``notebooks/04_entity_memory.ipynb``): the relevance score a
+student builds (``check_relevance_score``, run against the library's score contract,
+``memorykit.classroom.contracts.entities``), and the capacity and the TTL of entity working
+memory (``check_entity_capacity``, ``check_entity_ttl``), replayed on
+``data/entities/cms_large.jsonl``.
 
 Each returns a ``Verdict`` (printed only with ``show=True``) naming the numbers that decided it,
 and refuses an answer of the wrong kind with a ``TypeError`` / ``ValueError`` naming the value.
@@ -11,9 +15,6 @@ from typing import Any
 from memorykit._validate import require_fraction, require_int
 from memorykit.classroom.verdict import Verdict, report
 
-
-# -------------------------------------------------------------- lesson 04
-# Entity working memory (notebooks/04_entity_memory.ipynb): replays of data/entities/cms_large.jsonl.
 ENTITY_TTL_TARGET = 0.93
 """Lesson 04's TTL exercise: the resolution success a TTL must keep (max_size 20, D0's weights)."""
 
