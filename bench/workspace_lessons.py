@@ -23,7 +23,7 @@ import random
 import statistics
 import time
 
-from memorykit.classroom import lesson06 as notes_app, tasks_app
+from memorykit.classroom import lesson05 as tasks_app, lesson06 as notes_app
 from memorykit.classroom.scenarios.workflow import default_workflow
 
 

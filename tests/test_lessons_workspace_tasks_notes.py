@@ -8,13 +8,14 @@ import re
 import numpy as np
 import pytest
 
-from memorykit.classroom import lesson06 as notes_app, tasks_app
+from memorykit.classroom import lesson05 as tasks_app, lesson06 as notes_app
 from memorykit.classroom.lesson06_checks import check_escalation, check_min_shared_entities
 from memorykit.classroom.lesson05_checks import check_preemption_ratio
 from memorykit.classroom.scenarios.workflow import default_workflow, play, run_workflow
-from memorykit.workspace import NoteSettings, effective_priority
+from memorykit.workspace import NoteSettings, TaskSlots, effective_priority
 from memorykit.classroom.replays.escalation import band_facts, escalation_curves, priority_surfacers
 from memorykit.workspace.notes import HOUR
+from memorykit.workspace.tasks import strictly_above
 from memorykit.classroom.replays.timeline import SlotLog, near_misses
 
 
@@ -117,6 +118,73 @@ def test_slot_explorer_round_trip():
     assert len(star.x) == 8 and "1.3 x" in star.hovertext[0]
     with pytest.raises(TypeError, match="unknown setting"):
         tasks_app.SlotExplorer(max_slot=3)
+
+
+class _Slots(TaskSlots):
+    """The notebook's reference answer to Exercise 1 (D2's rule, rebuilt)."""
+
+    def decide(self, priority, active):
+        s = self.settings
+        if priority <= s.activation_threshold:
+            return ("deferred" if priority < s.defer_below else "noted"), None
+        if len(active) < s.max_slots:
+            return "activated", None
+        victim = min(range(len(active)), key=lambda i: (active[i], -i))
+        if strictly_above(priority, s.preemption_ratio * active[victim]):
+            return "preempted", victim
+        return "noted", None
+
+
+class _OldestFirst(_Slots):
+    """The notebook's wrong answer: among equally low tasks it demotes the oldest."""
+
+    def decide(self, priority, active):
+        outcome, victim = super().decide(priority, active)
+        if outcome == "preempted":
+            victim = min(range(len(active)), key=lambda i: active[i])
+        return outcome, victim
+
+
+def test_slot_explorer_runs_the_students_slots_beside_the_librarys():
+    plain = tasks_app.SlotExplorer()
+    ex = tasks_app.SlotExplorer(yours={"MySlots": _Slots, "OldestFirst": _OldestFirst})
+    s = ex.summary()
+    assert {k: v for k, v in s.items() if "yours" not in k} == plain.summary()
+    library, mine = ex.trace("occupant priority"), ex.trace("yours: MySlots")
+    assert np.array_equal(np.asarray(mine.z, dtype=float), np.asarray(library.z, dtype=float),
+                          equal_nan=True)
+    assert s["yours: MySlots preemptions"] == 8 and s["yours: MySlots completed"] == 17
+    assert s["yours: MySlots turns holding other tasks"] == "0 of 600"
+    assert len(ex.trace("differs from the library (MySlots)").x) == 0
+    assert len(ex.trace("preempted (MySlots)").x) == 8
+    # T004 and T017 (both 0.57) tie at the bottom: demoting the older one changes who works
+    assert s["yours: OldestFirst turns holding other tasks"] == "13 of 600"
+    assert len(ex.trace("differs from the library (OldestFirst)").x) >= 13
+    ex.update(preemption_ratio=2.0)  # nobody preempts: the two rules agree
+    assert ex.summary()["yours: OldestFirst turns holding other tasks"] == "0 of 600"
+
+
+@pytest.mark.parametrize("yours", [_Slots(), int, 1.3, "MySlots"])
+def test_slot_explorer_refuses_the_wrong_kind_of_yours(yours):
+    with pytest.raises(TypeError, match=r"must be a TaskSlots subclass \(the admission rule"):
+        tasks_app.SlotExplorer(yours=yours)
+
+
+def test_a_threshold_move_leaves_the_slot_axes_alone(monkeypatch):
+    ex = tasks_app.SlotExplorer(yours=_Slots)
+    sent = []
+    send = ex.fig._send_update_msg
+
+    def spy(restyle_data, relayout_data, trace_indexes=None, source_view_id=None):
+        sent.append((set(restyle_data or {}), set(relayout_data or {})))
+        return send(restyle_data, relayout_data, trace_indexes, source_view_id)
+
+    monkeypatch.setattr(ex.fig, "_send_update_msg", spy)
+    ex.update(activation_threshold=0.55)
+    assert sent
+    assert all(not any(k.startswith("yaxis") for k in relayout) for _, relayout in sent)
+    ex.update(max_slots=3)
+    assert any(any(k.startswith("yaxis2") for k in relayout) for _, relayout in sent[1:])
 
 
 def test_replay_rejects_bad_settings(scenario):

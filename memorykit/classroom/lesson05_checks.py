@@ -1,4 +1,7 @@
-"""Lesson 05's exercise checkers: task slots (``notebooks/05_task_slots.ipynb``).
+"""Lesson 05's exercise checkers (``notebooks/05_task_slots.ipynb``): the admission rule a
+student builds (``check_admission_rule``, run against the library's slot contract,
+``memorykit.classroom.contracts.tasks``), and the preemption ratio (``check_preemption_ratio``),
+replayed on the 30-day workflow of ``data/workflow/``.
 
 Each returns a ``Verdict`` (printed only with ``show=True``) naming the numbers that decided it,
 and refuses an answer of the wrong kind with a ``TypeError`` / ``ValueError`` naming the value.
@@ -19,10 +22,9 @@ def check_admission_rule(slots_class: Any, *, show: bool = False) -> Verdict:
     must decide what the library decides (outcome and demoted task) on random streams of
     arrivals and completions."""
     from memorykit.classroom.contracts import run_contracts
+    from memorykit.classroom.contracts.runner import missing_override
     from memorykit.classroom.contracts.tasks import SLOT_CONTRACTS, agrees_with
     from memorykit.workspace.tasks import TaskSlots
-
-    from memorykit.classroom.contracts.runner import missing_override
 
     not_overridden = missing_override(slots_class, TaskSlots, "decide", argument="slots_class",
                                       exercise="05 admission rule")
@@ -33,8 +35,8 @@ def check_admission_rule(slots_class: Any, *, show: bool = False) -> Verdict:
 
 
 PREEMPTION_EXERCISE = {"keeps": "T022", "arrives": "T024", "min_completed": 16, "next": "T030"}
-"""Lesson 05: T022 keeps its slot when T024 arrives, and at least 16 tasks still complete (the
-D2's 1.3 completes 17 with month-end urgency on). ``next`` is the preemption a ratio past the
+"""Lesson 05: T022 keeps its slot when T024 arrives, and at least 16 tasks still complete (D2's
+1.3 completes 17 with month-end urgency on). ``next`` is the preemption a ratio past the
 answer's range stops as well, named in the hint."""
 
 
