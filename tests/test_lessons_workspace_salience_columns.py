@@ -129,6 +129,83 @@ def test_salience_explorer_updates_and_caches():
         ex.update(nope=1)
 
 
+def _object_salience(turns_since_mention, task_hops, note_hops, relationship_value, strength, weights):
+    """The notebook's reference answer to lesson 07's Exercise 3."""
+    recent = turns_since_mention < weights.recency_turns
+    return (weights.recent_mention * recent
+            + weights.active_task_link * (task_hops <= weights.link_hops)
+            + weights.note_link * (note_hops <= weights.link_hops)
+            + weights.relationship * relationship_value
+            + weights.belief_strength * strength)
+
+
+def _sent_traces(ex, monkeypatch):
+    """Names of the traces each later update sends to the browser (one set per update)."""
+    sent = []
+    send = ex.fig._send_update_msg
+
+    def spy(restyle_data, relayout_data, trace_indexes=None, source_view_id=None):
+        sent.append({ex.fig.data[i].name for i in trace_indexes})
+        return send(restyle_data, relayout_data, trace_indexes, source_view_id)
+
+    monkeypatch.setattr(ex.fig, "_send_update_msg", spy)
+    return sent
+
+
+def test_salience_explorer_draws_the_students_salience_on_the_bars():
+    data = salience_lesson_data()
+    plain = SalienceExplorer(data, turn=551)
+    ex = SalienceExplorer(data, turn=551, yours=_object_salience)
+    assert list(ex.summary())[:-1] == list(plain.summary())  # one line more, the rest as before
+    assert ex.summary()["yours: _object_salience"] == \
+        "agrees with salience_matrix on all 45 objects at turn 551"
+    mine = ex.trace("yours: _object_salience")
+    totals = np.sum([ex.trace(label).x for label in ("recently mentioned", "linked to an active task",
+                     "linked to a note", "relationship value", "belief strength")], axis=0)
+    assert list(mine.y) == list(ex.trace("recently mentioned").y)  # one diamond per shown object
+    assert np.allclose(mine.x, totals)  # at the end of each bar
+    def no_recency(t, task, note, rel, strength, w):
+        return _object_salience(t, task, note, rel, strength, w) - w.recent_mention * (t < w.recency_turns)
+
+    off = SalienceExplorer(data, turn=551, yours={"mine": no_recency})
+    assert off.summary()["yours: mine"].startswith("differs on ")
+    assert "yours: _object_salience" not in {t.name for t in plain.fig.data}
+
+
+def test_salience_explorer_refuses_what_is_not_a_salience_function():
+    data = salience_lesson_data()
+    with pytest.raises(TypeError, match="must be your function itself.*0.3"):
+        SalienceExplorer(data, yours=0.3)
+    with pytest.raises(TypeError, match=r"must take the arguments \(turns_since_mention, task_hops"):
+        SalienceExplorer(data, yours=lambda turns_since_mention, weights: 0.0)
+    with pytest.raises(TypeError, match="must be a finite number, got None"):
+        SalienceExplorer(data, yours=lambda turns_since_mention, task_hops, note_hops,
+                         relationship_value, strength, weights: None)
+
+
+def test_salience_explorer_redraws_only_what_a_slider_changes(monkeypatch):
+    ex = SalienceExplorer(salience_lesson_data(), turn=510, yours=_object_salience)
+    heat = ex.trace("salience").z
+    sent = _sent_traces(ex, monkeypatch)
+    ex.update(turn=511)  # the month's salience does not depend on the turn
+    assert "salience" not in sent[-1] and "chosen turn" in sent[-1]
+    assert ex.trace("salience").z is heat
+    ex.update(belief_strength=0.5)  # the weights change the month, not the turn's neighbourhood
+    assert {"salience", "yours: _object_salience"} <= sent[-1]
+    assert not {"chosen turn", "other edges", "edges inside the neighbourhood"} & sent[-1]
+
+
+def test_salience_graph_labels_the_most_salient_shown_objects_only():
+    ex = SalienceExplorer(salience_lesson_data(), turn=510)
+    for turn in (551, 510):  # the turn slider's round trip that lost labels in the browser
+        ex.update(turn=turn)
+        labels = ex.trace("labels")
+        want = [r.name for r in ex.result.top[:10]]
+        assert list(labels.text) == want and "" not in labels.text
+        assert len(labels.x) == len(labels.y) == 10
+    assert ex.trace("objects").mode == "markers"  # the nodes carry no text of their own
+
+
 def test_salience_exercise_checker():
     assert not check_salience_weights({}, show=False)  # seed weights: belief 14th, Maya Chen 12th
     assert not check_salience_weights({"belief_strength": 1.0}, show=False)  # Maya Chen drops out

@@ -6,24 +6,29 @@
   its knowledge graph (``spring_layout``). ``SalienceLessonData.view(turn, weights)``
   reads one turn (``memorykit.classroom.replays.salience``: the shown objects with their five
   weighted components, hops to the turn's context).
+* ``salience_for(inputs, weights)``: ``salience_matrix`` memoized, so a slider moved back
+  recomputes nothing; ``run_yours(object_salience, inputs, turn, weights)``: a student's
+  ``object_salience`` of every object at one turn (memoized).
 
 Explorer: ``SalienceExplorer`` (turn, max_objects, recency window and the
 five weights): a heatmap of salience over objects x turns with the shown
 objects in colour, the components of the shown objects at the chosen turn as
-stacked bars, and the knowledge graph with the turn's 2-hop neighbourhood.
+stacked bars, and the knowledge graph with the turn's 2-hop neighbourhood;
+``yours=object_salience`` marks the student's salience of each shown object on its bar.
 Taught in ``notebooks/07_objects_salience.ipynb``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from memorykit.classroom.explorer import LessonExplorer, Setting, _go
+from memorykit.classroom.explorer import Implementation, LessonExplorer, Setting, yours_name
 from memorykit.classroom.figure import heat_grid, legend_below, typed_spec
+from memorykit.classroom.memo import memo
+from memorykit.classroom.verdict import require_number
 from memorykit.classroom.scenarios.workflow import default_workflow, run_workflow
 from memorykit.workspace import KnowledgeGraph, SalienceInputs, SalienceMatrix, SalienceWeights, salience_matrix
 from memorykit.workspace.graph import spring_layout
@@ -32,20 +37,11 @@ from memorykit.classroom.replays.salience import COMPONENT_SHORT, SalienceView, 
 
 DAY = 86400.0
 
-COMPONENT_LABELS = {
-    "recent_mention": "recently mentioned",
-    "active_task_link": "linked to an active task",
-    "note_link": "linked to a note",
-    "relationship": "relationship value",
-    "belief_strength": "belief strength",
-}
-COMPONENT_COLORS = {
-    "recent_mention": "#636efa",
-    "active_task_link": "#ef553b",
-    "note_link": "#00cc96",
-    "relationship": "#ab63fa",
-    "belief_strength": "#ffa15a",
-}
+COMPONENT_LABELS = {"recent_mention": "recently mentioned", "active_task_link": "linked to an active task",
+                    "note_link": "linked to a note", "relationship": "relationship value",
+                    "belief_strength": "belief strength"}
+COMPONENT_COLORS = {"recent_mention": "#636efa", "active_task_link": "#ef553b", "note_link": "#00cc96",
+                    "relationship": "#ab63fa", "belief_strength": "#ffa15a"}
 HOP_COLORSCALE = [[0.0, "#d62728"], [0.25, "#d62728"], [0.25, "#ff7f0e"], [0.5, "#ff7f0e"],
                   [0.5, "#ffd166"], [0.75, "#ffd166"], [0.75, "#e0e0e0"], [1.0, "#e0e0e0"]]
 """Node colour by hops to the turn's context (cmin -0.5, cmax 3.5): 0 red, 1 orange, 2 yellow,
@@ -83,7 +79,7 @@ def short_label(obj: Any, width: int = 30) -> str:
     return name if len(name) <= width else name[: width - 1] + "…"
 
 
-@lru_cache(maxsize=1)
+@memo(maxsize=1)
 def salience_lesson_data() -> SalienceLessonData:
     """Replay the default workflow once (no token counting) and keep the salience inputs."""
     run = run_workflow(default_workflow(), count_tokens=False)
@@ -123,16 +119,68 @@ def link_hops_comparison(data: SalienceLessonData, turn: int, object_ids: tuple[
     return rows
 
 
+@memo(maxsize=64)
+def salience_for(inputs: SalienceInputs, weights: SalienceWeights) -> SalienceMatrix:
+    """``salience_matrix(inputs, weights)``, each set of weights scored once."""
+    return salience_matrix(inputs, weights)
+
+
+YOURS = Implementation("a function object_salience(turns_since_mention, task_hops, note_hops, "
+                       "relationship_value, strength, weights)",
+                       parameters=("turns_since_mention", "task_hops", "note_hops",
+                                   "relationship_value", "strength", "weights"))
+"""What lesson 07's exercise 3 asks for, as the explorer takes it (``yours=``)."""
+
+
+@memo(maxsize=256)
+def run_yours(object_salience: Any, inputs: SalienceInputs, turn: int,
+              weights: SalienceWeights) -> np.ndarray:
+    """(N,) a student's ``object_salience`` of every object at ``turn`` (1-based), one call per
+    object with that turn's inputs as plain floats (``inf``: never named, unreachable)."""
+    object_salience = YOURS.check("object_salience", object_salience)
+    t = turn - 1
+    out = np.empty(len(inputs.ids))
+    for i in range(out.size):
+        args = (float(inputs.turns_since_mention[i, t]), float(inputs.task_hops[i, t]),
+                float(inputs.note_hops[i, t]), float(inputs.relationship_value[i]),
+                float(inputs.strength[i]))
+        out[i] = require_number(f"{object_salience.__name__}({', '.join(map(str, args))}, weights)",
+                                object_salience(*args, weights), "a finite number")
+    return out
+
+
 # ---------------------------------------------------------------- explorer
 GRAPH_LABELS = 10
 """How many of the shown objects the knowledge-graph panel names (the most salient)."""
 _SEED = SalienceWeights()
+ZMAX = 1.5
+"""Top of the heat map's colour scale (the seed's weights add up to 1.5)."""
+WEIGHTS = ("max_objects", "recency_turns", *SALIENCE_COMPONENTS)
+"""The sliders the whole month's salience depends on (all but the turn)."""
+
+
+@dataclass(frozen=True)
+class SalienceTurn(SalienceView):
+    """What the explorer draws: one turn's view, and each student implementation's salience
+    of every object at that turn (by name)."""
+
+    yours: dict[str, np.ndarray]
+
+
+def _signed_colorscale() -> list[list[Any]]:
+    """One scale for the heat map's two meanings: salience s of a shown object is drawn at +s
+    (Viridis, upper half), of an object not shown at -s (greys, lower half, darker for more)."""
+    import plotly.colors as pc
+
+    greys = [[0.5 * (1 - f), c] for f, c in pc.get_colorscale("Greys")][::-1]
+    return greys + [[0.5 + 0.5 * f, c] for f, c in pc.get_colorscale("Viridis")]
 
 
 class SalienceExplorer(LessonExplorer):
     """Heatmap of salience (objects x turns), the chosen turn's components, the 2-hop graph."""
 
     title = "Salience of the Objects column"
+    implementation = YOURS
     settings = (
         # the turn and max_objects ranges are the default workflow's (600 turns, 45 objects);
         # an explorer of other data takes its own (see __init__)
@@ -142,62 +190,65 @@ class SalienceExplorer(LessonExplorer):
         *(Setting(c, f"w {COMPONENT_LABELS[c]}", getattr(_SEED, c), 0.0, 1.0, 0.05) for c in SALIENCE_COMPONENTS),
     )
 
-    def __init__(self, data: SalienceLessonData | None = None, **params: Any) -> None:
+    def __init__(self, data: SalienceLessonData | None = None, yours: Any = None, **params: Any) -> None:
         self.data = data or salience_lesson_data()
         limits = {"turn": self.data.n_turns, "max_objects": len(self.data.inputs.ids)}
         self.settings = tuple(replace(s, high=limits[s.name]) if s.name in limits else s
                               for s in type(self).settings)
-        self._cache_key: tuple | None = None
-        self._cache_matrix: SalienceMatrix | None = None
-        self._drawn_matrix: SalienceMatrix | None = None
-        self._drawn_graph: tuple | None = None
-        super().__init__(**params)
+        self.index = {oid: i for i, oid in enumerate(self.data.inputs.ids)}
+        super().__init__(yours=yours, **params)
 
     def _make_figure(self) -> Any:
         from plotly.subplots import make_subplots
 
-        go = _go()
         data = self.data
-        n = len(data.inputs.ids)
         turns = np.arange(1, data.n_turns + 1)
-        base = make_subplots(
+        fig = make_subplots(
             rows=2, cols=2, specs=[[{"colspan": 2}, None], [{}, {}]], row_heights=[0.56, 0.44],
             column_widths=[0.5, 0.5], vertical_spacing=0.1, horizontal_spacing=0.2,
             subplot_titles=("salience per object and turn (colour: shown, grey: not shown)",
                             "salience components of the shown objects",
                             "knowledge graph, 2 hops"),
         )
-        fig = go.FigureWidget(base)
         names = list(data.names)
-        fig.add_heatmap(x=turns, y=names, z=typed_spec(np.zeros((n, turns.size))), colorscale="Greys",
-                        zmin=0, zmax=1.5, showscale=False, name="not shown",
-                        hovertemplate="turn %{x}<br>%{y}<br>salience %{z:.2f} (not shown)<extra></extra>",
-                        row=1, col=1)
-        fig.add_heatmap(x=turns, y=names, z=typed_spec(np.zeros((n, turns.size))), colorscale="Viridis",
-                        zmin=0, zmax=1.5, name="shown",
+        # One grid for both meanings (see _signed_colorscale): half the data of two heat maps
+        # on every move, and plotly.js draws one. Hover shows a value in brackets when negative.
+        ticks = [-1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5]
+        fig.add_heatmap(x=turns, y=names, z=np.zeros((len(names), turns.size)), name="salience",
+                        colorscale=_signed_colorscale(), zmin=-ZMAX, zmax=ZMAX,
                         colorbar=dict(title=dict(text="salience", side="top"), len=0.42,
-                                      y=1.0, yanchor="top", thickness=12),
-                        hovertemplate="turn %{x}<br>%{y}<br>salience %{z:.2f} (shown)<extra></extra>",
+                                      y=1.0, yanchor="top", thickness=12, tickvals=ticks,
+                                      ticktext=[f"{abs(v):g}" for v in ticks]),
+                        hovertemplate="turn %{x}<br>%{y}<br>salience %{z:(.2f}"
+                                      "<br>(in brackets: not shown)<extra></extra>",
                         row=1, col=1)
-        # The chosen turn: a line across every row (y in the subplot's domain, 0 to 1)
         fig.add_scatter(x=[0, 0], y=[0, 1], mode="lines", line=dict(color="red", width=2),
                         name="chosen turn", showlegend=False, hoverinfo="skip", yaxis="y9",
                         xaxis="x")
         for c in SALIENCE_COMPONENTS:
             fig.add_bar(x=[], y=[], orientation="h", name=COMPONENT_LABELS[c],
                         marker_color=COMPONENT_COLORS[c], legendgroup="components", row=2, col=1)
+        for name in self.yours:  # the student's salience: a black diamond at the end of each bar
+            fig.add_scatter(x=[], y=[], mode="markers", name=yours_name(name), row=2, col=1,
+                            marker=dict(symbol="diamond", size=9, color="black",
+                                        line=dict(width=1, color="white")),
+                            hovertemplate="%{y}: %{x:.2f}<extra>yours</extra>")
         fig.add_scatter(x=[], y=[], mode="lines", line=dict(color="#d0d0d0", width=1), hoverinfo="skip",
                         name="other edges", showlegend=False, row=2, col=2)
         fig.add_scatter(x=[], y=[], mode="lines", line=dict(color="#ef553b", width=2), hoverinfo="skip",
                         name="edges inside the neighbourhood", showlegend=False, row=2, col=2)
         xy = data.layout
-        fig.add_scatter(x=xy[:, 0], y=xy[:, 1], mode="markers+text", name="objects", showlegend=False,
-                        textposition="top center", textfont=dict(size=8), hovertext=names,
-                        hoverinfo="text", cliponaxis=False,
+        fig.add_scatter(x=xy[:, 0], y=xy[:, 1], mode="markers", name="objects", showlegend=False,
+                        hovertemplate="%{customdata}<extra></extra>", customdata=names,
                         marker=dict(size=10, line=dict(width=1, color="black"), cmin=-0.5, cmax=3.5,
-                                    colorscale=HOP_COLORSCALE, color=np.zeros(n)),
+                                    colorscale=HOP_COLORSCALE, color=np.zeros(len(names))),
                         row=2, col=2)
-        # an overlay axis spanning the heat map's height, for the chosen-turn line
+        # Names as a trace of their own, holding only the labelled nodes: an empty text of a
+        # point is dropped by plotly.js for good, so labels on the nodes' trace went missing.
+        fig.add_scatter(x=[], y=[], text=[], mode="text", name="labels", showlegend=False,
+                        textposition="top center", textfont=dict(size=8), hoverinfo="skip",
+                        cliponaxis=False, row=2, col=2)
+        # the chosen turn's line spans the heat map's rows on an overlay axis (y from 0 to 1)
         fig.update_layout(yaxis9=dict(domain=fig.layout.yaxis.domain, range=[0, 1], visible=False,
                                       overlaying="y", fixedrange=True))
         fig.update_layout(height=1120, barmode="stack", margin=dict(l=40, r=10, t=70, b=40),
@@ -212,60 +263,58 @@ class SalienceExplorer(LessonExplorer):
         fig.update_yaxes(visible=False, row=2, col=2)
         return fig
 
-    def _compute(self, turn: int, max_objects: int, recency_turns: int, **weights: float) -> SalienceView:
+    def _compute(self, turn: int, max_objects: int, recency_turns: int, **weights: float) -> SalienceTurn:
         w = SalienceWeights(recency_turns=recency_turns, max_objects=max_objects, **weights)
-        key = (max_objects, recency_turns, *sorted(weights.items()))
-        if key != self._cache_key:
-            self._cache_matrix = salience_matrix(self.data.inputs, w)
-            self._cache_key = key
-        return self.data.view(turn, w, self._cache_matrix)
+        v = self.data.view(turn, w, salience_for(self.data.inputs, w))
+        yours = {name: run_yours(fn, self.data.inputs, turn, w) for name, fn in self.yours.items()}
+        return SalienceTurn(v.turn, v.weights, v.matrix, v.hops, v.top, yours)
 
-    def _draw(self, view: SalienceView) -> None:
+    def _draw(self, view: SalienceTurn) -> None:
         m = view.matrix
-        if m is not self._drawn_matrix:
-            # Sent as base64 typed arrays: a 45 x 600 list of lists costs ~100 ms in
-            # ipywidgets' message encoding, the packed float32 bytes well under 1 ms.
-            self.trace("not shown").z = heat_grid(m.total, ~m.selected)
-            self.trace("shown").z = heat_grid(m.total, m.selected)
-            self._drawn_matrix = m
-        self.trace("chosen turn").x = [view.turn, view.turn]
+        if self.moved(*WEIGHTS):  # the whole month: not the turn
+            self.trace("salience").z = heat_grid(np.where(m.selected, m.total, -m.total - 1e-3), decimals=3)
+        if self.moved("turn"):
+            self.trace("chosen turn").x = [view.turn, view.turn]
         names = [r.name for r in view.top]
         for c in SALIENCE_COMPONENTS:
             bars = self.trace(COMPONENT_LABELS[c])
             bars.y = names
             bars.x = [r.components[c] for r in view.top]
+        for name, values in view.yours.items():
+            mine = self.trace(yours_name(name))
+            mine.y = names
+            mine.x = [round(float(values[self.index[r.id]]), 4) for r in view.top]
+        self._draw_graph(view)
+
+    def _draw_graph(self, view: SalienceView) -> None:
         data = self.data
-        depth = view.weights.neighbourhood_depth
-        inside = view.hops <= depth
-        shown = m.selected[:, view.turn - 1]
-        # names of the ten most salient shown objects only: more labels overlap unreadably
-        labelled = {r.name for r in view.top[:GRAPH_LABELS]}
-        # The graph changes only when the neighbourhood, the shown set or the labelled names
-        # do: skip re-sending identical arrays (plotly validates every element it is given).
-        graph_key = (view.hops.tobytes(), shown.tobytes(), tuple(sorted(labelled)))
-        if graph_key == self._drawn_graph:
-            return
-        self._drawn_graph = graph_key
         xy = data.layout
-        e = data.edges
-        hot = inside[e[:, 0]] & inside[e[:, 1]]
-        for name, mask in (("other edges", ~hot), ("edges inside the neighbourhood", hot)):
-            trace = self.trace(name)
-            sel = e[mask]
-            gap = np.full(len(sel), np.nan)
-            trace.x = typed_spec(np.column_stack([xy[sel[:, 0], 0], xy[sel[:, 1], 0], gap]).ravel())
-            trace.y = typed_spec(np.column_stack([xy[sel[:, 0], 1], xy[sel[:, 1], 1], gap]).ravel())
+        inside = view.hops <= view.weights.neighbourhood_depth
+        if self.moved("turn", "recency_turns"):  # the neighbourhood: the turn's context
+            e = data.edges
+            hot = inside[e[:, 0]] & inside[e[:, 1]]
+            for name, mask in (("other edges", ~hot), ("edges inside the neighbourhood", hot)):
+                trace = self.trace(name)
+                sel = e[mask]
+                gap = np.full(len(sel), np.nan)
+                trace.x = typed_spec(np.column_stack([xy[sel[:, 0], 0], xy[sel[:, 1], 0], gap]).ravel())
+                trace.y = typed_spec(np.column_stack([xy[sel[:, 0], 1], xy[sel[:, 1], 1], gap]).ravel())
+            self.trace("objects").marker.color = np.minimum(view.hops, 3.0)
+        shown = view.matrix.selected[:, view.turn - 1]
         nodes = self.trace("objects")
-        nodes.marker.color = np.minimum(view.hops, 3.0)
         nodes.marker.size = np.where(shown, 16, 8)
-        nodes.text = [name if name in labelled else "" for name in data.names]
         hop_text = ["context" if h == 0 else (f"{int(h)} hops" if np.isfinite(h) else "unreachable")
                     for h in view.hops]
-        nodes.hovertext = [f"{name}: {h}{', shown' if s else ''}"
-                           for name, h, s in zip(data.names, hop_text, shown)]
+        nodes.customdata = [f"{name}: {h}{', shown' if s else ''}"
+                            for name, h, s in zip(data.names, hop_text, shown)]
+        # names of the ten most salient shown objects only: more labels overlap unreadably
+        top = [self.index[r.id] for r in view.top[:GRAPH_LABELS]]
+        labels = self.trace("labels")
+        labels.x, labels.y = xy[top, 0], xy[top, 1]
+        labels.text = [data.names[i] for i in top]
 
     def summary(self) -> dict[str, Any]:
-        view: SalienceView = self.result
+        view: SalienceTurn = self.result
         m = view.matrix
         t = view.turn - 1
         depth = view.weights.neighbourhood_depth
@@ -287,4 +336,12 @@ class SalienceExplorer(LessonExplorer):
         }
         for i, r in enumerate(view.top[:5], start=1):
             out[f"top_{i}"] = r.line()[4:]
+        for name, values in view.yours.items():
+            gap = np.abs(values - m.total[:, t])
+            bad = np.flatnonzero(gap > 1e-9)
+            out[yours_name(name)] = (
+                f"agrees with salience_matrix on all {gap.size} objects at turn {view.turn}"
+                if not bad.size else
+                f"differs on {bad.size} of {gap.size} objects at turn {view.turn} (largest gap "
+                f"{gap.max():.3f}: {self.data.names[int(np.argmax(gap))]})")
         return out

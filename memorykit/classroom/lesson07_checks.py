@@ -1,5 +1,13 @@
 """Lesson 07's exercise checkers: objects and salience (``notebooks/07_objects_salience.ipynb``).
 
+* ``check_salience_weights``: salience weights under which, at turn 551 of the 30-day workflow
+  of ``data/workflow/`` (``lesson07.salience_lesson_data``), the belief the turn needs and the
+  user Maya Chen are both among the first six objects the column shows.
+* ``check_object_salience`` (build it yourself): the student's salience of one object at one
+  turn, run through the library's salience contracts
+  (``memorykit.classroom.contracts.workspace``) and compared with ``salience_matrix`` on
+  generated objects and weights.
+
 Each returns a ``Verdict`` (printed only with ``show=True``) naming the numbers that decided it,
 and refuses an answer of the wrong kind with a ``TypeError`` / ``ValueError`` naming the value.
 """
@@ -12,7 +20,6 @@ from memorykit._validate import require_between, require_bool
 from memorykit.classroom.verdict import Verdict, report, require_function
 
 
-# -------------------------------------------------------------- lesson 07
 SALIENCE_EXERCISE = {"turn": 551, "target": "b_acme_gl", "keep": "maya", "top": 6}
 """Lesson 07: at turn 551 ("Acme Supplies sent INV-1118; can you check it?") the belief
 "Acme Supplies invoices use GL 5100" and the user Maya Chen must both be in the top 6. Neither is
