@@ -329,6 +329,56 @@ def test_columns_explorer_moves_the_blue_line_only_for_limits():
     assert ex.sliders["top_notes"].max == 14 and ex.sliders["turn"].max == 600
 
 
+def _three_columns(task_lines, note_lines, objects, *, max_slots, top_notes, max_objects):
+    """The notebook's reference answer to lesson 08's Exercise 3."""
+    from memorykit.workspace.render import column_lines
+
+    shown = list(note_lines)[:top_notes]
+    return column_lines(task_lines, shown, len(note_lines), list(objects)[:max_objects],
+                        max_slots=max_slots)
+
+
+def test_columns_explorer_draws_the_students_prompt_tokens_beside_the_librarys():
+    plain = ColumnsExplorer(turn=551)
+    ex = ColumnsExplorer(turn=551, yours=_three_columns)
+    assert list(ex.summary())[:-1] == list(plain.summary())
+    assert ex.summary()["yours: _three_columns"] == (
+        "the same lines as the library's at all 600 turns; 697 tokens at this turn, 594.9 per turn")
+    assert list(ex.trace("yours: _three_columns").y) == list(ex.trace("three columns").y)
+    ex.update(top_notes=3, max_objects=7)
+    assert list(ex.trace("yours: _three_columns").y) == list(ex.trace("three columns").y)
+
+    def after_grouping(task_lines, note_lines, objects, *, max_slots, top_notes, max_objects):
+        from memorykit.workspace.objects import OBJECT_KINDS
+
+        grouped = sorted(objects, key=lambda o: OBJECT_KINDS.index(o[0]))  # then cut: wrong
+        return _three_columns(task_lines, note_lines, grouped, max_slots=max_slots,
+                              top_notes=top_notes, max_objects=max_objects)
+
+    wrong = ColumnsExplorer(turn=551, max_objects=5, yours={"mine": after_grouping})
+    assert wrong.summary()["yours: mine"].startswith("other lines than the library's at ")
+    assert "yours: _three_columns" not in {t.name for t in plain.fig.data}
+
+
+def test_columns_explorer_refuses_what_is_not_an_assembly():
+    with pytest.raises(TypeError, match="must be your function itself.*'prompt'"):
+        ColumnsExplorer(yours="prompt")
+    with pytest.raises(TypeError, match=r"must take the arguments \(task_lines, note_lines, objects, \*"):
+        ColumnsExplorer(yours=lambda task_lines, note_lines, objects: [])
+    with pytest.raises(TypeError, match="must return a list of lines"):
+        ColumnsExplorer(yours=lambda task_lines, note_lines, objects, *, max_slots, top_notes,
+                        max_objects: "\n".join(task_lines))
+
+
+def test_columns_explorer_turn_leaves_the_months_lines_alone(monkeypatch):
+    ex = ColumnsExplorer(turn=551, yours=_three_columns)
+    sent = _sent_traces(ex, monkeypatch)
+    ex.update(turn=552)
+    assert sent[-1] == {"chosen turn", "at the chosen turn"}
+    ex.update(top_notes=5)
+    assert {"three columns", "yours: _three_columns", "at the chosen turn"} == sent[-1]
+
+
 def test_column_log_follows_one_memory(small):
     log = ColumnLog(keep_renders=True)
     with pytest.raises(ValueError, match="holds no turn"):

@@ -22,7 +22,6 @@ Taught in ``notebooks/06_notes_ttl.ipynb``.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +30,7 @@ import numpy as np
 from memorykit.classroom.explorer import Implementation, LessonExplorer, Setting, _go, yours_name
 from memorykit.classroom.figure import legend_below
 from memorykit.classroom.memo import memo
+from memorykit.classroom.verdict import require_number
 from memorykit.classroom.replays.escalation import (
     EscalationCurves,
     band_facts,
@@ -47,8 +47,7 @@ from memorykit.classroom.scenarios.workflow import (
 from memorykit.workspace import NoteSettings
 from memorykit.workspace.notes import HOUR, URGENCIES, remaining_fraction
 
-__all__ = ["EscalationExplorer", "run_yours", "scenario_run", "surfacers", "surfacing_report",
-           "tradeoff_table"]
+__all__ = ["EscalationExplorer", "scenario_run", "surfacing_report", "tradeoff_table"]
 
 
 # ---------------------------------------------------------------- scenario
@@ -107,13 +106,9 @@ def run_yours(escalated_priority: Any, base_priority: float, urgency: str,
     left = remaining_fraction(0.0, ttl_h * HOUR, hours * HOUR)
     out = np.empty(left.size)
     for i, r in enumerate(left):
-        value = escalated_priority(base_priority, float(r), settings)
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-                or not math.isfinite(float(value)):
-            raise TypeError(f"{escalated_priority.__name__}(priority={base_priority}, "
-                            f"remaining={float(r):.4f}, settings) must return a finite number, "
-                            f"got {value!r}")
-        out[i] = float(value)
+        out[i] = require_number(f"{escalated_priority.__name__}({base_priority}, {float(r):.4f}, "
+                                "settings)", escalated_priority(base_priority, float(r), settings),
+                                "a finite number")
     return out
 
 

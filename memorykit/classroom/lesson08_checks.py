@@ -1,5 +1,13 @@
 """Lesson 08's exercise checkers: the three columns (``notebooks/08_three_columns.ipynb``).
 
+* ``check_column_limits``: top-notes and max-objects limits that keep at least D2's 8 notes,
+  make the prompt at least 40% smaller than the flat buffer of the same state over the 30-day
+  workflow of ``data/workflow/`` (``lesson08.default_tables``), never cut an object linked to an
+  active task, and show as many objects as such limits can.
+* ``check_three_columns`` (build it yourself): the student's assembly of the prompt's lines,
+  run through the library's column contracts (``memorykit.classroom.contracts.workspace``) and
+  compared with ``three_column_lines`` on generated columns.
+
 Each returns a ``Verdict`` (printed only with ``show=True``) naming the numbers that decided it,
 and refuses an answer of the wrong kind with a ``TypeError`` / ``ValueError`` naming the value.
 """
@@ -12,7 +20,6 @@ from memorykit._validate import require_bool, require_int
 from memorykit.classroom.verdict import Verdict, report, require_function
 
 
-# -------------------------------------------------------------- lesson 08
 COLUMNS_EXERCISE = {"min_reduction": 0.40, "min_top_notes": 8}
 """Lesson 08: keep at least D2's 8 notes, use >= 40% fewer tokens than the flat buffer of the
 same state, never cut an object linked to an active task, and show as many objects as that allows."""
