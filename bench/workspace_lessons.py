@@ -13,7 +13,7 @@ recomputation and the redraw into the FigureWidget inside ``batch_update``).
   it is timed twice: with the memo cleared before every move (cold: what the
   first visit to a setting costs) and on settings already visited (warm).
 * ``EscalationExplorer`` (06_notes_ttl): three curves of ~480 points from
-  the vectorized ``effective_priority`` plus the scenario count; no caching.
+  the vectorized ``effective_priority`` plus the scenario count (memoized: ``surfacers``).
 """
 
 from __future__ import annotations

@@ -250,12 +250,75 @@ def test_escalation_explorer_clamps_and_summarizes():
     assert s["urgent_surfaces_on_priority"] == "yes, 0.15 h before expiry"
     assert s["scenario_notes_that_can_surface_on_priority"] == "59/114"
     ex.update(warn_fraction=0.1, critical_fraction=0.3)  # critical must stay below warn
-    assert ex.result.settings.critical_fraction == 0.09 and "clamped" in ex.summary()
+    assert ex.result.curves.settings.critical_fraction == 0.09 and "clamped" in ex.summary()
     ex.update(base_priority=0.3)
     assert ex.summary()["expiry_outcome"] == "archived silently"
     assert len(ex.trace("urgent").x) == len(ex.trace("urgent").y) > 400
     assert list(ex.trace("steps (low)").x)[:2] == [pytest.approx(151.2)] * 2  # warn below 10% of 168 h
     assert list(ex.trace("surfacing threshold").y) == [0.9, 0.9]
+
+
+def _escalated_priority(priority, remaining, settings):
+    """The notebook's reference answer to Exercise 3 (the library's rule, rebuilt)."""
+    if remaining < settings.critical_fraction:
+        factor = settings.critical_multiplier
+    elif remaining < settings.warn_fraction:
+        factor = settings.warn_multiplier
+    else:
+        factor = 1.0
+    return min(1.0, priority * factor)
+
+
+def _no_critical_band(priority, remaining, settings):
+    """A plausible wrong rule: the warning band only, and <= where the library has <."""
+    return min(1.0, priority * (settings.warn_multiplier if remaining <= settings.warn_fraction else 1.0))
+
+
+def test_escalation_explorer_draws_the_students_rule_beside_the_librarys():
+    plain = notes_app.EscalationExplorer(base_priority=0.56, urgent_ttl_h=2.75)
+    ex = notes_app.EscalationExplorer(base_priority=0.56, urgent_ttl_h=2.75,
+                                      yours=_escalated_priority)
+    # without yours= the explorer prints what it always did; with it, one line more
+    assert list(ex.summary())[:-1] == list(plain.summary())
+    assert "yours: _escalated_priority" not in {t.name for t in plain.fig.data}
+    assert ex.summary()["yours: _escalated_priority"] == "agrees with the library at all 1452 moments"
+    for u in ("urgent", "normal", "low"):
+        name = "yours: _escalated_priority" + ("" if u == "urgent" else f" ({u})")
+        mine, library = ex.trace(name), ex.trace(u)
+        assert list(mine.x) == list(library.x) and np.allclose(mine.y, library.y)
+    wrong = notes_app.EscalationExplorer(yours={"mine": _no_critical_band})
+    assert wrong.summary()["yours: mine"].startswith("differs at ")
+    assert max(wrong.trace("yours: mine").y) == pytest.approx(0.9)  # 0.6 x 1.5, no x2 band
+
+
+def test_escalation_explorer_refuses_what_is_not_an_escalation_rule():
+    with pytest.raises(TypeError, match="must be your function itself.*42"):
+        notes_app.EscalationExplorer(yours=42)
+    with pytest.raises(TypeError, match=r"must take the arguments \(priority, remaining, settings\)"):
+        notes_app.EscalationExplorer(yours=lambda priority, remaining: priority)
+    with pytest.raises(TypeError, match="must be a finite number, got 'high'"):
+        notes_app.EscalationExplorer(yours=lambda priority, remaining, settings: "high")
+
+
+def test_escalation_explorer_redraws_only_the_panel_a_ttl_moves(monkeypatch):
+    ex = notes_app.EscalationExplorer(yours=_escalated_priority)
+    names = ("normal", "steps (normal)", "yours: _escalated_priority (normal)")
+    before = {name: (tuple(ex.trace(name).x), tuple(ex.trace(name).y)) for name in names}
+    sent = []
+    send = ex.fig._send_update_msg
+
+    def spy(restyle_data, relayout_data, trace_indexes=None, source_view_id=None):
+        sent.append(trace_indexes)
+        return send(restyle_data, relayout_data, trace_indexes, source_view_id)
+
+    monkeypatch.setattr(ex.fig, "_send_update_msg", spy)
+    urgent = tuple(ex.trace("urgent").x)
+    ex.update(urgent_ttl_h=4.0)
+    for name in names:
+        assert (tuple(ex.trace(name).x), tuple(ex.trace(name).y)) == before[name], name
+    assert tuple(ex.trace("urgent").x) != urgent
+    touched = {ex.fig.data[i].name for indexes in sent for i in indexes}
+    assert touched and all("normal" not in n and "low" not in n for n in touched), touched
 
 
 # ------------------------------------------------------------------- checkers
