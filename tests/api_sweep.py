@@ -221,7 +221,7 @@ def _entity_store() -> Any:
 
 
 def _cms_scenario() -> Any:
-    from memorykit.classroom.scenarios.cms import generate_cms_scenario
+    from data.entities.generate import generate_cms_scenario
 
     return generate_cms_scenario(n_turns=6)
 

@@ -41,7 +41,7 @@ from memorykit.longterm.service import MemoryService
 from memorykit.messages import Message, MessageFactory, ToolCall
 from memorykit.classroom.scenarios.conversation import random_messages
 from memorykit.classroom.scenarios.probes import booking_critic
-from memorykit.classroom.scenarios.workflow import build_workflow_graph
+from data.workflow.generate import build_workflow_graph
 from memorykit.tokens import Tokenizer
 from memorykit.trace import Trace
 from memorykit.workspace.memory import WorkingMemory

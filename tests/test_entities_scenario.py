@@ -15,7 +15,8 @@ from memorykit.entities import (
     prompt_token_series,
 )
 from memorykit.classroom.replays.entity_replay import arrival_comparison, compare_policies, replay, seed_policies
-from memorykit.classroom.scenarios import generate_cms_scenario, load_scenario
+from data.entities.generate import generate_cms_scenario
+from memorykit.classroom.scenarios import load_scenario
 from memorykit.tokens import Tokenizer
 
 ROOT = Path(__file__).resolve().parent.parent

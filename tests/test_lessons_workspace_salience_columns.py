@@ -18,7 +18,8 @@ from memorykit.classroom.lesson07_checks import check_salience_weights
 from memorykit.classroom.lesson08_checks import most_objects_meeting_target
 from memorykit.classroom.lesson08 import ColumnsExplorer, default_replay, default_tables, replay_columns
 from memorykit.classroom.lesson07 import SalienceExplorer, link_hops_comparison, salience_lesson_data
-from memorykit.classroom.scenarios.workflow import generate_workflow_scenario, play, run_workflow
+from data.workflow.generate import generate_workflow_scenario
+from memorykit.classroom.scenarios.workflow import play, run_workflow
 from memorykit.tokens import Tokenizer
 from memorykit.workspace import SalienceWeights, salience_matrix
 from memorykit.classroom.replays.columns import (

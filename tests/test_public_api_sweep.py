@@ -98,7 +98,7 @@ def _generator(name, **kw):
     (lambda: _recency(half_life_minutes=0.0), "half_life_minutes"),
     (lambda: _generator("memorykit.classroom.scenarios.conversation.simulate_conversation",
                         n_turns=10**30), "n_turns"),
-    (lambda: _generator("memorykit.classroom.scenarios.cms.generate_cms_scenario", n_turns=10**30),
+    (lambda: _generator("data.entities.generate.generate_cms_scenario", n_turns=10**30),
      "n_turns"),
     (lambda: _generator("memorykit.evaluation.sweep.random_search", param_space={"a": [1]},
                         n=10**30), "n"),

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from data.workflow.generate import generate_workflow_scenario
 from memorykit.clock import WallClock
 from memorykit.classroom.scenarios.workflow import (
     IMMINENT_FRACTION,
     WORKFLOW_PATH,
     default_workflow,
-    generate_workflow_scenario,
     load_workflow,
     play,
     run_workflow,
@@ -46,9 +45,8 @@ def small_run(small):
 
 
 def test_committed_file_is_what_the_generator_writes(tmp_path):
-    spec = importlib.util.spec_from_file_location("wf_generate", ROOT / "data" / "workflow" / "generate.py")
-    gen = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gen)
+    import data.workflow.generate as gen
+
     assert gen.main(["--out", str(tmp_path)]) == 0
     assert (tmp_path / "workflow_30d.jsonl").read_bytes() == DATA.read_bytes()
     assert gen.main(["--check"]) == 0

@@ -7,6 +7,9 @@
   whose true antecedents are labelled, so reference resolution is measured.
 * ``workflow``: a month of agent work for the three-column working memory.
 
+The generators of the committed cms and workflow files live beside them, in
+``data/entities/generate.py`` and ``data/workflow/generate.py``; lessons load the files.
+
 Taught in ``notebooks/04_entity_memory.ipynb``.
 """
 
@@ -15,7 +18,6 @@ from memorykit.classroom.scenarios.cms import (
     LabelledReference,
     Mention,
     ScenarioTurn,
-    generate_cms_scenario,
     load_scenario,
 )
 
@@ -24,6 +26,5 @@ __all__ = [
     "LabelledReference",
     "Mention",
     "ScenarioTurn",
-    "generate_cms_scenario",
     "load_scenario",
 ]
