@@ -16,7 +16,7 @@
 Explorer: ``EscalationExplorer`` (sliders for the three TTLs, base priority,
 the warning / critical fractions and multipliers; one step curve per urgency
 with the two escalation steps and the surfacing threshold drawn);
-``yours=escalated_priority`` draws the student's rule as a dashed black curve over each.
+``yours=escalated_priority`` draws the student's rule as a dotted black curve over each.
 Taught in ``notebooks/06_notes_ttl.ipynb``.
 """
 
@@ -174,11 +174,11 @@ class EscalationExplorer(LessonExplorer):
             fig.add_scatter(name=_guide("surfacing threshold", u), x=[], y=[], mode="lines",
                             showlegend=col == 1, line=dict(color="black", dash="dash", width=1),
                             row=1, col=col, hoverinfo="skip")
-        for name in self.yours:  # the student's rule: a dashed black curve over each library curve
+        for name in self.yours:  # the student's rule: a dotted black curve over each library curve
             for col, u in enumerate(URGENCIES, start=1):
                 fig.add_scatter(name=_guide(yours_name(name), u), x=[], y=[], mode="lines",
                                 legendgroup=yours_name(name), showlegend=col == 1,
-                                line=dict(color="black", dash="dash", width=2), row=1, col=col,
+                                line=dict(color="black", dash="dot", width=3), row=1, col=col,
                                 hovertemplate="%{x:.2f} h: %{y:.3f}<extra>yours</extra>")
         fig.update_yaxes(range=[0, 1.08], row=1, col=1, title="effective priority")
         fig.update_xaxes(title="hours since noted")
