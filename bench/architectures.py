@@ -52,7 +52,7 @@ def make_embedder(spec: str) -> Any:
 
         return minilm_embedder()
     if spec.startswith("openai:"):
-        from memorykit.llm import OpenAIEmbedder
+        from memorykit.llm.embedder import OpenAIEmbedder
 
         return OpenAIEmbedder(spec.split(":", 1)[1])
     raise SystemExit(f"--embedder must be lexical, minilm or openai:MODEL, got {spec!r}")
@@ -61,7 +61,10 @@ def make_embedder(spec: str) -> Any:
 def components(model: str | None) -> dict[str, Any]:
     if model is None:
         return {}
-    from memorykit.llm import OpenAIChatModel, OpenAICritic, OpenAISummarizer, configured
+    from memorykit.llm.chat import OpenAIChatModel
+    from memorykit.llm.critic import OpenAICritic
+    from memorykit.llm.summarizer import OpenAISummarizer
+    from memorykit.llm.client import configured
 
     if not configured():
         raise SystemExit("--model needs the openai package and OPENAI_API_KEY (see memorykit.llm)")

@@ -27,14 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from memorykit.evaluation import (
-    BM25Retrieval,
-    EvalDataset,
-    LastTokens,
-    evaluate,
-    grid,
-    run_sweep,
-)
+from memorykit.evaluation.baselines import BM25Retrieval, LastTokens
+from memorykit.evaluation.dataset import EvalDataset
+from memorykit.evaluation.harness import evaluate
+from memorykit.evaluation.sweep import grid, run_sweep
 from memorykit.classroom.scenarios.conversation import from_simulated, simulate_conversation
 
 

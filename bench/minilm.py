@@ -62,7 +62,7 @@ def corpus(n: int, seed: int = 0) -> list[str]:
 
 
 def run_numpy(texts: list[str]) -> tuple[dict[str, Any], np.ndarray]:
-    from memorykit.longterm import MiniLMEmbedder
+    from memorykit.longterm.minilm import MiniLMEmbedder
 
     t0 = time.perf_counter()
     embedder = MiniLMEmbedder()

@@ -39,7 +39,7 @@ def make_embedder(spec: str) -> Any:
 
 
 def make_chat(base_url: str, *, timeout: float = 120.0) -> Any:
-    from memorykit.llm import OpenAIChatModel
+    from memorykit.llm.chat import OpenAIChatModel
     from memorykit.llm.backend import served_model
     from memorykit.llm.client import make_client
 

@@ -28,7 +28,9 @@ import time
 from typing import Any
 
 from memorykit.entities import EntityContextPolicy
-from memorykit.evaluation import BM25Retrieval, EvalDataset, evaluate
+from memorykit.evaluation.baselines import BM25Retrieval
+from memorykit.evaluation.dataset import EvalDataset
+from memorykit.evaluation.harness import evaluate
 from memorykit.evaluation.hybrid import HybridRetrieval, HybridSettings, shared_minilm
 from memorykit.evaluation.toolkit import FIXED_POLICIES
 from memorykit.classroom.data import load_tuning_data

@@ -17,7 +17,9 @@ import sys
 import time
 
 from memorykit.classroom.scenarios.conversation import from_simulated
-from memorykit.evaluation import BM25Retrieval, HarnessSettings, as_dataset, evaluate
+from memorykit.evaluation.baselines import BM25Retrieval
+from memorykit.evaluation.harness import HarnessSettings, evaluate
+from memorykit.evaluation.dataset import as_dataset
 from memorykit.evaluation.toolkit import FIXED_POLICIES
 from memorykit.classroom.data import load_tuning_data
 from memorykit.classroom.scenarios.conversation import simulate_conversation

@@ -75,7 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="memorykit-scale-") as tmp:
         # an empty embedding cache for this run and the pool's workers (they inherit it)
         os.environ["XDG_CACHE_HOME"] = str(Path(tmp) / "cache")
-        from memorykit.evaluation import dataset_statistics, load_chat_logs, load_locomo
+        from memorykit.evaluation.dataset import dataset_statistics
+        from memorykit.evaluation.chatlog import load_chat_logs
+        from memorykit.evaluation.locomo import load_locomo
         from memorykit.classroom.lesson12_checks import check_beats_bm25
         from memorykit.classroom.data import CHAT_EXAMPLE, load_tuning_data
         from memorykit.classroom.lesson12 import (TuningExplorer, comparison_notes, explore_file,

@@ -328,7 +328,7 @@ def _local_opener(url: str, timeout: float) -> Any:
 
 
 def _memory_search_call() -> dict[str, Any]:
-    from memorykit.longterm import MemoryService
+    from memorykit.longterm.service import MemoryService
     from memorykit.messages import ToolCall
 
     svc = MemoryService()

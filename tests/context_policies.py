@@ -18,21 +18,20 @@ from memorykit.buffers import BufferWindow
 from memorykit.clock import StepClock
 from memorykit.context import BufferPolicy, ContextPolicy
 from memorykit.entities.context_policy import EntityContextPolicy
-from memorykit.evaluation import baseline_policies
+from memorykit.evaluation.baselines import baseline_policies
 from memorykit.embeddings import LexicalHashingEmbedder
 from memorykit.evaluation.hybrid import HybridRetrieval
 from memorykit.evaluation.scored import TermOverlapRetrieval
 from memorykit.evaluation.toolkit import AttentionPolicy
-from memorykit.longterm import (
+from memorykit.longterm.architectures import (
     AttentionArchitecture,
     ContextWindowArchitecture,
     EpisodicArchitecture,
-    EpisodicSettings,
-    MemoryService,
-    MemorySettings,
     ReflectionArchitecture,
     SemanticArchitecture,
 )
+from memorykit.longterm.episodic import EpisodicSettings
+from memorykit.longterm.service import MemoryService, MemorySettings
 from memorykit.classroom.scenarios.probes import booking_critic
 from memorykit.workspace.context_policy import WorkspaceContextPolicy
 

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 
 from memorykit.buffers.summary_buffer import SummaryBuffer
 from memorykit.embeddings import LexicalHashingEmbedder
-from memorykit.longterm import LongTermSettings, MemoryService, NumpyVectorStore, qdrant_available
+from memorykit.longterm.service import LongTermSettings, MemoryService
+from memorykit.longterm.vectorstore import NumpyVectorStore, qdrant_available
 from memorykit.longterm.events import StoreFailed
 from tests.faulty_stores import (
     EMBEDDER_FAULTS,
@@ -92,7 +93,7 @@ def _build(case: FaultCase) -> tuple[MemoryService, object, object]:
     if case.component.startswith("qdrant"):
         from qdrant_client import QdrantClient
 
-        from memorykit.longterm import QdrantVectorStore
+        from memorykit.longterm.vectorstore import QdrantVectorStore
 
         client = QdrantClient(":memory:")
         if case.component == "qdrant-client":

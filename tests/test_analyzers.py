@@ -6,7 +6,13 @@ import pickle
 
 import pytest
 
-from memorykit.evaluation import ANALYZERS, BM25Retrieval, analyze, analyze_stemmed, resolve_analyzer
+from memorykit.evaluation.baselines import (
+    ANALYZERS,
+    BM25Retrieval,
+    analyze,
+    analyze_stemmed,
+    resolve_analyzer,
+)
 from memorykit.messages import MessageFactory
 
 

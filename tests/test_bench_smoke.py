@@ -125,7 +125,7 @@ def test_lesson_sliders_times_the_explorers_a_notebook_leaves():
 
 def test_minilm_bench_reports_numpy_and_says_what_it_skipped(tmp_path):
     from bench.minilm import format_markdown, run
-    from memorykit.longterm import minilm_available
+    from memorykit.longterm.minilm import minilm_available
 
     if not minilm_available():
         pytest.skip(minilm_available().reason)

@@ -9,7 +9,7 @@ from memorykit.buffers import FIFOBuffer
 from memorykit.clock import MESSAGE_TIME, StepClock, TurnClock, WallClock, time_basis
 from memorykit.entities import Entity, EntityMemory, RelevanceMemory
 from memorykit.classroom.lesson04_clocks import SESSION, time_bases_table
-from memorykit.longterm import MemoryService
+from memorykit.longterm.service import MemoryService
 from memorykit.messages import MessageFactory
 from memorykit.state import restore_state, save_state
 from memorykit.workspace import KnowledgeGraph, WorkingMemory

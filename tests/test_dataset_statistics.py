@@ -8,7 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from memorykit.evaluation import BM25Retrieval, EvalDataset, dataset_statistics, evaluate, load_locomo
+from memorykit.evaluation.baselines import BM25Retrieval
+from memorykit.evaluation.dataset import EvalDataset, dataset_statistics
+from memorykit.evaluation.harness import evaluate
+from memorykit.evaluation.locomo import load_locomo
 from memorykit.evaluation.scored import ScoredRetrieval
 
 FIXTURE = Path(__file__).parent / "fixtures" / "locomo_mini.json"

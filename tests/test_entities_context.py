@@ -141,7 +141,8 @@ def test_extractor_reads_ids_and_handles():
 
 
 def test_query_independent_and_replayed_once_per_conversation():
-    from memorykit.evaluation import EvalConversation, EvalQuestion, evaluate, is_query_independent
+    from memorykit.evaluation.dataset import EvalConversation, EvalQuestion
+    from memorykit.evaluation.harness import evaluate, is_query_independent
 
     h = history()
     seen = []

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from memorykit.evaluation import evaluate
+from memorykit.evaluation.harness import evaluate
 from memorykit.evaluation.chatlog import ChatLogError, load_chat_logs, parse_chat_logs
 from memorykit.evaluation.toolkit import FIXED_POLICIES
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from memorykit.classroom.scenarios.conversation import from_simulated
-from memorykit.evaluation import EvalConversation, EvalDataset, EvalQuestion, load_locomo
+from memorykit.evaluation.dataset import EvalConversation, EvalDataset, EvalQuestion
+from memorykit.evaluation.locomo import load_locomo
 from memorykit.messages import MessageFactory
 from memorykit.classroom.scenarios.conversation import load_conversation
 

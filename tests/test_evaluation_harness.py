@@ -9,22 +9,23 @@ import pytest
 from memorykit.buffers import FIFOBuffer
 from memorykit.context import BufferPolicy, Context, ContextItem
 from memorykit.classroom.scenarios.conversation import from_simulated
-from memorykit.evaluation import (
+from memorykit.evaluation.baselines import (
     BM25Retrieval,
-    EvalConversation,
-    EvalQuestion,
     FullContext,
-    HarnessSettings,
     LastMessages,
     LastTokens,
-    PreparablePolicy,
     analyze,
+)
+from memorykit.evaluation.dataset import EvalConversation, EvalQuestion
+from memorykit.evaluation.harness import (
+    HarnessSettings,
+    PreparablePolicy,
     compare_policies,
     evaluate,
     is_query_independent,
-    load_locomo,
-    toolkit_policies,
 )
+from memorykit.evaluation.locomo import load_locomo
+from memorykit.evaluation.toolkit import toolkit_policies
 from memorykit.messages import MessageFactory
 from memorykit.classroom.scenarios.conversation import load_conversation
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memorykit.evaluation import (
+from memorykit.evaluation.locomo import (
     LOCOMO_SHA256,
     LocomoIntegrityError,
     download_locomo,

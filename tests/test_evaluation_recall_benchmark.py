@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memorykit.classroom.replays.recall_benchmark import SEED_003_RECALL, BenchmarkResult, run_benchmark
-from memorykit.llm import ScriptedChatModel
+from memorykit.llm.chat import ScriptedChatModel
 from memorykit.classroom.scenarios.probes import probe_conversation
 
 

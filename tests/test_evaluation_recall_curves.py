@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from memorykit.classroom.replays.recall_curves import ProbeCheckpoints
-from memorykit.longterm import EpisodicSettings, SemanticSettings, make_architectures
+from memorykit.longterm.episodic import EpisodicSettings
+from memorykit.longterm.semantic import SemanticSettings
+from memorykit.longterm.architectures import make_architectures
 from memorykit.classroom.scenarios.probes import booking_critic
 
 

@@ -8,17 +8,11 @@ from pathlib import Path
 import pytest
 
 from memorykit.context import Context, ContextItem
-from memorykit.evaluation import (
-    FullContext,
-    HarnessSettings,
-    baseline_policies,
-    cheapest_reaching,
-    compare_policies,
-    evaluate,
-    load_locomo,
-    pareto_front,
-    toolkit_policies,
-)
+from memorykit.evaluation.baselines import FullContext, baseline_policies
+from memorykit.evaluation.harness import HarnessSettings, compare_policies, evaluate
+from memorykit.evaluation.pareto import cheapest_reaching, pareto_front
+from memorykit.evaluation.locomo import load_locomo
+from memorykit.evaluation.toolkit import toolkit_policies
 from memorykit.evaluation.harness import coinciding_policies
 from memorykit.evaluation.scoring import (
     answer_contained,
@@ -219,7 +213,7 @@ def test_policies_that_coincide_are_named_with_the_missing_signal(mini):
 
 def test_no_signal_note_when_the_data_carries_importance():
     f = MessageFactory()
-    from memorykit.evaluation import EvalConversation, EvalQuestion
+    from memorykit.evaluation.dataset import EvalConversation, EvalQuestion
 
     msgs = [f.user(f"note {i} about topic {i}", importance=0.9 if i == 5 else 0.1)
             for i in range(30)]
@@ -235,7 +229,7 @@ def test_no_signal_note_when_the_data_carries_importance():
 def test_a_fingerprint_is_the_outcome_of_every_question(mini):
     import dataclasses
 
-    from memorykit.evaluation import EvalResult
+    from memorykit.evaluation.harness import EvalResult
 
     fifo = toolkit_policies()["fifo"]
     a, b = evaluate(fifo, mini, 60), evaluate(fifo, mini, 60)

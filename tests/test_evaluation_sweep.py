@@ -8,19 +8,10 @@ from pathlib import Path
 import pytest
 
 from memorykit.classroom.scenarios.conversation import from_simulated
-from memorykit.evaluation import (
-    BM25Retrieval,
-    LastMessages,
-    LogUniform,
-    RandInt,
-    Uniform,
-    cheapest_reaching,
-    grid,
-    load_locomo,
-    pareto_front,
-    random_search,
-    run_sweep,
-)
+from memorykit.evaluation.baselines import BM25Retrieval, LastMessages
+from memorykit.evaluation.sweep import LogUniform, RandInt, Uniform, grid, random_search, run_sweep
+from memorykit.evaluation.pareto import cheapest_reaching, pareto_front
+from memorykit.evaluation.locomo import load_locomo
 from memorykit.classroom.scenarios.conversation import load_conversation
 
 DATA = Path(__file__).parent.parent / "data" / "conversations"
@@ -165,7 +156,8 @@ def test_bad_sweep_arguments(conv):
 def test_budgets_sharing_a_policy_and_its_prepared_conversations_score_as_fresh_ones(chunksize):
     # A sweep builds one policy object per configuration and prepares each conversation once
     # for all its budgets; every row must be what a fresh policy, freshly prepared, scores.
-    from memorykit.evaluation import evaluate, load_locomo
+    from memorykit.evaluation.harness import evaluate
+    from memorykit.evaluation.locomo import load_locomo
     from memorykit.evaluation.hybrid import HybridRetrieval, HybridSettings
     from memorykit.evaluation.toolkit import TUNABLE, fixed_policy
     from memorykit.embeddings import LexicalHashingEmbedder

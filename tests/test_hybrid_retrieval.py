@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 from memorykit.embeddings import LexicalHashingEmbedder
-from memorykit.evaluation import BM25Retrieval, evaluate, load_locomo
+from memorykit.evaluation.baselines import BM25Retrieval
+from memorykit.evaluation.harness import evaluate
+from memorykit.evaluation.locomo import load_locomo
 from memorykit.evaluation.hybrid import HybridRetrieval, HybridSettings, make_hybrid
 
 FIXTURE = Path(__file__).parent / "fixtures" / "locomo_mini.json"

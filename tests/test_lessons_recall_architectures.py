@@ -250,7 +250,9 @@ def test_probe_conversations_are_prefixes_of_the_longest():
 def test_lesson_curves_equal_fresh_build_context(letter, window, factor, e, s):
     """The explorer's curves (captured probes, memoized components) are what fresh
     architectures' build_context gives."""
-    from memorykit.longterm import EpisodicSettings, SemanticSettings, make_architectures
+    from memorykit.longterm.episodic import EpisodicSettings
+    from memorykit.longterm.semantic import SemanticSettings
+    from memorykit.longterm.architectures import make_architectures
 
     run = aa.probe_run()
     fresh = make_architectures(
@@ -277,7 +279,7 @@ def test_lesson_10_embeds_with_minilm_and_keeps_the_lexical_baseline():
 
 
 def make_architectures_for(run, letter):
-    from memorykit.longterm import make_architectures
+    from memorykit.longterm.architectures import make_architectures
 
     return make_architectures(window=20, counter=run.counter, embedder=run.embedder,
                               critic=booking_critic())[letter]

@@ -9,7 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memorykit.evaluation import AttentionPolicy, HarnessSettings, dataset_statistics, evaluate, load_locomo
+from memorykit.evaluation.toolkit import AttentionPolicy
+from memorykit.evaluation.harness import HarnessSettings, evaluate
+from memorykit.evaluation.dataset import dataset_statistics
+from memorykit.evaluation.locomo import load_locomo
 from memorykit.evaluation.toolkit import TUNABLE as KNOBS
 from memorykit.classroom.lesson12_checks import check_beats_bm25
 from memorykit.classroom.lesson12_checks import evaluate_configuration
@@ -139,7 +142,7 @@ def test_explorer_draws_the_students_policy_beside_the_librarys(small):
 
 
 def test_explorer_refuses_a_policy_of_the_wrong_kind_naming_it(small):
-    from memorykit.evaluation import BM25Retrieval
+    from memorykit.evaluation.baselines import BM25Retrieval
 
     _, sw = small
     mine = _my_retrieval()
@@ -275,7 +278,7 @@ def test_comparison_notes_read_the_sweeps_instead_of_evaluating_again(monkeypatc
     import dataclasses
 
     import memorykit.classroom.lesson12_sweeps as app
-    from memorykit.evaluation import compare_policies
+    from memorykit.evaluation.harness import compare_policies
     from memorykit.evaluation.toolkit import FIXED_POLICIES
 
     data = load_locomo(FIXTURE, verify=False).select(max_questions=3)

@@ -7,14 +7,9 @@ from __future__ import annotations
 import pytest
 from ports import free_port
 
-from memorykit.llm import (
-    Backend,
-    LLMCallFailed,
-    ScriptedCritic,
-    choose_backend,
-    memory_reader,
-    offline_backend,
-)
+from memorykit.llm.backend import Backend, choose_backend, memory_reader, offline_backend
+from memorykit.llm.client import LLMCallFailed
+from memorykit.llm.critic import ScriptedCritic
 from memorykit.llm.backend import DEFAULT_MODEL, memory_reader_reply, safe_url
 from memorykit.classroom.doubles.openai_server import FAKE_API_KEY, Behaviour, FakeOpenAIServer
 from memorykit.summary import ExtractiveSummarizer

@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from memorykit.longterm import EpisodicArchitecture, EpisodicMemory, EpisodicSettings
+from memorykit.longterm.architectures import EpisodicArchitecture
+from memorykit.longterm.episodic import EpisodicMemory, EpisodicSettings
 from memorykit.longterm.episodic import (
     HOUR,
     episode_scores,

@@ -9,16 +9,10 @@ import pytest
 
 from memorykit.buffers import BufferWindow
 from memorykit.embeddings import LexicalHashingEmbedder
-from memorykit.longterm import (
-    LongTermSettings,
-    LongTermWriteFailed,
-    MemoryService,
-    NumpyVectorStore,
-    QdrantVectorStore,
-    SemanticMemory,
-    StoreFailed,
-    qdrant_available,
-)
+from memorykit.longterm.service import LongTermSettings, LongTermWriteFailed, MemoryService
+from memorykit.longterm.vectorstore import NumpyVectorStore, QdrantVectorStore, qdrant_available
+from memorykit.longterm.semantic import SemanticMemory
+from memorykit.longterm.events import StoreFailed
 from tests.faulty_stores import FaultyEmbedder, FaultyStore, InjectedFault
 from memorykit.messages import MessageFactory
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memorykit.buffers import BufferWindow, SummaryBuffer
-from memorykit.longterm import LongTermSettings, MemoryService, MemorySettings
+from memorykit.longterm.service import LongTermSettings, MemoryService, MemorySettings
 from memorykit.messages import MessageFactory, ToolCall, validate_wire
 
 PROMPT = "You are a helpful customer support agent."

@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 from memorykit.embeddings import Embedder
-from memorykit.longterm import MiniLMEmbedder, SemanticMemory, minilm_available, minilm_embedder
+from memorykit.longterm.minilm import MiniLMEmbedder, minilm_available, minilm_embedder
+from memorykit.longterm.semantic import SemanticMemory
 from memorykit.messages import MessageFactory
 
 FIXTURE = Path(__file__).parent / "fixtures" / "minilm_reference.json"

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from memorykit.longterm import minilm, sentence_transformers_available
+from memorykit.longterm import minilm
+from memorykit.longterm.sentence_embedder import sentence_transformers_available
 
 ROOT = Path(__file__).parents[1]
 EXTRAS = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
@@ -25,7 +26,7 @@ def _names(requirements: list[str]) -> set[str]:
 
 @pytest.mark.skipif(sentence_transformers_available(), reason="the reference extra is installed")
 def test_missing_reference_extra_names_it():
-    from memorykit.longterm import SentenceTransformerEmbedder
+    from memorykit.longterm.sentence_embedder import SentenceTransformerEmbedder
 
     with pytest.raises(ImportError, match=r"memorykit\[reference\]"):
         SentenceTransformerEmbedder()

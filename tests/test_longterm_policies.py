@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from memorykit.context import ContextPolicy
-from memorykit.longterm import ContextWindowArchitecture, MemoryService
+from memorykit.longterm.architectures import ContextWindowArchitecture
+from memorykit.longterm.service import MemoryService
 from memorykit.longterm.architectures import Architecture
 from memorykit.messages import Message, MessageFactory
 from memorykit.classroom.scenarios.conversation import simulate_conversation

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from memorykit.llm import Rule, ScriptedCritic
-from memorykit.longterm import (
-    RULE_PREFIX,
+from memorykit.llm.critic import Rule, ScriptedCritic
+from memorykit.longterm.reflection import RULE_PREFIX, ReflectionMemory, ReflectionSettings
+from memorykit.longterm.architectures import (
     ContextWindowArchitecture,
     ReflectionArchitecture,
-    ReflectionMemory,
-    ReflectionSettings,
     make_architectures,
 )
 from memorykit.messages import MessageFactory

@@ -9,8 +9,8 @@ import pytest
 from openai.types.chat import ChatCompletionToolParam
 
 from memorykit.buffers import BufferWindow
-from memorykit.longterm import (LongTermSettings, MemoryService, answer_memory_search,
-                                memory_search_tool)
+from memorykit.longterm.service import LongTermSettings, MemoryService
+from memorykit.longterm.search_tool import answer_memory_search, memory_search_tool
 from memorykit.messages import MessageFactory, ToolCall, validate_wire
 from wire import check_openai_types
 

@@ -6,15 +6,9 @@ import numpy as np
 import pytest
 
 from memorykit.embeddings import LexicalHashingEmbedder
-from memorykit.longterm import (
-    NumpyVectorStore,
-    QdrantVectorStore,
-    SemanticArchitecture,
-    SemanticMemory,
-    SemanticSettings,
-    qdrant_available,
-    split_units,
-)
+from memorykit.longterm.vectorstore import NumpyVectorStore, QdrantVectorStore, qdrant_available
+from memorykit.longterm.architectures import SemanticArchitecture
+from memorykit.longterm.semantic import SemanticMemory, SemanticSettings, split_units
 from memorykit.messages import MessageFactory, ToolCall
 
 

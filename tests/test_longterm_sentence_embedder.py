@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memorykit.longterm import SemanticMemory, sentence_transformers_available
+from memorykit.longterm.semantic import SemanticMemory
+from memorykit.longterm.sentence_embedder import sentence_transformers_available
 from memorykit.messages import MessageFactory
 
 pytestmark = pytest.mark.skipif(
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def embedder():
-    from memorykit.longterm import SentenceTransformerEmbedder
+    from memorykit.longterm.sentence_embedder import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder()
 

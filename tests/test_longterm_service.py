@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memorykit.buffers import BufferWindow, SummaryBuffer
-from memorykit.longterm import LongTermSettings, MemoryService
+from memorykit.longterm.service import LongTermSettings, MemoryService
 from memorykit.messages import MessageFactory, ToolCall
 
 

@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from memorykit.buffers.summary_buffer import SummaryBuffer
 from memorykit.embeddings import LexicalHashingEmbedder
-from memorykit.longterm import LongTermSettings, MemoryService, qdrant_available
+from memorykit.longterm.service import LongTermSettings, MemoryService
+from memorykit.longterm.vectorstore import qdrant_available
 from memorykit.messages import MessageFactory
 
 
@@ -52,7 +53,7 @@ needs_qdrant = pytest.mark.skipif(not qdrant_available(), reason="qdrant-client 
 
 
 def _qdrant_service(batch_size: int = 1) -> MemoryService:
-    from memorykit.longterm import QdrantVectorStore
+    from memorykit.longterm.vectorstore import QdrantVectorStore
 
     embedder = LexicalHashingEmbedder(64)
     return MemoryService(lambda: SummaryBuffer(300), LongTermSettings(batch_size=batch_size),

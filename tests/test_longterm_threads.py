@@ -18,13 +18,8 @@ import pytest
 
 from memorykit.buffers import BufferWindow
 from memorykit.embeddings import LexicalHashingEmbedder, MemoEmbedder
-from memorykit.longterm import (
-    LongTermSettings,
-    MemoryService,
-    NumpyVectorStore,
-    QdrantVectorStore,
-    qdrant_available,
-)
+from memorykit.longterm.service import LongTermSettings, MemoryService
+from memorykit.longterm.vectorstore import NumpyVectorStore, QdrantVectorStore, qdrant_available
 from memorykit.messages import MessageFactory
 from memorykit.trace import Eviction
 

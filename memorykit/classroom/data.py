@@ -77,7 +77,8 @@ def load_tuning_data(path: Any = None) -> tuple[Any, str]:
     people and text, written by ``data/locomo_style/generate.py``: LoCoMo itself is CC BY-NC
     and never shipped); without the repository's data directory, a simulated conversation.
     """
-    from memorykit.evaluation import EvalDataset, load_locomo
+    from memorykit.evaluation.dataset import EvalDataset
+    from memorykit.evaluation.locomo import load_locomo
     from memorykit.classroom.scenarios.conversation import from_simulated
 
     if path is None and os.environ.get(LOCOMO_ENV):

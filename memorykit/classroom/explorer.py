@@ -116,13 +116,21 @@ class Implementation:
     """The library class the student's class must subclass (None: a function is expected)."""
     parameters: tuple[str, ...] = ()
     """A function's parameters, by name, in order (what the exercise's scaffold declares)."""
+    keywords: tuple[str, ...] = ()
+    """A function's keyword-only parameters."""
+    methods: tuple[str, ...] = ()
+    """Methods a class must have (for a protocol ``issubclass`` cannot check: base=object)."""
 
     def check(self, name: str, value: Any) -> Any:
         """``value`` if it is such an implementation, else a TypeError naming it."""
         if self.base is None:
-            require_function(name, value, self.parameters)
+            require_function(name, value, self.parameters, self.keywords)
         elif not (isinstance(value, type) and issubclass(value, self.base)):
             raise TypeError(f"{name} must be {self.what}, got {value!r}")
+        missing = [m for m in self.methods if not callable(getattr(value, m, None))]
+        if missing:
+            raise TypeError(f"{name} must be {self.what}; {value.__name__} has no "
+                            f"{', '.join(missing)} method")
         return value
 
 

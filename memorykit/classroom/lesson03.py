@@ -96,20 +96,9 @@ def _settings(budget: Any, threshold: Any, target: Any, min_recent: Any) -> tupl
     return buf.max_tokens, round(buf.threshold, 6), round(buf.target, 6), buf.min_recent
 
 
-class _SummarizerClass(Implementation):
-    """A class whose instances summarize (``memorykit.summary.Summarizer`` is a protocol with
-    data members, which ``issubclass`` cannot check)."""
-
-    def check(self, name: str, value: Any) -> Any:
-        value = super().check(name, value)
-        if not callable(getattr(value, "summarize", None)):
-            raise TypeError(f"{name} must be {self.what}; {value.__name__} has no "
-                            "summarize(messages, max_tokens) method")
-        return value
-
-
-YOURS = _SummarizerClass("a Summarizer class (name, is_llm, summarize(messages, max_tokens)), "
-                         "passed itself, not an instance", object)
+# memorykit.summary.Summarizer is a protocol with data members, which issubclass cannot check
+YOURS = Implementation("a Summarizer class (name, is_llm, summarize(messages, max_tokens)), "
+                       "passed itself, not an instance", object, methods=("summarize",))
 
 
 def run_yours(conv: SimulatedConversation, summarizer_class: type, *,

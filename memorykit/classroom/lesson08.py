@@ -27,7 +27,6 @@ import numpy as np
 from memorykit.classroom.explorer import Implementation, LessonExplorer, Setting, yours_name
 from memorykit.classroom.figure import legend_below
 from memorykit.classroom.memo import memo
-from memorykit.classroom.verdict import require_function
 from memorykit.classroom.scenarios.workflow import WorkflowScenario, default_workflow, play
 from memorykit.workspace import SalienceWeights
 from memorykit.classroom.replays.columns import (
@@ -70,21 +69,9 @@ def default_tables() -> ColumnTables:
 
 
 # ------------------------------------------------------- the student's code
-@dataclass(frozen=True)
-class _Assembly(Implementation):
-    """A function with positional and keyword-only parameters (``Implementation`` binds the
-    positional ones only)."""
-
-    keywords: tuple[str, ...] = ()
-
-    def check(self, name: str, value: Any) -> Any:
-        require_function(name, value, self.parameters, self.keywords)
-        return value
-
-
-YOURS = _Assembly("a function three_columns(task_lines, note_lines, objects, *, max_slots, "
-                  "top_notes, max_objects)", parameters=("task_lines", "note_lines", "objects"),
-                  keywords=("max_slots", "top_notes", "max_objects"))
+YOURS = Implementation("a function three_columns(task_lines, note_lines, objects, *, max_slots, "
+                       "top_notes, max_objects)", parameters=("task_lines", "note_lines", "objects"),
+                       keywords=("max_slots", "top_notes", "max_objects"))
 """What lesson 08's exercise 3 asks for, as the explorer takes it (``yours=``)."""
 
 

@@ -188,7 +188,7 @@ def loopback_demo(*, budget: int = DEFAULTS["budget"], threshold: float = DEFAUL
                   seed: int = DEFAULTS["seed"]) -> LoopbackReport:
     """Everything above through the real ``openai`` client and memorykit's loopback server."""
     import numpy as np
-    from memorykit.llm import OpenAIEmbedder
+    from memorykit.llm.embedder import OpenAIEmbedder
     from memorykit.classroom.doubles.openai_server import Behaviour, FakeOpenAIServer
 
     with FakeOpenAIServer(chat=loopback_responder) as server:

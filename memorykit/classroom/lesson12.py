@@ -28,7 +28,8 @@ from memorykit.classroom.figure import heat_grid, legend_below
 from memorykit.classroom.lesson12_sweeps import TuningSweeps, YourSweep, precompute, sweep_yours
 from memorykit.classroom.lesson12_sweeps import (  # noqa: F401  (the notebook imports them here)
     BUDGETS, Surface, comparison_notes, front_rows, policy_table)
-from memorykit.evaluation import cheapest_reaching, load_chat_logs
+from memorykit.evaluation.pareto import cheapest_reaching
+from memorykit.evaluation.chatlog import load_chat_logs
 from memorykit.evaluation.scored import ScoredRetrieval
 
 class _PolicyClass(Implementation):

@@ -16,7 +16,7 @@ from memorykit.classroom.memo import memo
 from memorykit.classroom.verdict import Verdict, report
 
 if TYPE_CHECKING:
-    from memorykit.evaluation import EvalDataset
+    from memorykit.evaluation.dataset import EvalDataset
 
 
 EXERCISE_BUDGET = 1000
@@ -30,7 +30,7 @@ def evaluate_configuration(config: Any, dataset: EvalDataset | None = None,
     ``policy`` is one of ``memorykit.evaluation.toolkit.TUNABLE`` (parameters left out keep
     their defaults). Raises ValueError naming what is wrong.
     """
-    from memorykit.evaluation import evaluate
+    from memorykit.evaluation.harness import evaluate
     from memorykit.evaluation.toolkit import TUNABLE
     from memorykit.classroom.data import load_tuning_data
 
@@ -63,7 +63,8 @@ def check_beats_bm25(config: Any, *, show: bool = False) -> Verdict:
     budget. The checker evaluates it itself, on the data the lesson's explorer shows
     (``load_tuning_data``: ``MEMORYKIT_LOCOMO`` when set, else the bundled fixture), so its
     verdict never contradicts the explorer."""
-    from memorykit.evaluation import BM25Retrieval, evaluate
+    from memorykit.evaluation.baselines import BM25Retrieval
+    from memorykit.evaluation.harness import evaluate
     from memorykit.classroom.data import load_tuning_data
 
     name = "12 beat BM25"
@@ -103,7 +104,8 @@ def _data_description() -> str:
 
 @memo(maxsize=2)
 def _threshold(description: str) -> tuple[tuple[str, float], ...]:
-    from memorykit.evaluation import BM25Retrieval, LastMessages, LastTokens, evaluate
+    from memorykit.evaluation.baselines import BM25Retrieval, LastMessages, LastTokens
+    from memorykit.evaluation.harness import evaluate
     from memorykit.classroom.data import load_tuning_data
 
     data = load_tuning_data()[0]
@@ -124,7 +126,7 @@ def check_retrieval_policy(policy_class: Any, *, show: bool = False) -> Verdict:
     from memorykit.classroom.contracts.context import CONTEXT_CONTRACTS, RETRIEVAL_CONTRACTS
     from memorykit.classroom.contracts.runner import missing_override
     from memorykit.classroom.data import load_tuning_data
-    from memorykit.evaluation import evaluate
+    from memorykit.evaluation.harness import evaluate
     from memorykit.evaluation.scored import ScoredRetrieval
 
     name = "12 retrieval policy"

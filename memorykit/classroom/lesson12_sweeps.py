@@ -24,7 +24,10 @@ from memorykit._validate import require_int
 from memorykit.classroom.data import load_tuning_data
 from memorykit.classroom.lesson12_checks import EXERCISE_BUDGET
 from memorykit.classroom.memo import memo
-from memorykit.evaluation import EvalDataset, compare_policies, grid, pareto_front, run_sweep
+from memorykit.evaluation.dataset import EvalDataset
+from memorykit.evaluation.harness import compare_policies
+from memorykit.evaluation.sweep import grid, run_sweep
+from memorykit.evaluation.pareto import pareto_front
 from memorykit.evaluation.toolkit import FIXED_POLICIES, TUNABLE, Tunable, fixed_policy
 
 BUDGETS: tuple[int, ...] = (250, 500, 1000, 2000)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memorykit.llm import ChatModel, LLMCallFailed, OpenAIChatModel, ScriptedChatModel, ScriptRule
+from memorykit.llm.chat import ChatModel, OpenAIChatModel, ScriptedChatModel, ScriptRule
+from memorykit.llm.client import LLMCallFailed
 from memorykit.classroom.doubles.openai_server import Behaviour
 from memorykit.tokens import Tokenizer
 
@@ -128,7 +129,7 @@ def test_bad_replies(server, behaviour, kind):
 
 
 def test_connection_refused_is_a_connection_error(server):
-    from memorykit.llm import make_client
+    from memorykit.llm.client import make_client
 
     client = make_client(base_url="http://127.0.0.1:9/v1", api_key="sk-x", timeout=1, max_retries=0)
     with pytest.raises(LLMCallFailed) as info:

@@ -7,18 +7,16 @@ import sys
 
 import pytest
 
-from memorykit.llm import (
-    EmbeddingFailed,
+from memorykit.llm.embedder import EmbeddingFailed, OpenAIEmbedder
+from memorykit.llm.client import (
     LLMCallFailed,
     LLMNotConfigured,
-    OpenAIChatModel,
-    OpenAIEmbedder,
-    OpenAISummarizer,
-    SummarizationFailed,
     configured,
     describe_backend,
     make_client,
 )
+from memorykit.llm.chat import OpenAIChatModel
+from memorykit.llm.summarizer import OpenAISummarizer, SummarizationFailed
 from memorykit.llm.client import redact, require_openai
 from memorykit.classroom.doubles.openai_server import FakeOpenAIServer
 from memorykit.messages import MessageFactory

@@ -7,15 +7,8 @@ import json
 import pytest
 
 from memorykit.clock import StepClock
-from memorykit.llm import (
-    Critic,
-    CritiqueFailed,
-    OpenAIChatModel,
-    OpenAICritic,
-    Rule,
-    ScriptedChatModel,
-    ScriptedCritic,
-)
+from memorykit.llm.critic import Critic, CritiqueFailed, OpenAICritic, Rule, ScriptedCritic
+from memorykit.llm.chat import OpenAIChatModel, ScriptedChatModel
 from memorykit.classroom.doubles.openai_server import Behaviour
 from memorykit.messages import MessageFactory
 

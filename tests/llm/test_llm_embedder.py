@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from memorykit.embeddings import Embedder, LexicalHashingEmbedder
-from memorykit.llm import EmbeddingFailed, OpenAIEmbedder
+from memorykit.llm.embedder import EmbeddingFailed, OpenAIEmbedder
 from memorykit.classroom.doubles.openai_server import Behaviour
 
 TEXTS = ["The code is BLUE_99", "trip to Paris", "Paris trip", "a cat sat", "dogs bark"]

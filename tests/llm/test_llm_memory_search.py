@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from memorykit.buffers import BufferWindow
-from memorykit.longterm import LongTermSettings, MemoryService, answer_memory_search, memory_search_tool
+from memorykit.longterm.service import LongTermSettings, MemoryService
+from memorykit.longterm.search_tool import answer_memory_search, memory_search_tool
 from memorykit.messages import MessageFactory, ToolCall, validate_wire
 
 

@@ -19,16 +19,11 @@ import signal
 import pytest
 from ports import free_port
 
-from memorykit.llm import (
-    CritiqueFailed,
-    LLMCallFailed,
-    OpenAIChatModel,
-    OpenAICritic,
-    OpenAISummarizer,
-    SummarizationFailed,
-    choose_backend,
-    make_client,
-)
+from memorykit.llm.critic import CritiqueFailed, OpenAICritic
+from memorykit.llm.client import LLMCallFailed, make_client
+from memorykit.llm.chat import OpenAIChatModel
+from memorykit.llm.summarizer import OpenAISummarizer, SummarizationFailed
+from memorykit.llm.backend import choose_backend
 from memorykit.buffers.summary_buffer import SummaryBuffer
 from memorykit.llm.calibration import calibrate, calibration_requests
 from memorykit.llm.summarizer import DEFAULT_SUMMARY_PROMPT

@@ -6,13 +6,9 @@ import pytest
 
 from memorykit.clock import StepClock
 from memorykit.classroom.contracts.llm import MIN_OVERLAP, REPLY_CONTRACTS, agrees_with
-from memorykit.llm import (
-    LLMCallFailed,
-    OpenAIChatModel,
-    OpenAISummarizer,
-    ScriptedChatModel,
-    SummarizationFailed,
-)
+from memorykit.llm.client import LLMCallFailed
+from memorykit.llm.chat import OpenAIChatModel, ScriptedChatModel
+from memorykit.llm.summarizer import OpenAISummarizer, SummarizationFailed
 from memorykit.llm.summarizer import refusal
 from memorykit.classroom.doubles.openai_server import Behaviour
 from memorykit.messages import MessageFactory

@@ -6,7 +6,8 @@ import threading
 
 import pytest
 
-from memorykit.llm import LLMCallFailed, OpenAIChatModel
+from memorykit.llm.client import LLMCallFailed
+from memorykit.llm.chat import OpenAIChatModel
 from memorykit.classroom.doubles.openai_server import Behaviour, FakeOpenAIServer
 
 
@@ -17,7 +18,7 @@ def test_models_endpoint_and_base_url(server):
 
 
 def test_wrong_key_is_401_and_redacted(server):
-    from memorykit.llm import make_client
+    from memorykit.llm.client import make_client
 
     client = make_client(base_url=server.base_url, api_key="sk-wrong", max_retries=0, timeout=2)
     with pytest.raises(LLMCallFailed) as info:

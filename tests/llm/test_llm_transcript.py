@@ -10,7 +10,8 @@ from ports import free_port
 
 from memorykit.classroom.replays import service_loop
 from memorykit.classroom import lesson11 as L
-from memorykit.llm import LLMCallFailed, OpenAIChatModel, ScriptedChatModel
+from memorykit.llm.client import LLMCallFailed
+from memorykit.llm.chat import OpenAIChatModel, ScriptedChatModel
 from memorykit.llm.calibration import calibrate
 from memorykit.llm.summarizer import FallbackSummarizer, OpenAISummarizer, SummarizationFailed
 from memorykit.classroom.doubles.openai_server import Behaviour, FakeOpenAIServer
