@@ -19,6 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "memorykit"
 CLASSROOM = "memorykit.classroom"
 LIBRARY_MAX_LINES = 19_000
+PACKAGE_LINES_BEFORE_THE_SPLIT = 35_313
+"""The whole package (library and classroom) at bcf5813, before issue 23: it must stay smaller."""
 
 
 def _modules() -> dict[str, Path]:
@@ -148,6 +150,12 @@ def test_the_library_is_small():
     library = [p for m, p in MODULES.items() if not _is_classroom(m)]
     assert _lines(library) <= LIBRARY_MAX_LINES, (
         f"the library has {_lines(library)} lines (at most {LIBRARY_MAX_LINES})")
+
+
+def test_the_whole_package_is_smaller_than_before_the_split():
+    total = _lines(MODULES.values())
+    assert total < PACKAGE_LINES_BEFORE_THE_SPLIT, (
+        f"memorykit/ has {total} lines (before issue 23: {PACKAGE_LINES_BEFORE_THE_SPLIT})")
 
 
 LESSON_MODULE = re.compile(r"lesson(\d\d)(?:_[a-z]+)?$")
