@@ -11,7 +11,7 @@ fixed scripts lessons share (``GYM_SESSIONS``) and lesson 12's dataset (``load_t
 from __future__ import annotations
 
 import os
-from functools import lru_cache
+from memorykit.classroom.memo import memo
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +57,7 @@ GYM_SESSIONS: dict[str, tuple[tuple[str, str], ...]] = {
 until her working memory has summarized it away; Bob, in another session, talks about his gym."""
 
 
-@lru_cache(maxsize=None)
+@memo(maxsize=None)
 def default_conversation(name: str = "default_500") -> SimulatedConversation:
     """A shipped scenario by name (``default_500``, ``short_60``, ``long_2000``)."""
     if name not in SCENARIOS:

@@ -18,7 +18,7 @@ Taught in ``notebooks/12_parameter_tuning.ipynb``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
+from memorykit.classroom.memo import memo
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -39,7 +39,7 @@ BUDGETS = (80, 400, 3000)
 GENERIC_QUERY = "What did we decide about the budget?"
 
 
-@lru_cache(maxsize=1)
+@memo(maxsize=1)
 def conversation() -> SimulatedConversation:
     """The contract's conversation: 30 turns, a fact every 5, tool calls."""
     return simulate_conversation(30, seed=5, fact_every=5, tool_call_rate=0.1)

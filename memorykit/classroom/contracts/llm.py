@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from memorykit.classroom.memo import memo
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -46,7 +46,7 @@ OFF_TOPIC = ("weather", "Paris", "sunny", "guitar", "banana", "painting", "volca
 FINISH = st.sampled_from(["stop", "length", None])
 
 
-@lru_cache(maxsize=1)
+@memo(maxsize=1)
 def contract_messages() -> tuple[Message, ...]:
     """The messages every generated reply 'summarizes'."""
     f = MessageFactory(clock=StepClock())
