@@ -247,11 +247,11 @@ class PruningExplorer(LessonExplorer):
                             "eviction timeline: age of each victim when it left"))
         groups = {"facts": "planted facts", "curves": "importance x recency weight",
                   "evictions": "evictions (one dot each)"}
-        fig.add_scatter(name="kept", x=[], y=[], mode="markers", legendgroup="facts",
-                        legendgrouptitle_text=groups["facts"],
-                        marker=dict(symbol="circle", size=8, color="#00cc96"), row=1, col=1)
-        fig.add_scatter(name="lost", x=[], y=[], mode="markers", legendgroup="facts",
-                        marker=dict(symbol="x", size=7, color="#ef553b"), text=[], row=1, col=1)
+        fig.add_scattergl(name="kept", x=[], y=[], mode="markers", legendgroup="facts",
+                          legendgrouptitle_text=groups["facts"],
+                          marker=dict(symbol="circle", size=8, color="#00cc96"), row=1, col=1)
+        fig.add_scattergl(name="lost", x=[], y=[], mode="markers", legendgroup="facts",
+                          marker=dict(symbol="x", size=7, color="#ef553b"), text=[], row=1, col=1)
         for i, ((label, _), color) in enumerate(zip(CURVE_IMPORTANCES,
                                                     ("#ef553b", "#636efa", "#b6b6b6"))):
             fig.add_scatter(name=label, x=CURVE_MINUTES, y=np.zeros_like(CURVE_MINUTES),
