@@ -110,31 +110,7 @@ _GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
 
 _MODULE_OF: dict[str, str] = {name: module for _, names in _GROUPS for name, module in names}
 
-__all__ = [
-    # Tokens and messages
-    "Tokenizer", "count_chat_tokens", "ContextBudget", "Message", "MessageFactory",
-    # Decisions and time
-    "Trace", "StepClock", "TurnClock", "WallClock",
-    # The common context interface
-    "ContextPolicy", "Context", "BufferPolicy",
-    # Conversation buffers
-    "MessageBuffer", "FIFOBuffer", "ImportanceBuffer", "HybridBuffer", "RecencyWeightedBuffer",
-    "policy", "policies",
-    # Summaries
-    "SummaryBuffer", "ExtractiveSummarizer",
-    # Embeddings
-    "LexicalHashingEmbedder", "minilm_embedder",
-    # Working memory
-    "EntityMemory", "WorkingMemory", "KnowledgeGraph",
-    # Long-term memory
-    "EpisodicMemory", "SemanticMemory", "ReflectionMemory", "MemoryService",
-    # Language models
-    "choose_backend", "OpenAIChatModel", "OpenAISummarizer", "OpenAIEmbedder",
-    # Evaluation and tuning
-    "evaluate", "tune", "load_chat_logs", "load_locomo",
-    # Saving and restoring
-    "dumps", "loads",
-]
+__all__ = list(_MODULE_OF)  # grouped as in _GROUPS
 
 
 def __getattr__(name: str) -> Any:

@@ -79,7 +79,7 @@ def test_bad_names_and_settings_are_refused_naming_them():
 
 
 def test_a_registered_policy_appears_in_lesson_02(toy):
-    from memorykit.classroom import default_conversation
+    from memorykit.classroom.data import default_conversation
     from memorykit.classroom.lesson02_checks import check_pruning_choice
     from memorykit.classroom.lesson02 import PruningExplorer, compare_policies, run_policy
 

@@ -13,6 +13,8 @@ import re
 import numpy as np
 import pytest
 
+from tests.explorers import traces_drawn
+
 from memorykit.buffers.policies import (
     FIFOBuffer,
     HybridBuffer,
@@ -632,30 +634,19 @@ def test_summary_explorer_refuses_a_yours_that_is_not_a_summarizer_class(conv, v
         sa.run_yours(conv, value)
 
 
-def _drawn(explorer):
-    """Record the names of the traces the explorer's next draws touch."""
-    touched, trace = [], explorer.trace
-
-    def recording(name):
-        touched.append(name)
-        return trace(name)
-
-    explorer.trace = recording
-    return touched
-
 
 def test_lesson03_slider_moves_redraw_only_the_panels_they_change(conv):
     from memorykit.classroom import lesson03_focus as fa
 
     ex = sa.SummaryExplorer(conv)
-    touched = _drawn(ex)
+    touched = traces_drawn(ex)
     ex.update(min_recent=5)
     assert not {"budget", "threshold", "target"} & set(touched) and "tokens" in touched
     touched.clear()
     ex.update(threshold=0.85)
     assert "threshold" in touched and not {"budget", "target"} & set(touched)
     focus = fa.FocusExplorer(conv)
-    touched = _drawn(focus)
+    touched = traces_drawn(focus)
     focus.update(boost_to=0.7)
     assert touched == ["kept after return"]
     touched.clear()

@@ -7,6 +7,8 @@ import math
 import numpy as np
 import pytest
 
+from tests.explorers import traces_drawn
+
 from memorykit.classroom import lesson10 as aa
 from memorykit.classroom import lesson10_reasons as reasons
 from memorykit.classroom import lesson09_checks, lesson10_checks
@@ -351,11 +353,9 @@ def test_architectures_explorer_refuses_the_wrong_kind_of_yours(yours, error, te
     assert text in str(caught.value)
 
 
-def test_a_semantic_threshold_move_redraws_only_c_d_and_yours(monkeypatch):
+def test_a_semantic_threshold_move_redraws_only_c_d_and_yours():
     ex = aa.ArchitecturesExplorer(yours=select_recalled)
-    touched = []
-    trace = ex.trace
-    monkeypatch.setattr(ex, "trace", lambda name: touched.append(name) or trace(name))
+    touched = traces_drawn(ex)
     ex.update(semantic_threshold=0.3)
     assert {n.removesuffix(": tokens") for n in touched} == {
         "C semantic", "D reflection", "yours: select_recalled"}

@@ -8,6 +8,8 @@ import re
 
 import pytest
 
+from tests.explorers import traces_drawn
+
 from memorykit.classroom.verdict import Verdict
 from memorykit.classroom.lesson01_checks import check_billed_tokens, check_budget
 from memorykit.tokens import count_chat_tokens
@@ -113,17 +115,6 @@ def messages():
     return default_conversation().messages
 
 
-def _drawn(explorer):
-    """Record the names of the traces the explorer's next draw touches."""
-    touched, trace = [], explorer.trace
-
-    def recording(name):
-        touched.append(name)
-        return trace(name)
-
-    explorer.trace = recording
-    return touched
-
 
 def test_estimate_explorer_draws_the_students_billed_tokens_beside_the_librarys(messages):
     pytest.importorskip("plotly")
@@ -188,13 +179,13 @@ def test_a_slider_move_redraws_only_the_panels_it_changes(messages):
 
     ex = EstimateExplorer(messages, yours=_reference_billed_tokens)
     before = list(ex.trace("yours: _reference_billed_tokens").y)
-    touched = _drawn(ex)
+    touched = traces_drawn(ex)
     ex.update(chars_per_token=3.0)
     assert touched == ["messages"]  # no slider changes an exact count
     assert list(ex.trace("yours: _reference_billed_tokens").y) == before
 
     budget = BudgetExplorer(messages)
-    touched = _drawn(budget)
+    touched = traces_drawn(budget)
     budget.update(memory_share=0.1)
     assert touched == ["memory", "response reserve"]  # the fixed parts and the window stay
     touched.clear()

@@ -11,13 +11,12 @@ anything from here. The classroom may import the library:
   ``show_code`` for the mechanism a lesson teaches); ``figure`` its plotly plumbing; ``memo``
   the one memoizer of lesson computations; ``verdict`` what every checker returns;
   ``tables`` printed tables; ``data`` the seeded conversation lessons 01-03 and 12 share.
+
+Importing the package imports none of these (a course command or a grading process
+loads only what it uses).
 * ``catalog`` and ``learning_path``: the course map (README, docs/LEARNING_PATH.md).
 * ``contracts``: the properties the tests and the build-it-yourself checkers both run;
   ``scenarios``: seeded conversations and workflows; ``replays``: the library run over them,
   measured; ``doubles``: a loopback OpenAI server, stores that fail on cue, recorded replies.
 * ``course``: the nbgrader editions and grading (``python -m memorykit.classroom course``).
 """
-
-from memorykit.classroom.data import default_conversation
-
-__all__ = ["default_conversation"]

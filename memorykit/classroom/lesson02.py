@@ -13,12 +13,11 @@ checker. Pure computation (tested, benchmarked):
   and policy, kept or when and by which rule it left.
 * ``importance_curves(...)``: D1's effective importance
   ``importance * exp(-decay_rate * age / half_life)`` over age for a few typical importances.
-* ``weighted_window_rows(conv, ...)``: the recency policy's final window in the order its
-  ``weighted_context`` reads it (highest effective importance first) beside arrival order.
+* ``weighted_window_rows(conv, ...)``: the recency policy's final window as ``weighted_context``
+  orders it, beside arrival order.
 
-Explorer: ``PruningExplorer`` (a budget slider and one slider per registered setting; fact
-survival per policy, the eviction timeline of every policy and rule, the recency curves);
-``yours=LeastImportantBuffer`` adds the student's buffer as a row of its own beside the library's.
+Explorer: ``PruningExplorer`` (budget and registered settings as sliders; facts kept, evictions,
+recency curves); ``yours=LeastImportantBuffer`` adds the student's buffer beside the library's.
 Taught in ``notebooks/02_pruning_strategies.ipynb``.
 """
 
@@ -68,9 +67,8 @@ def policy_settings() -> tuple[PolicyParam, ...]:
 
 
 def _settings_for(spec: PolicySpec, settings: dict[str, Any]) -> dict[str, Any]:
-    """The settings ``spec`` uses (defaults for those not given). A name no compared policy
-    has is a ValueError; values are checked by building a buffer of a policy that has the
-    setting (the classes decide what is valid), so a bad value fails whatever the policy."""
+    """The settings ``spec`` uses (defaults for those not given); every given one is checked by
+    a policy that has it (the classes decide what is valid), whatever ``spec`` is."""
     known = {p.name: other for other in pruning_policies() for p in other.params}
     unknown = sorted(set(settings) - set(known))
     if unknown:
@@ -90,11 +88,8 @@ def _accepted(policy_name: str, name: str, value: Any) -> bool:
 
 def run_policy(conv: SimulatedConversation, policy: str, *, budget: int = 1500,
                **settings: float) -> BufferReplay:
-    """Replay ``conv`` through ``policy`` at ``budget`` billed tokens (memoized).
-
-    Only the settings a policy has matter (``importance_threshold`` for hybrid,
-    ``decay_rate`` and ``half_life_minutes`` for recency), but all given are validated.
-    """
+    """Replay ``conv`` through ``policy`` at ``budget`` billed tokens (memoized by the settings
+    the policy has, e.g. ``importance_threshold`` for hybrid; all given are validated)."""
     spec = policy_spec(policy)
     if spec.kind != "pruning":
         raise ValueError(f"policy must be one of {', '.join(p.name for p in pruning_policies())}, "
@@ -347,4 +342,9 @@ class PruningExplorer(LessonExplorer):
             recent = sum(run.fact_alive[f.id] for f in self.recent)
             out[f"{name}_facts_kept"] = f"{run.facts_alive}/{len(self.facts)} " \
                 f"(recent {recent}/{len(self.recent)})"
+        library = runs["importance"].evicted_at  # facts can agree where victims do not (ties)
+        for name in self.yours:
+            mine = runs[yours_name(name)].evicted_at
+            same = sum(mine.get(mid) == (turn, rule) for mid, (turn, rule) in library.items())
+            out[f"{yours_name(name)}_evictions_as_importance"] = f"{same}/{len(library)}"
         return out

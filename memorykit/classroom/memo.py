@@ -2,8 +2,9 @@
 
 A slider moved back and forth should recompute nothing it has computed before, so the lessons'
 pure functions (a replay of a conversation through a policy at some settings, a grid of scores)
-are memoized, all with this one decorator. Arguments are keyed by value when they can be
-hashed (numbers, strings, tuples, classes and functions, a student's included) and by identity
+are memoized, all with this one decorator. Arguments are keyed by type and value when they
+can be hashed (numbers, strings, tuples, classes and functions, a student's included; so 1, 1.0
+and True are three arguments, and a check inside the function still sees each) and by identity
 when they cannot (a simulated conversation, a numpy array); a dict is keyed by its items. Each
 entry keeps its arguments alive, so an identity is never reused while its entry is cached.
 Least recently used entries leave first once ``maxsize`` is reached.
@@ -28,7 +29,7 @@ def _key(value: Any) -> Any:
         hash(value)
     except TypeError:
         return ("id", type(value).__qualname__, id(value))
-    return value
+    return (type(value), value)  # typed: 1, 1.0 and True are different arguments
 
 
 def memo(maxsize: int | None = 128) -> Callable[[F], F]:
