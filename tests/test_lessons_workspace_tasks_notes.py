@@ -407,3 +407,15 @@ def test_month_completion_rate_unscaled_and_at_month_end_urgency(scenario):
     assert plain.completion_rate() == pytest.approx(16 / 53)
     assert urgent.completion_rate() == pytest.approx(17 / 53)
     assert urgent.summary()["deferred_on_arrival"] == 3 < plain.summary()["deferred_on_arrival"] == 10
+
+
+def test_a_students_rule_above_one_widens_the_axis_to_show_it():
+    def uncapped(priority, remaining, settings):
+        return priority * (settings.critical_multiplier if remaining < settings.critical_fraction
+                           else settings.warn_multiplier if remaining < settings.warn_fraction
+                           else 1.0)
+
+    assert tuple(notes_app.EscalationExplorer().fig.layout.yaxis.range) == (0, 1.08)
+    wide = notes_app.EscalationExplorer(yours=uncapped)
+    top = max(np.nanmax(v) for v in wide.result.yours["uncapped"].values())
+    assert top > 1 and wide.fig.layout.yaxis.range[1] >= top

@@ -206,6 +206,9 @@ class EscalationExplorer(LessonExplorer):
     def _draw(self, view: EscalationView) -> None:
         c = view.curves
         thr = c.settings.surfacing_threshold
+        if view.yours:  # a student's rule may leave [0, 1]: the axis shows where it goes
+            top = max(float(np.nanmax(v[u])) for v in view.yours.values() for u in URGENCIES)
+            self.fig.update_yaxes(range=[0, max(1.08, 1.04 * top)], row=1, col=1)
         for u in URGENCIES:
             if not self.moved(f"{u}_ttl_h", *BANDS):
                 continue  # another urgency's TTL moved: this panel stays as it is
