@@ -90,7 +90,8 @@ def assert_student_edition_clean(course: Course) -> None:
         for i, cell in enumerate(student.cells):
             assert BEGIN not in cell.source and END not in cell.source, f"{lesson} cell {i}"
             assert not cell.get("outputs"), f"{lesson} cell {i} keeps outputs in the release"
-            assert "wrong_answer" not in cell.metadata.get("memorykit", {}), f"{lesson} cell {i}"
+            kept = cell.metadata.get("memorykit", {})
+            assert "wrong_answer" not in kept and "shortcuts" not in kept, f"{lesson} cell {i}"
         for grade_id, cell in answers.items():
             shown = {line.strip() for line in cell.source.splitlines()}
             leaked = _solution_lines(teacher[grade_id].source) & shown

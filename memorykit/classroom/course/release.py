@@ -111,13 +111,20 @@ def _write(nb: Any, path: Path) -> None:
     nbformat.write(nb, path)
 
 
+# Answers in a cell's metadata that nbgrader's solution regions do not cover: the plausible wrong
+# answer the grading test submits, and the shortcuts (answers copied from the lesson's output,
+# degenerate settings) tests/test_exercise_shortcuts.py requires to fail.
+INSTRUCTOR_ONLY_METADATA = ("wrong_answer", "shortcuts")
+
+
 def student_notebook(nb: Any) -> Any:
     """``nb`` without what only the instructor may see beyond nbgrader's solution regions:
-    ``metadata.memorykit.wrong_answer`` of each cell (in place; returned)."""
+    ``metadata.memorykit``'s ``INSTRUCTOR_ONLY_METADATA`` of each cell (in place; returned)."""
     for cell in nb.cells:
         mine = cell.metadata.get("memorykit")
-        if isinstance(mine, dict) and "wrong_answer" in mine:
-            del mine["wrong_answer"]
+        if isinstance(mine, dict):
+            for key in INSTRUCTOR_ONLY_METADATA:
+                mine.pop(key, None)
             if not mine:
                 del cell.metadata["memorykit"]
     return nb
