@@ -12,6 +12,18 @@ from typing import Any
 import numpy as np
 
 
+class NotYet(AssertionError):
+    """A graded cell's failed check: an ``AssertionError`` (nbgrader scores the cell 0 and shows
+    the text as feedback) that IPython shows as the verdict alone. A plain exception's
+    traceback showed ten lines of this module (its source and the install path) above the
+    verdict the student needs to read."""
+
+    def _render_traceback_(self) -> list[str]:
+        # IPython calls this instead of formatting a traceback; the lines are what the
+        # notebook, nbval and nbgrader's feedback show.
+        return [f"\x1b[0;31m{self.args[0]}\x1b[0m" if self.args else "NOT YET"]
+
+
 @dataclass(frozen=True, repr=False)
 class Verdict:
     """The outcome of a checker: passed or not, one-line reason, and supporting details."""
@@ -44,7 +56,8 @@ class Verdict:
         p.text(str(self))
 
     def assert_passed(self) -> Verdict:
-        """This verdict, or ``AssertionError`` carrying its whole text when it did not pass.
+        """This verdict, or ``NotYet`` (an ``AssertionError``) carrying its whole text when it
+        did not pass.
 
         Graded cells end in ``check_...(answer).assert_passed()``: nbgrader awards a graded
         cell's points when it runs without an error, and shows the error's text (the reason
@@ -52,5 +65,5 @@ class Verdict:
         it once.
         """
         if not self.passed:
-            raise AssertionError(str(self))
+            raise NotYet(str(self))
         return self
