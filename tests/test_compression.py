@@ -151,3 +151,38 @@ def test_pipeline_validation():
         SelectiveCompressor(2)
     with pytest.raises(ValueError, match="sentences must be >= 1, got 0"):
         LLMSummaryCompressor(sentences=0)
+
+
+def test_summary_compressor_marks_the_summary_as_d1_does():
+    # D1's SummarizationCompressor writes "[Previous conversation summary]: <summary>", so a
+    # model reading the window can tell a summary from a turn.
+    f = MessageFactory(WordCounter())
+    ms = [f.user(words(5, tag)) for tag in "abc"]
+    comp = LLMSummaryCompressor(factory=f)
+    [s] = comp.compress(ms)
+    text = comp.summarizer.summarize(ms, comp.max_tokens)
+    assert s.content == f"[Previous conversation summary]: {text}"
+    assert LLMSummaryCompressor.MARKER == "[Previous conversation summary]: "
+    assert s.role == "system" and s.is_summary and not s.pinned
+
+
+def test_summary_of_a_marked_summary_carries_one_marker():
+    # The next round summarizes the earlier summary again: the summarizer reads its text
+    # without the marker, so markers never pile up ("[...]: [...]: ...") and the marker's
+    # words do not count as the segment's vocabulary.
+    f = MessageFactory(WordCounter())
+    comp = LLMSummaryCompressor(factory=f, max_tokens=40)
+    [first] = comp.compress([f.user(words(5, tag)) for tag in "abc"])
+    later = [f.user(words(5, tag)) for tag in "de"]
+    [second] = comp.compress([first, *later])
+    assert second.content.count("[Previous conversation summary]") == 1
+    assert "summary]: user: a0" in second.content  # the first summary's sentence, unmarked
+    assert second.summary_depth == 2
+
+
+def test_summary_compressor_marker_is_a_str():
+    with pytest.raises(TypeError, match="marker must be a str, got None"):
+        LLMSummaryCompressor(marker=None)
+    comp = LLMSummaryCompressor(factory=MessageFactory(WordCounter()), marker="")
+    ms = [comp.factory.user(words(5, tag)) for tag in "abc"]
+    assert comp.compress(ms)[0].content == comp.summarizer.summarize(ms, comp.max_tokens)

@@ -6,9 +6,10 @@ comes out unchanged (same id) or is represented by a new output message whose
 reports what each output covers and nothing is silently lost. Two ship here:
 
 * ``LLMSummaryCompressor``: one summary message (importance 0.8) from a
-  ``Summarizer`` capped at about 2-3 sentences. Named after D1's LLM
-  step; with the default ``ExtractiveSummarizer`` no LLM is involved, and its
-  ``name``/``is_llm`` say so.
+  ``Summarizer`` capped at about 2-3 sentences, marked as D1 marks it:
+  ``[Previous conversation summary]: ...``, so a model reading the window knows
+  a summary from a turn. Named after D1's LLM step; with the default
+  ``ExtractiveSummarizer`` no LLM is involved, and its ``name``/``is_llm`` say so.
 * ``SelectiveCompressor``: keeps messages with importance >= 0.7 and replaces
   the rest by one "[N messages omitted]" note (importance 0.3) whose sources
   list the omitted ids: they count as summarized, not lost.
@@ -24,6 +25,7 @@ Taught in ``notebooks/03_summary_buffer.ipynb``.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
@@ -57,7 +59,14 @@ class LLMSummaryCompressor:
     = 3 x 25 = 75 tokens, the seed's "2-3 sentences"). Runs shorter than
     ``min_messages`` (3, as in the seed) come back unchanged. Whether an LLM
     wrote the summary depends on ``summarizer``: ``is_llm`` forwards it.
+
+    The summary's content is ``marker`` + the summarizer's text (default ``MARKER``, D1's
+    ``"[Previous conversation summary]: "``; ``""`` for the bare text); the cap is the
+    text's, the marker's tokens come on top. A later run that holds this compressor's
+    summary gives the summarizer its text without the marker, so markers never pile up.
     """
+
+    MARKER = "[Previous conversation summary]: "
 
     def __init__(
         self,
@@ -69,10 +78,12 @@ class LLMSummaryCompressor:
         importance: float = 0.8,
         min_messages: int = 3,
         factory: MessageFactory | None = None,
+        marker: str = MARKER,
     ) -> None:
         self.factory = factory if factory is not None else MessageFactory()
         if not isinstance(self.factory, MessageFactory):
             raise TypeError(f"factory must be a MessageFactory, got {factory!r}")
+        self.marker = require_str("marker", marker)
         if summarizer is None:
             summarizer = ExtractiveSummarizer(self.factory.counter)
         elif not callable(getattr(summarizer, "summarize", None)):
@@ -100,16 +111,26 @@ class LLMSummaryCompressor:
         messages = list(messages)
         if len(messages) < self.min_messages:
             return messages
-        text = self.summarizer.summarize(messages, self.max_tokens)
+        text = self.summarizer.summarize([self._unmarked(m) for m in messages], self.max_tokens)
         return [
             self.factory.summary(
-                text,
+                self.marker + text,
                 messages,
                 importance=self.importance,
                 created_at=max(m.created_at for m in messages),
                 id=_derived_id("sum", messages),
             )
         ]
+
+
+    def _unmarked(self, m: Message) -> Message:
+        """``m`` as the summarizer should read it: a summary of ours without its marker."""
+        if not (self.marker and m.is_summary and m.content.startswith(self.marker)):
+            return m
+        text = m.content[len(self.marker):]
+        tokens = self.factory.counter.count(text)
+        return replace(m, content=text, content_tokens=tokens,
+                       billed_tokens=m.billed_tokens - m.content_tokens + tokens)
 
 
 class SelectiveCompressor:
