@@ -472,6 +472,26 @@ def test_checkers_return_their_verdict_without_printing(capsys):
     assert capsys.readouterr().out.count("NOT YET") == 1
 
 
+def counts_repeats(keywords, query_words, age_hours, alpha=0.6, beta=0.4, tau_hours=24.0):
+    """A wrong answer: counts keyword occurrences, so ['code', 'code'] for {'code'} overlaps 2."""
+    shared = sum(1 for k in keywords if k in query_words)
+    return alpha * shared / max(len(query_words), 1) + beta * math.exp(-age_hours / tau_hours)
+
+
+def test_the_bounds_contract_fails_a_score_over_alpha_plus_beta():
+    """Issue 24: the bounds contract passed counts_repeats (S = 2.0 with alpha 1, beta 0): its
+    keywords rarely repeated a query word more often than the query has words."""
+    from memorykit.classroom.contracts import run_contracts
+    from memorykit.classroom.contracts.longterm import EPISODIC_SCORE_CONTRACTS
+
+    bounded = EPISODIC_SCORE_CONTRACTS[0]
+    assert bounded.name.startswith("S is a finite number between 0 and alpha + beta")
+    v = run_contracts(counts_repeats, (bounded,), exercise="bounds")
+    assert not v and "is outside [0, alpha + beta]" in v.details[0], str(v)
+    v = lesson09_checks.check_episodic_score(counts_repeats)
+    assert not v and v.details[0].startswith("S is a finite number between"), str(v)
+
+
 def test_code_checkers_pass_the_library_and_fail_wrong_code_with_a_reason():
     import math
 
