@@ -180,6 +180,36 @@ def test_a_threshold_move_leaves_the_surfaces_alone(monkeypatch):
 
 
 # ---------------------------------------------------------------- lesson 09: semantic
+def test_semantic_marks_frame_each_recalled_cell_and_leave_its_value_clear():
+    """Issue 24: at low thresholds the marks covered the cosines. Markers of a fixed 30 px sat
+    on each cell's centre, where the value is written, while the cells shrink with the
+    notebook's width (about 35 px at 760 px). At every threshold of the slider each recalled
+    cell now gets a frame of its own kind, in the cell's units, along its border."""
+    ex = sem.SemanticThresholdExplorer()
+    step = ex.settings[0]
+    n = len(sem.semantic_matrix().questions)
+    for k in range(round((step.high - step.low) / step.step) + 1):
+        t = round(step.low + k * step.step, 2)
+        ex.update(threshold=t)
+        rec = sem.semantic_recall(t)["recalled"]
+        own = np.eye(n, dtype=bool)
+        for name, mask in (("recalled (right fact)", rec & own),
+                           ("recalled (wrong fact)", rec & ~own)):
+            trace = ex.trace(name)
+            assert trace.mode == "lines", f"{name} at {t}: drawn as {trace.mode}"
+            xs, ys = list(trace.x), list(trace.y)
+            frames = [(xs[a:a + 5], ys[a:a + 5]) for a in range(0, len(xs), 6)]
+            assert len(frames) == mask.sum() and all(x is None for x in xs[5::6])
+            cells = set()
+            for fx, fy in frames:
+                j, i = round(sum(fx[:4]) / 4), round(sum(fy[:4]) / 4)
+                cells.add((i, j))
+                assert fx[0] == fx[-1] and fy[0] == fy[-1]  # closed
+                for x, y in zip(fx, fy):  # on the border band, clear of the centre
+                    dx, dy = abs(x - j), abs(y - i)
+                    assert max(dx, dy) <= 0.5 and min(dx, dy) < 0.5
+                    assert max(dx, dy) >= 0.4, f"{name} at {t}: a corner at {(x, y)}"
+            assert cells == set(zip(*np.nonzero(mask))), f"{name} at {t}"
 
 
 def test_semantic_matrix_uses_minilm_by_default_and_recall_is_monotone():
@@ -214,15 +244,15 @@ def test_embedder_comparison_is_the_matrices_read_at_the_threshold():
     assert lesson09_checks.semantic_threshold_answer()["wrong_recalls"] == 0
 
 
-def test_semantic_explorer_draws_recalled_markers():
+def test_semantic_explorer_draws_recalled_frames():
     ex = sem.SemanticThresholdExplorer(threshold=0.65)
     right, wrong = ex.trace("recalled (right fact)"), ex.trace("recalled (wrong fact)")
     n = len(right.x)
     ex.update(threshold=0.1)
     assert len(right.x) > n and len(wrong.x) > 0
     assert ex.summary()["questions_recalling_their_fact"] == "8/8"
-    # at a low threshold most cells are marked: open marks ring the value, never cross it
-    assert right.marker.symbol.endswith("-open") and wrong.marker.symbol == "square-open"
+    # the two kinds differ by more than their colour (solid green, dashed red)
+    assert right.line.dash == "solid" and wrong.line.dash == "dash"
     assert ex.fig.layout.showlegend  # what the marks mean, even when only one kind is drawn
 
 
@@ -499,7 +529,11 @@ def test_code_checkers_pass_the_library_and_fail_wrong_code_with_a_reason():
     from memorykit.longterm.semantic import select_recalled
 
     assert lesson09_checks.check_episodic_score(library_episodic_score)
-    assert lesson10_checks.check_recall_rule(select_recalled)
+    v = lesson10_checks.check_recall_rule(select_recalled)  # issue 24: the library's own passed
+    assert not v and len(v.details) == 1 and "not a call to the library's select_recalled" in v.details[0]
+    assert lesson10_checks.check_recall_rule(
+        lambda scores, threshold, limit: sorted((i for i, s in enumerate(scores) if s > threshold),
+                                                key=lambda i: -scores[i])[:limit])
 
     def by_keywords(keywords, query_words, age_hours, alpha=0.6, beta=0.4, tau_hours=24.0):
         shared = len(set(keywords) & set(query_words))

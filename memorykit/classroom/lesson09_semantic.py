@@ -9,7 +9,8 @@
   Memoized (``memo``): the fact bank per embedder, its matrix, the recall per threshold.
 
 Explorer: ``SemanticThresholdExplorer`` (a threshold slider; the cosine matrix with the right
-fact recalled ringed in green and a wrong one framed in red, the value readable inside).
+fact recalled framed in solid green and a wrong one in dashed red: ``cell_frames`` draws each
+frame along its cell's border, in the cell's units, so the value inside stays readable).
 Offline, deterministic. Taught in ``notebooks/09_long_term_memory.ipynb``.
 """
 
@@ -22,7 +23,7 @@ import numpy as np
 
 from memorykit._validate import require_choice
 from memorykit.classroom.explorer import EMBEDDERS, LessonExplorer, Setting, _go, lesson_embedder
-from memorykit.classroom.figure import legend_below
+from memorykit.classroom.figure import heat_grid, legend_below
 from memorykit.classroom.memo import memo
 from memorykit.classroom.scenarios.probes import probe_conversation
 from memorykit.longterm.semantic import SemanticMemory, SemanticSettings
@@ -105,6 +106,23 @@ def separating_thresholds(embedder: str = "minilm") -> dict[str, float]:
             "highest_wrong_cosine": round(float(off.max()), 3)}
 
 
+FRAME_INSET = 0.07
+"""A recalled cell's frame runs this far inside the cell's edge (in cells): along the border,
+clear of the cosine written at the cell's centre, at any notebook width."""
+
+
+def cell_frames(mask: np.ndarray) -> tuple[list[float | None], list[float | None]]:
+    """x, y of one closed rectangle per True cell of ``mask`` (row i, column j centred at
+    (j, i)), ``None`` between rectangles: a frame around the cell's value, never across it."""
+    h = 0.5 - FRAME_INSET
+    xs: list[float | None] = []
+    ys: list[float | None] = []
+    for i, j in zip(*np.nonzero(mask)):
+        xs += [j - h, j + h, j + h, j - h, j - h, None]
+        ys += [i - h, i - h, i + h, i + h, i - h, None]
+    return xs, ys
+
+
 def embedder_comparison(threshold: float = 0.65) -> list[dict[str, Any]]:
     """Each embedder of ``EMBEDDERS`` on the fact bank: what ``threshold`` recalls, and whether
     any threshold separates right facts from wrong ones (lowest right cosine above the highest
@@ -131,26 +149,29 @@ class SemanticThresholdExplorer(LessonExplorer):
     def _make_figure(self) -> Any:
         go = _go()
         m = semantic_matrix()
+        n = len(m.keys)
         labels = [f"F{j + 1}: {k}" for j, k in enumerate(m.keys)]
         qs = [f"Q{i + 1}: {q}" for i, q in enumerate(m.questions)]
         fig = go.Figure()
-        fig.add_heatmap(name="cosine", x=labels, y=qs, z=m.cosine, colorscale="Blues", zmin=0,
-                        zmax=1, colorbar=dict(title="cosine"), text=np.round(m.cosine, 2),
-                        texttemplate="%{text}",
-                        hovertemplate="%{y}<br>%{x}: %{z:.3f}<extra></extra>")
-        # Open marks around the cell's value, never across it: at a low threshold most cells
-        # are recalled, and a cross through each hid the very cosines that explain why.
-        fig.add_scatter(name="recalled (right fact)", x=[], y=[], mode="markers",
-                        hoverinfo="skip", marker=dict(symbol="circle-open", size=30,
-                                                      color="#2ca02c", line=dict(width=3)))
-        fig.add_scatter(name="recalled (wrong fact)", x=[], y=[], mode="markers",
-                        hoverinfo="skip", marker=dict(symbol="square-open", size=31,
-                                                      color="#d62728", line=dict(width=2.5)))
-        fig.update_yaxes(autorange="reversed")
+        # Cells at whole-number positions (named by their ticks), so that a frame is drawn in
+        # the cell's own units and shrinks with it at any notebook width.
+        fig.add_heatmap(name="cosine", x=list(range(n)), y=list(range(n)),
+                        z=heat_grid(m.cosine, decimals=3), colorscale="Blues", zmin=0, zmax=1,
+                        colorbar=dict(title="cosine"), text=np.round(m.cosine, 2).tolist(),
+                        texttemplate="%{text}", customdata=[[f"{q}<br>{f}" for f in labels]
+                                                            for q in qs],
+                        hovertemplate="%{customdata}: %{z:.3f}<extra></extra>")
+        for name, colour, dash in (("recalled (right fact)", "#2ca02c", "solid"),
+                                   ("recalled (wrong fact)", "#d62728", "dash")):
+            fig.add_scatter(name=name, x=[], y=[], mode="lines", hoverinfo="skip",
+                            line=dict(color=colour, width=3, dash=dash))
+        fig.update_xaxes(tickvals=list(range(n)), ticktext=labels, range=[-0.5, n - 0.5],
+                         showgrid=False, zeroline=False)
+        fig.update_yaxes(tickvals=list(range(n)), ticktext=qs, range=[n - 0.5, -0.5],
+                         showgrid=False, zeroline=False)
         # the legend stays when only one kind of mark is drawn (at D3's 0.65: no wrong fact)
         fig.update_layout(height=480, margin=dict(l=360, r=20, t=60, b=110), title=self.title,
                           legend=legend_below(), showlegend=True)
-        self._labels, self._qs = labels, qs
         return fig
 
     def _compute(self, **p: Any) -> dict[str, Any]:
@@ -161,10 +182,8 @@ class SemanticThresholdExplorer(LessonExplorer):
         own = np.eye(len(rec), dtype=bool)
         for name, mask in (("recalled (right fact)", rec & own),
                            ("recalled (wrong fact)", rec & ~own)):
-            ii, jj = np.nonzero(mask)
             trace = self.trace(name)
-            trace.x = [self._labels[j] for j in jj]
-            trace.y = [self._qs[i] for i in ii]
+            trace.x, trace.y = cell_frames(mask)
 
     def summary(self) -> dict[str, Any]:
         m = semantic_matrix()
@@ -179,5 +198,5 @@ class SemanticThresholdExplorer(LessonExplorer):
         return out
 
 
-__all__ = ["EMBEDDERS", "SemanticThresholdExplorer", "embedder_comparison", "semantic_matrix",
-           "semantic_recall", "separating_thresholds"]
+__all__ = ["EMBEDDERS", "SemanticThresholdExplorer", "cell_frames", "embedder_comparison",
+           "semantic_matrix", "semantic_recall", "separating_thresholds"]
