@@ -12,15 +12,19 @@ What a person sees is checked here, not what the kernel believes it sent:
 * ``compare_figures`` / ``layout_problems``: the kernel's ``FigureWidget`` traces against what
   plotly.js drew (same traces, same number of points, same values, heat maps with a non-empty
   ``z``, visible), and titles, legends, colour bars and axis titles that overlap or are clipped.
+* ``text_problems``: the text the kernel's figures hold (text-mode labels, annotations, titles,
+  legend entries, colour bar titles) against the text plotly.js wrote in the SVG.
 
 Nothing here writes the notebook on disk (autosave is off).
 """
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -29,6 +33,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -351,6 +356,40 @@ JS_FIGURE_BOXES = """() => {
 }"""
 
 
+# The text plotly.js drew in each figure's SVG (what a person reads), and the parts plotly.js
+# decided to draw (used axes, the legend, each trace's legend entry and colour bar) so that
+# ``text_problems`` asks for the kernel's text only where plotly.js draws text at all.
+JS_DRAWN_TEXT = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map((gd, index) => {
+  const texts = sel => Array.from(gd.querySelectorAll(sel)).map(el => el.textContent);
+  const fl = gd._fullLayout || {}, subplots = fl._subplots || {};
+  const axes = {};
+  for (const id of [...(subplots.xaxis || []), ...(subplots.yaxis || [])]) {
+    const ax = fl[id[0] + 'axis' + id.slice(1)];
+    axes[id] = {shown: !!ax && ax.visible !== false,
+                drawn: texts('.infolayer .g-' + id + 'title text')};
+  }
+  const colorbars = {};
+  gd.querySelectorAll('.infolayer g.colorbar').forEach(g => {
+    const key = Array.from(g.classList).find(c => c.startsWith('cb') && c !== 'colorbar');
+    const title = g.querySelector('.cbtitle text');
+    colorbars[key] = title ? title.textContent : '';
+  });
+  const labels = {};
+  gd.querySelectorAll('g.trace.scatter').forEach(g => {
+    const cd = g.__data__, trace = cd && cd[0] && cd[0].trace;
+    if (trace) labels[trace.uid] = Array.from(g.querySelectorAll('.textpoint text'))
+        .map(el => el.textContent);
+  });
+  const traces = (gd._fullData || []).map(t => ({uid: t.uid, visible: t.visible,
+      showlegend: t.showlegend === true,
+      colorbar: t.showscale === true || !!(t.marker && t.marker.showscale === true)}));
+  return {index, traces, labels, axes, colorbars,
+          title: texts('.infolayer .gtitle'), annotations: texts('.infolayer .annotation-text'),
+          legendShown: fl.showlegend === true, legend: texts('.legend .legendtext'),
+          legendTitle: texts('.legend .legendtitletext')};
+})"""
+
+
 # Text in an explorer's output (slider labels, readouts, HTML) that runs past the output area's
 # right edge, where the notebook cuts it off.
 JS_OUTPUT_OVERFLOW = """() => {
@@ -495,6 +534,9 @@ class NotebookSession:
     def rendered_figures(self) -> list[dict[str, Any]]:
         return self.page.evaluate(JS_RENDERED_FIGURES)
 
+    def drawn_texts(self) -> list[dict[str, Any]]:
+        return self.page.evaluate(JS_DRAWN_TEXT)
+
     def figure_boxes(self) -> list[dict[str, Any]]:
         return self.page.evaluate(JS_FIGURE_BOXES)
 
@@ -560,11 +602,33 @@ def _mk_figures():
             for k in ("x", "y", "z", "values", "labels", "text", "r", "theta"):
                 if k in t and t[k] is not None and not isinstance(t[k], str):
                     d[k] = _mk_plain(t[k])
+            if "text" in t and isinstance(t.text, str):
+                d["text_all"] = t.text  # one text for every point
+            d["mode"] = t.mode if "mode" in t else None
+            d["showlegend"] = t.showlegend
+            bar = t.colorbar if "colorbar" in t else t.marker.colorbar if "marker.colorbar" in t else None
+            d["colorbar_title"] = bar.title.text if bar is not None else None
             traces.append(d)
         meta = obj.layout.meta
         out.append({"model_id": obj.model_id, "meta": _mk_plain(meta) if meta is not None else None,
-                    "traces": traces})
+                    "traces": traces, "texts": _mk_layout_texts(obj.layout.to_plotly_json())})
     return out
+def _mk_title(container):
+    title = (container or {}).get("title")
+    return title.get("text") if isinstance(title, dict) else title
+def _mk_layout_texts(lay):
+    import re as _re
+    axes, coloraxes = {}, {}
+    for key, value in lay.items():
+        m = _re.fullmatch(r"([xy])axis(\d*)", key)
+        if m and value.get("visible", True) is not False and _mk_title(value):
+            axes[m[1] + m[2]] = _mk_title(value)
+        if _re.fullmatch(r"coloraxis\d*", key) and _mk_title(value.get("colorbar")):
+            coloraxes[key] = _mk_title(value.get("colorbar"))
+    return {"title": _mk_title(lay), "axes": axes, "coloraxes": coloraxes,
+            "legend_title": _mk_title(lay.get("legend")),
+            "annotations": [a.get("text") for a in lay.get("annotations", [])
+                            if a.get("visible", True) is not False and a.get("text")]}
 """
 
 
@@ -649,6 +713,95 @@ def compare_figures(kernel_figs: list[dict[str, Any]],
     for fig in kernel_figs:
         for t in fig["traces"]:
             problems.extend(compare_trace(t, drawn_by_uid.get(t["uid"])))
+    return problems
+
+
+# --- text: what the kernel's figure says against what plotly.js wrote in the SVG ---------------
+
+def _text(v: Any) -> str:
+    """A text as a reader sees it: HTML tags and entities resolved, whitespace ignored (plotly.js
+    draws ``<br>`` as separate lines); numbers as JavaScript writes them (1.0 as 1)."""
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    return "".join(html.unescape(re.sub(r"<[^>]*>", "", str(v))).split())
+
+
+def _missing_and_extra(want: list[Any], got: list[Any]) -> tuple[list[str], list[str]]:
+    w, g = Counter(_text(v) for v in want), Counter(_text(v) for v in got)
+    return sorted((w - g).elements()), sorted((g - w).elements())
+
+
+def _point_count(trace: dict[str, Any]) -> int:
+    arrays = [trace[k] for k in ("x", "y") if k in trace]
+    return min(len(a) for a in arrays) if arrays else 0
+
+
+def trace_labels(trace: dict[str, Any]) -> list[Any] | None:
+    """The labels a kernel trace asks plotly.js to write (``None``: it writes none): a scatter
+    whose mode includes "text", one per point with a position and a non-empty text."""
+    if trace.get("type") != "scatter" or "text" not in (trace.get("mode") or "") or \
+            trace.get("visible", True) is not True:
+        return None
+    n = _point_count(trace)
+    texts = [trace["text_all"]] * n if "text_all" in trace else list(trace.get("text") or [])[:n]
+    placed = [all(not _is_nan(trace[k][i]) for k in ("x", "y") if k in trace) for i in range(n)]
+    return [t for i, t in enumerate(texts) if placed[i] and t is not None and str(t) != ""]
+
+
+def _missing(what: str, want: list[Any], got: list[Any], both_ways: bool = True) -> list[str]:
+    missing, extra = _missing_and_extra(want, got)
+    problems = []
+    if missing:
+        problems.append(f"{what}: drew {len(want) - len(missing)} of the kernel's {len(want)}; "
+                        f"missing {', '.join(repr(t) for t in missing[:8])}")
+    if extra and both_ways:
+        problems.append(f"{what}: drew text the kernel does not hold: "
+                        f"{', '.join(repr(t) for t in extra[:8])}")
+    return problems
+
+
+def text_problems(kernel_figs: list[dict[str, Any]], drawn: list[dict[str, Any]]) -> list[str]:
+    """Text the kernel's figure holds that plotly.js did not write in the SVG (or wrote besides):
+    each text-mode trace's labels, annotations, the figure's and the used axes' titles, legend
+    entries and its title, colour bar titles. Which parts plotly.js draws at all (a used axis,
+    the legend, a trace's legend entry or colour bar) is plotly.js's own decision, read from
+    ``gd._fullLayout`` / ``gd._fullData``; the strings come from the kernel. A rendered figure
+    no kernel ``FigureWidget`` holds (a static figure) is not compared."""
+    by_uid = {t["uid"]: (fig, t) for fig in kernel_figs for t in fig["traces"]}
+    problems = []
+    for d in drawn:
+        uids = [t["uid"] for t in d["traces"] if t["uid"] in by_uid]
+        if not uids:
+            continue
+        fig = by_uid[uids[0]][0]
+        texts, where = fig["texts"], f"figure {d['index'] + 1}"
+        if texts["title"]:
+            problems += _missing(f"{where}, title", [texts["title"]], d["title"])
+        for ax, title in texts["axes"].items():
+            if d["axes"].get(ax, {}).get("shown"):
+                problems += _missing(f"{where}, {ax}-axis title", [title], d["axes"][ax]["drawn"])
+        problems += _missing(f"{where}, annotations", texts["annotations"], d["annotations"])
+        shown = {t["uid"]: t for t in d["traces"]}
+        if d["legendShown"]:
+            names = [by_uid[u][1]["name"] for u in uids
+                     if shown[u]["showlegend"] and shown[u]["visible"] is not False
+                     and by_uid[u][1].get("showlegend") is not False and by_uid[u][1]["name"]]
+            problems += _missing(f"{where}, legend entries", names, d["legend"])
+            if texts["legend_title"]:
+                problems += _missing(f"{where}, legend title", [texts["legend_title"]],
+                                     d["legendTitle"])
+        bars = {f"cb{u}": by_uid[u][1]["colorbar_title"] for u in uids if shown[u]["colorbar"]}
+        bars.update({f"cb{k}": v for k, v in texts["coloraxes"].items() if f"cb{k}" in d["colorbars"]})
+        for key, title in bars.items():
+            if title:
+                problems += _missing(f"{where}, colour bar title", [title],
+                                     [d["colorbars"][key]] if key in d["colorbars"] else [])
+        for u in uids:
+            kernel = by_uid[u][1]
+            want = trace_labels(kernel)
+            if want is not None:
+                problems += _missing(f"{where}, labels of trace {kernel['name']!r} "
+                                     f"(uid {u[:8]})", want, d["labels"].get(u, []))
     return problems
 
 

@@ -5,11 +5,18 @@ stored outputs, Run ▸ Run All Cells, wait until every code cell shows ``[n]``,
 
 * no cell raised or warned (error outputs in the notebook model, tracebacks or warnings in the
   page, widgets that failed to render), neither after the run nor after the slider moves;
-* after load, and again after every slider of every explorer has been moved one step with the
-  keyboard (ArrowRight on its handle, ArrowLeft at the end of its range): every trace of every
-  ``FigureWidget`` in the kernel is in the rendered plot with the same number of points and the
-  same values (x, y, z, text, ...), heat maps drew a non-empty ``z``, and a trace with points
-  that the kernel shows is drawn visible (``labdriver.compare_figures``);
+* after load, and again after every step of a round trip of every slider of every explorer
+  (one step with the keyboard and one back: ArrowRight then ArrowLeft on its handle, the other
+  way round at the end of its range): every trace of every ``FigureWidget`` in the kernel is in
+  the rendered plot with the same number of points and the same values (x, y, z, text, ...),
+  heat maps drew a non-empty ``z``, and a trace with points that the kernel shows is drawn
+  visible (``labdriver.compare_figures``);
+* at the same moments, the text plotly.js wrote in the SVG is the text the kernel's figure holds
+  (``labdriver.text_problems``): the labels of every text-mode trace (how many, which), the
+  visible annotations (subplot titles among them), the figure's and the used axes' titles, the
+  legend's entries and title, the colour bar titles. Data can be right while text is gone:
+  lesson 07's graph drew 2 of its 10 labels after the turn went 510 -> 551 -> 510, because
+  plotly.js drops a point's text element for good once its text is "";
 * in every rendered figure no two titles, legends, colour bars or axis titles overlap, none of
   them covers a plot area, tick labels of one axis do not run into each other, and no text is
   cut off at the figure's edge (``labdriver.layout_problems``);
@@ -28,6 +35,9 @@ and layout of its static figures.
 ``FigureWidget`` shown in a ``VBox`` after a batch edit that set ``x`` on one trace and only ``y``
 on another (the bug lesson 04 had) must be reported, and the same figure as memorykit's
 ``LessonFigure`` must not.
+``test_the_check_catches_labels_plotly_dropped`` does the same for text: labels set to "" and
+back on a text-mode trace must be reported missing (and the same labels in a trace of their own
+must not), and each kind of text deleted from the SVG must be named.
 
 The notebook file on disk is never written (autosave is off; its hash is checked afterwards).
 Chromium is Debian's ``/usr/bin/chromium`` (``./run test`` installs it); without it the test
@@ -142,7 +152,9 @@ def _wait_filled(session: labdriver.NotebookSession) -> None:
 
 
 def _drawing_problems(session: labdriver.NotebookSession, when: str) -> list[str]:
-    problems = labdriver.compare_figures(session.kernel_figures(), session.rendered_figures())
+    kernel = session.kernel_figures()
+    problems = labdriver.compare_figures(kernel, session.rendered_figures())
+    problems += labdriver.text_problems(kernel, session.drawn_texts())
     return [f"{when}: {p}" for p in problems]
 
 
@@ -190,9 +202,10 @@ def yours_problems(drawn_figs: list[dict], expected: bool) -> tuple[list[str], i
 
 
 def _move_every_slider(session: labdriver.NotebookSession) -> tuple[list[str], int]:
-    """Press one arrow key on every slider; after each, compare kernel and browser figures.
+    """Move every slider one step and back (a round trip: lesson 07 lost graph labels on the way
+    back); after each step, compare kernel and browser figures, data and drawn text.
 
-    Returns (problems, number of sliders whose move changed some figure's data)."""
+    Returns (problems, number of sliders whose first step changed some figure's data)."""
     page = session.page
     handles = page.locator(".widget-slider .noUi-handle")
     n = handles.count()
@@ -201,22 +214,34 @@ def _move_every_slider(session: labdriver.NotebookSession) -> tuple[list[str], i
     changed = 0
     for i in range(n):
         slider = page.locator(".widget-slider").nth(i)
-        label = slider.locator(".widget-label").first.text_content() or f"slider {i + 1}"
+        label = (slider.locator(".widget-label").first.text_content() or f"slider {i + 1}").strip()
         readout = slider.locator(".widget-readout")
-        value = readout.first.text_content() if readout.count() else None
+
+        def value() -> str | None:
+            return readout.first.text_content() if readout.count() else None
+
+        start = value()
         before = session.page.evaluate(labdriver.JS_PLOT_FINGERPRINT)
         handle = handles.nth(i)
         handle.scroll_into_view_if_needed(timeout=5000)
         handle.focus()
-        handle.press("ArrowRight")
-        if readout.count() and readout.first.text_content() == value:
-            handle.press("ArrowLeft")  # at the top of its range: go the other way
-        new_value = readout.first.text_content() if readout.count() else None
+        there, back = "ArrowRight", "ArrowLeft"
+        handle.press(there)
+        if readout.count() and value() == start:  # at the top of its range: go the other way
+            there, back = back, there
+            handle.press(there)
+        moved = value()
         session.wait_settled(SETTLE_TIMEOUT_S)
         if session.page.evaluate(labdriver.JS_PLOT_FINGERPRINT) != before:
             changed += 1
-        problems += _drawing_problems(session, f"after moving {label.strip()!r} "
-                                               f"{value} -> {new_value}")
+        problems += _drawing_problems(session, f"after moving {label!r} {start} -> {moved}")
+        if moved == start:
+            continue
+        handle.focus()
+        handle.press(back)
+        session.wait_settled(SETTLE_TIMEOUT_S)
+        problems += _drawing_problems(session, f"after moving {label!r} {start} -> {moved} "
+                                               f"-> {value()}")
     problems += [f"after the slider moves: error or warning in the page: {text[:300]}"
                  for text in session.page_errors()]
     return problems, changed
@@ -315,6 +340,94 @@ def test_the_check_catches_a_half_updated_figure(kind, broken, browser, tmp_path
                    for p in problems), f"the check missed plotly's half-updated trace: {problems}"
     else:
         assert problems == [], problems
+
+
+_LABELS = """
+import ipywidgets as w, plotly.graph_objects as go
+from memorykit.classroom.figure import live_figure
+
+X, Y = [0, 1, 2], [0, 1, 2]
+on_points = go.Figure()   # 1: the labels are the nodes' texts ("" = unlabelled): lesson 07's bug
+on_points.add_scatter(x=X, y=Y, text=["a", "b", "c"], mode="markers+text", name="nodes")
+own = go.Figure()         # 2: the labelled nodes only, in a trace of their own (lesson 07's fix)
+own.add_scatter(x=X, y=Y, mode="markers", name="nodes", marker=dict(color=Y, showscale=True,
+                colorbar=dict(title=dict(text="depth"))))
+own.add_scatter(x=X, y=Y, text=["a", "b", "c"], mode="text", name="labels")
+own.add_annotation(x=1, y=1, text="an <b>annotation</b>")
+own.update_layout(title="own trace", xaxis_title="x title", legend_title_text="key")
+on_points, own = live_figure(on_points), live_figure(own)
+
+def relabel(texts):
+    on_points.data[0].text = texts
+    keep = [i for i, t in enumerate(texts) if t]
+    with own.batch_update():
+        own.data[1].x, own.data[1].y = [X[i] for i in keep], [Y[i] for i in keep]
+        own.data[1].text = [texts[i] for i in keep]
+
+w.VBox([w.IntSlider(), on_points, own])
+"""
+
+# What each kind of drawn text looks like in figure 2's SVG, and the problem its loss must raise.
+_REMOVE = {".gtitle": "title", ".g-xtitle text": "x-axis title", ".legendtext": "legend entries",
+           ".cbtitle text": "colour bar title", ".annotation-text": "annotations",
+           ".legendtitletext": "legend title"}
+
+
+def test_the_check_catches_labels_plotly_dropped(browser, tmp_path):
+    """Labels set to "" and back (lesson 07's graph after a turn round trip): plotly.js drops a
+    point's text element for good, and the text check must say which labels are missing; the
+    same labels in a trace of their own must pass. Then each kind of text is deleted from the
+    second figure's SVG, and the check must name it."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(_LABELS)]
+    path = tmp_path / "labels.ipynb"
+    nbformat.write(nb, path)
+    with _lab(tmp_path) as server:
+        session = labdriver.NotebookSession(browser, server, path)
+        try:
+            session.open(LOAD_TIMEOUT_S)
+            session.run_all(RUN_TIMEOUT_S)
+            _wait_filled(session)
+            session.wait_settled(SETTLE_TIMEOUT_S)
+            loaded = _drawing_problems(session, "after load")
+            for texts in (["a", "", ""], ["a", "b", "c"]):  # there and back
+                session.kernel_json(f"relabel({texts!r})", "None")
+                session.wait_settled(SETTLE_TIMEOUT_S)
+            after = _drawing_problems(session, "after the round trip")
+            session.page.evaluate("""(sels) => { const gd = document.querySelectorAll(
+                '.js-plotly-plot')[1]; for (const s of sels) gd.querySelector(s).remove(); }""",
+                                  list(_REMOVE))
+            removed = _drawing_problems(session, "after removing")
+        finally:
+            session.close()
+    assert loaded == [], loaded
+    assert after == ["after the round trip: figure 1, labels of trace 'nodes' (uid "
+                     f"{after[0].split('(uid ')[1][:8]}): drew 1 of the kernel's 3; missing 'b', "
+                     "'c'"], after
+    for sel, what in _REMOVE.items():
+        assert any(p.startswith(f"after removing: figure 2, {what}") and "missing" in p
+                   for p in removed), f"deleting {sel} went unnoticed: {removed}"
+
+
+def test_the_label_check_counts_placed_non_empty_texts():
+    trace = {"type": "scatter", "mode": "markers+text", "x": [0, 1, None, 3], "y": [0, 1, 2, 3],
+             "text": ["a", "", "c", 4.0], "uid": "u", "name": "n"}
+    assert labdriver.trace_labels(trace) == ["a", 4.0]       # "" and an unplaced point: no label
+    assert labdriver.trace_labels({**trace, "mode": "markers"}) is None
+    assert labdriver.trace_labels({**trace, "text_all": "t"}) == ["t", "t", "t"]
+    kernel = [{"traces": [trace], "texts": {"title": None, "axes": {}, "coloraxes": {},
+                                            "legend_title": None, "annotations": []}}]
+    drawn = {"index": 0, "traces": [{"uid": "u", "visible": True, "showlegend": False,
+                                     "colorbar": False}], "labels": {"u": ["a", "4"]},
+             "axes": {}, "colorbars": {}, "title": [], "annotations": [], "legendShown": False,
+             "legend": [], "legendTitle": []}
+    assert labdriver.text_problems(kernel, [drawn]) == []
+    drawn["labels"]["u"] = ["a", "x"]
+    assert labdriver.text_problems(kernel, [drawn]) == [
+        "figure 1, labels of trace 'n' (uid u): drew 1 of the kernel's 2; missing '4'",
+        "figure 1, labels of trace 'n' (uid u): drew text the kernel does not hold: 'x'"]
 
 
 def test_the_yours_check_fails_without_the_students_trace():
