@@ -31,6 +31,7 @@ from memorykit.classroom.course.layout import relative_links  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKERS = 2
+MAX_GRADED_BYTES = 1_000_000
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 
 
@@ -254,12 +255,21 @@ def test_the_lessons_release_and_grade_end_to_end(tmp_path):
         pytest.skip("no lesson in notebooks/ has graded cells yet")
     t0 = time.monotonic()
     course, grades = run_end_to_end(ROOT, tmp_path / "course", lessons)
+    # issue 24: each FigureWidget's 5 MB JavaScript bundle was stored in the widget state of
+    # every autograded notebook (5-20 MB each); one graded notebook per student and lesson
+    sizes = {path.relative_to(course.root / "autograded").as_posix(): path.stat().st_size
+             for path in sorted((course.root / "autograded").glob("*/*/*.ipynb"))}
+    assert len(sizes) == 3 * len(lessons), sorted(sizes)
+    heavy = {name: f"{size / 1e6:.1f} MB" for name, size in sizes.items() if size >= MAX_GRADED_BYTES}
+    assert not heavy, f"autograded notebooks of 1 MB or more: {heavy}"
     artifacts = ROOT / ".ci" / "artifacts"
     artifacts.mkdir(parents=True, exist_ok=True)
     (artifacts / "course_grades.txt").write_text(
         "\n\n".join(g.report() for g in grades.values())
         + f"\n\n{len(lessons)} lessons x 3 submissions graded in {time.monotonic() - t0:.0f} s "
-        f"({WORKERS} workers)\n", encoding="utf-8")
+        f"({WORKERS} workers)\n"
+        f"largest autograded notebook: {max(sizes.values()) / 1e6:.2f} MB "
+        f"({max(sizes, key=sizes.get)})\n", encoding="utf-8")
 
 
 def test_cli_grades_a_students_folder(toy, tmp_path, capsys):
@@ -279,6 +289,35 @@ def test_cli_grades_a_students_folder(toy, tmp_path, capsys):
         with pytest.raises(SystemExit) as exc:
             main(["course", "grade", "--course", str(course.root), "--student", "ada", *argv])
         assert exc.value.code == 2 and named in capsys.readouterr().err
+
+
+def test_cli_grade_writes_nothing_to_stderr(toy, tmp_path):
+    """`course grade` printed three SQLAlchemy warnings from nbgrader's gradebook on every run
+    (issue 24): the command's stderr is empty when grading succeeds."""
+    import subprocess
+    import sys
+
+    course, _ = toy
+    folder = tmp_path / "quiet"
+    folder.mkdir()
+    nbformat.write(_submission(course, "02_toy", "reference"), folder / "02_toy.ipynb")
+    done = subprocess.run([sys.executable, "-m", "memorykit.classroom", "course", "grade",
+                           "--course", str(course.root), "--student", "quiet",
+                           "--notebooks", str(folder)], capture_output=True, text=True,
+                          cwd=tmp_path, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("quiet: 1 / 1 points"), done.stdout
+    assert done.stderr == "", done.stderr
+
+
+def test_graders_store_no_widget_state(toy):
+    """What keeps graded notebooks small: nbgrader's Execute stores no widget state, in the
+    API grading uses and in the course's nbgrader_config.py (for nbgrader run by hand)."""
+    from memorykit.classroom.course import _nbgrader
+
+    course, _ = toy
+    assert _nbgrader.api(course.root).config.Execute.store_widget_state is False
+    assert "c.Execute.store_widget_state = False" in (course.root / "nbgrader_config.py").read_text()
 
 
 def test_cli_releases_a_lesson_and_refuses_bad_arguments(tmp_path, capsys):

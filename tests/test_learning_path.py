@@ -108,3 +108,17 @@ def test_check_routes_reports_a_route_through_a_missing_lesson(monkeypatch):
     monkeypatch.setattr(catalog, "ROUTES", bad)
     assert catalog.check_routes() == ["route 'nowhere': no lesson [99]"]
     assert "route 'nowhere': no lesson [99]" in check_catalog()
+
+
+def test_the_path_never_sends_students_to_answers_their_edition_lacks():
+    """The full course's route told students their review answers were in docs/review/, which
+    the student edition does not hold (issue 24): every mention says it is the instructor's."""
+    from memorykit.classroom.course.release import INSTRUCTOR_PAGES
+
+    text = render_learning_path()
+    sentences = re.split(r"(?<=[.:;])\s+", text)
+    for page in INSTRUCTOR_PAGES:
+        for sentence in sentences:
+            if page.rstrip("/") in sentence and "](" not in sentence:
+                assert "instructor" in sentence, f"{page} named for students: {sentence!r}"
+    assert "./run lab --student" in text

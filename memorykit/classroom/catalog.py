@@ -236,7 +236,9 @@ ROUTES: tuple[Route, ...] = (
           tuple(lesson.number for lesson in CATALOG),
           "Every lesson in order, one part per week or two: buffers (01-03), entities (04), the "
           "three columns (05-08), long-term memory (09-11), evaluation (12). Each lesson's "
-          "review questions close the session; their answers are in docs/review/."),
+          "review questions close the session: students write their answers in the cell under "
+          "the questions (the student edition has one); reference answers are in the instructor "
+          "edition only (docs/review/, for discussion in class)."),
     Route("An engineer tuning a production agent",
           "an engineer who has an agent and wants its memory to fit a budget",
           (1, 3, 9, 11, 12),

@@ -47,7 +47,10 @@ def render_learning_path() -> str:
         "estimates for a first pass; a lesson's explorers invite more. Terms are defined in the "
         "[glossary](GLOSSARY.md), sources in the [bibliography](BIBLIOGRAPHY.md); running a lab "
         "(offline, with the local model, grading) is in the "
-        "[instructor guide](INSTRUCTOR_GUIDE.md).", "",
+        "[instructor guide](INSTRUCTOR_GUIDE.md). A student with a clone of the repository "
+        "opens the student edition with `./run lab --student` (the lessons without their "
+        "reference answers, a cell for the review answers); `./run lab` opens the instructor's "
+        "`notebooks/`, answers included.", "",
         "## The lessons in order", "",
         "| lesson | part | time | after | assumes | you build | sources |",
         "|---|---|---|---|---|---|---|",

@@ -8,6 +8,16 @@ Kernels talk over Unix sockets in a folder of their own (``KernelManager.transpo
 not TCP ports: jupyter_client picks a free TCP port by binding and releasing it, so kernels
 started at once by several autograde processes can be handed the same port and one dies with
 "Address already in use" (seen in CI with two workers).
+
+Autograding executes each notebook without storing its widgets' state
+(``Execute.store_widget_state = False``): nbclient otherwise saves every live widget's state in
+the graded notebook, and each plotly ``FigureWidget`` (an anywidget) carries its 5 MB JavaScript
+bundle there (``_esm``), which made each autograded notebook 5-20 MB. No grade reads it.
+
+nbgrader's ``Gradebook.add_submission`` builds its rows before adding them to the session, and
+SQLAlchemy 2 warns three times on every autograde (``SAWarning: Object of type
+<SubmittedAssignment> not in session...``); nothing is lost (nbgrader adds them next).
+``quiet_gradebook`` ignores exactly that warning, raised from ``nbgrader.api``.
 """
 
 from __future__ import annotations
@@ -16,6 +26,7 @@ import os
 import shutil
 import sys
 import tempfile
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,6 +41,8 @@ CONFIG = f'''"""nbgrader's configuration for this course (written by python -m m
 c = get_config()  # noqa: F821
 # a lesson cell may run for minutes (nbval allows {CELL_TIMEOUT_SECONDS} s in CI)
 c.Execute.timeout = {CELL_TIMEOUT_SECONDS}
+# no widget state in graded notebooks: each plotly FigureWidget's would add its 5 MB bundle
+c.Execute.store_widget_state = False
 c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}}
 '''
 
@@ -75,6 +88,7 @@ def api(root: Path, sockets: str | None = None) -> Any:
     config.CourseDirectory.root = str(root)
     config.CourseDirectory.db_url = f"sqlite:///{root}/gradebook.db"
     config.Execute.timeout = CELL_TIMEOUT_SECONDS
+    config.Execute.store_widget_state = False
     config.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
     if sockets is not None:
         config.KernelManager.transport = "ipc"
@@ -82,9 +96,19 @@ def api(root: Path, sockets: str | None = None) -> Any:
     return NbGraderAPI(CourseDirectory(config=config), config=config)
 
 
+@contextmanager
+def quiet_gradebook() -> Iterator[None]:
+    """nbgrader's gradebook without SQLAlchemy's "not in session" warnings from
+    ``nbgrader.api`` (the module says why); every other warning is shown as before."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"Object of type <\w+> not in session",
+                                module=r"nbgrader\.api")
+        yield
+
+
 def run(root: Path, action: str, *args: str) -> None:
     """``NbGraderAPI.<action>(*args)``; raises ``RuntimeError`` with nbgrader's log if it fails."""
-    with nbgrader_env(), kernel_sockets() as sockets:
+    with nbgrader_env(), quiet_gradebook(), kernel_sockets() as sockets:
         result = getattr(api(root, sockets), action)(*args, force=True, create=True)
     if not result.get("success"):
         raise RuntimeError(f"nbgrader {action} {' '.join(args)} failed:\n"

@@ -6,6 +6,8 @@
   student's notebooks from ``FOLDER`` (``NN_name.ipynb`` or ``NN_name/NN_name.ipynb``, as in the
   release; without it, what already is in ``DIR/submitted/NAME``), autograde them with nbgrader
   and print the points per lesson and graded cell with the feedback of every failed cell.
+* ``course student --out DIR``: make or refresh the student edition in the folder a student
+  works in, keeping every file the student changed (``student_workspace``; ``./run lab --student``).
 """
 
 from __future__ import annotations
@@ -28,6 +30,12 @@ def add_course_commands(commands: argparse._SubParsersAction) -> None:  # type: 
                          help="course directory (created; a course made there before is replaced)")
     release.add_argument("--lessons", metavar="NN_name", nargs="+",
                          help="only these lessons (default: every lesson 01-12)")
+    student = actions.add_parser(
+        "student", help="make or refresh the student edition in a student's working folder",
+        description="The student edition (no reference answers) in DIR; a later run refreshes "
+                    "it and keeps every file the student changed.")
+    student.add_argument("--out", metavar="DIR", type=Path, required=True,
+                         help="the student's folder (created)")
     grade = actions.add_parser("grade", help="autograde a student's notebooks")
     grade.add_argument("--course", metavar="DIR", type=Path, required=True,
                        help="the course directory made by `course release`")
@@ -58,6 +66,11 @@ def run_course(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
                   f"{', '.join(course.lessons)})")
             print(f"student edition: {course.release}  (hand this folder out)")
             print(f"instructor edition: {course.instructor}")
+            return 0
+        if args.course_command == "student":
+            from memorykit.classroom.course.student import student_workspace
+
+            print(student_workspace(args.out).report())
             return 0
         course = Course.open(args.course)
         if args.notebooks is not None:

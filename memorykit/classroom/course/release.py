@@ -9,7 +9,8 @@ layout and makes both editions:
 * ``release/``: the **student edition**, made by nbgrader's own ``generate_assignment`` (every
   ``### BEGIN SOLUTION`` region replaced by ``# YOUR CODE HERE`` / ``raise NotImplementedError()``,
   outputs cleared, graded cells locked and checksummed), without the instructor-only
-  ``metadata.memorykit.wrong_answer``; plus the course map ``00_index.ipynb`` and the pages the
+  ``metadata.memorykit.wrong_answer``, with a markdown cell for the student's answers under each
+  lesson's review questions (``add_review_answer_cells``); plus the course map ``00_index.ipynb`` and the pages the
   lessons link (``docs/BIBLIOGRAPHY.md``...), never the instructor's pages (``INSTRUCTOR_PAGES``).
 * ``instructor/``: the **instructor edition**, the same layout with the notebooks as committed,
   the instructor guide and the review answers (``docs/review/NN.md``).
@@ -19,6 +20,7 @@ Grading the release is ``memorykit.classroom.course.grading``. Taught in ``docs/
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,7 +30,8 @@ from typing import Any
 import memorykit.classroom.course._nbgrader as _nbgrader
 from memorykit.classroom.course.layout import INDEX, Edition, lesson_stems
 
-__all__ = ["INSTRUCTOR_PAGES", "STUDENT_PAGES", "Course", "build_course", "student_notebook"]
+__all__ = ["INSTRUCTOR_PAGES", "STUDENT_PAGES", "Course", "build_course", "student_notebook",
+           "add_review_answer_cells"]
 
 INSTRUCTOR_PAGES = ("docs/INSTRUCTOR_GUIDE.md", "docs/review/")
 """Repository paths (a trailing ``/``: a folder) that only the instructor edition holds."""
@@ -130,6 +133,30 @@ def student_notebook(nb: Any) -> Any:
     return nb
 
 
+_REVIEW = re.compile(r"^#+\s*Review questions\s*$", re.M)
+_QUESTION = re.compile(r"^(\d+)\.\s", re.M)
+REVIEW_ANSWERS = ("**Your answers** (double-click this cell to write them; the reference answers "
+                  "are your instructor's, in the instructor edition's `docs/review/`):")
+
+
+def add_review_answer_cells(nb: Any) -> Any:
+    """``nb`` with a markdown cell for the student's answers under each cell of review questions,
+    one numbered line per question (in place; returned). The answers are not graded."""
+    from nbformat.v4 import new_markdown_cell
+
+    cells = []
+    for cell in nb.cells:
+        cells.append(cell)
+        if cell.cell_type == "markdown" and _REVIEW.search(cell.source):
+            numbers = _QUESTION.findall(cell.source[_REVIEW.search(cell.source).end():])
+            lines = [f"{n}. *(your answer)*" for n in numbers]
+            answer = new_markdown_cell("\n\n".join([REVIEW_ANSWERS, "\n".join(lines)]))
+            answer.id = f"{cell.get('id') or 'review'}-answers"[:64]
+            cells.append(answer)
+    nb.cells = cells
+    return nb
+
+
 def _prepare(out: Path) -> Path:
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -185,5 +212,5 @@ def build_course(out: Path, *, repo: Path | None = None,
     for lesson in chosen:
         _nbgrader.run(root, "generate_assignment", lesson)
         released = course.notebook("release", lesson)
-        _write(student_notebook(_read(released)), released)
+        _write(add_review_answer_cells(student_notebook(_read(released))), released)
     return course
