@@ -92,6 +92,21 @@ def test_check_admission_rule_wants_a_taskslots_subclass():
     assert not v.passed and "does not override decide" in v.reason
 
 
+def test_check_admission_rule_refuses_the_librarys_rule_called_from_the_override():
+    # An override that calls the library's decide passed every contract: it is the library's.
+    class Super(TaskSlots):
+        def decide(self, priority, active):
+            return super().decide(priority, active)
+
+    class ByName(TaskSlots):
+        def decide(self, priority, active):
+            return TaskSlots.decide(self, priority, active)
+
+    for cls in (Super, ByName):
+        v = check_admission_rule(cls)
+        assert not v.passed and "calls TaskSlots.decide" in v.reason
+
+
 def test_check_admission_rule_passes_the_rule():
     class Mine(TaskSlots):
         def decide(self, priority, active):

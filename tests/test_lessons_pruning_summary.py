@@ -37,7 +37,7 @@ pytest.importorskip("ipywidgets")
 
 # Reference answers used by the notebooks.
 PRUNING_ANSWER = {"policy": "hybrid", "importance_threshold": 0.75}
-SUMMARY_ANSWER = {"threshold": 0.9, "target": 0.4, "min_recent": 0}
+SUMMARY_ANSWER = {"threshold": 0.95, "target": 0.4, "min_recent": 0}
 
 
 @pytest.fixture(scope="module")
@@ -364,6 +364,15 @@ def test_check_summary_settings(conv):
     assert not lost.passed
     assert "squeezed out" in lost.reason and "more than" not in lost.reason
 
+
+@pytest.mark.parametrize("threshold, target, min_recent", [
+    (0.9, 0.4, 0), (0.9, 0.4, 3),  # rows of the lesson's settings table: they passed for f0026
+    (0.95, 0.1, 0),  # the sliders' widest gap, nothing protected: it passed for f0026
+])
+def test_check_summary_settings_refuses_the_lessons_printed_settings(threshold, target, min_recent):
+    v = check_summary_settings(threshold, target, min_recent)
+    assert not v.passed and "f0048" in v.reason and "squeezed out" in v.reason
+
 @pytest.mark.parametrize("args, kwargs, error, text", [
     ((0.5, 0.7, 3), {}, ValueError, "target must be < threshold (0.5), got 0.7"),
     ((True, 0.4, 0), {}, TypeError, "threshold must be a number, got True"),
@@ -467,10 +476,14 @@ def test_context_story_follows_switch_stack_return_merge(conv):
 def test_attention_and_context_checkers():
     from memorykit.classroom.lesson03_checks import check_attention_window, check_context_boost
 
-    assert check_attention_window(500, 0)
+    assert check_attention_window(270, 0)
     seed = check_attention_window(500, 1)
     assert not seed and "neighbour" in seed.reason
-    assert not check_attention_window(1000, 0)  # over the exercise's 500 tokens
+    # the table's row and the explorer's default passed when any window <= 500 tokens did
+    table = check_attention_window(500, 0)
+    assert not table and "window_tokens=490 neighbours=0 finds 42" in table.reason
+    assert "look for the smallest" in check_attention_window(280, 0).reason
+    assert "finds 39 facts, fewer than 40" in check_attention_window(260, 0).reason
     assert check_context_boost(0.86)
     assert not check_context_boost(0.85)
     assert "smallest" in check_context_boost(0.9).reason

@@ -367,17 +367,26 @@ def test_check_preemption_ratio_displays_once(capsys):
     ((0.3, 1.6, 0.28, 2.5), False, "U016 would surface"),
     ((0.6, 1.5, 0.3, 2.0), False, "more than half"),
     ((0.4, 1.2, 0.3, 1.5), False, "never reaches 1.0"),
+    # the widest bands the exercise allows passed before it capped the lead at 60 min
+    ((0.5, 1.5, 0.49, 2.0), False, "sits at 1.0 for its last 81.73 min (at most 60 wanted"),
+    ((0.5, 1.5, 0.36, 2.0), False, "last 60.05 min (at most 60 wanted"),
+    ((0.5, 1.5, 0.35, 2.0), True, "last 58 min"),
 ])
 def test_check_escalation(args, passed, why):
     v = check_escalation(*args)
     assert v.passed is passed and why in v.reason
 
 
-@pytest.mark.parametrize(("k", "passed", "why"), [
-    (1, False, "precision 56.9%"), (2, True, "precision 90.7%"), (3, False, "recall 12.2%"),
+@pytest.mark.parametrize(("k", "threshold", "passed", "why"), [
+    (1, 0.9, False, "precision 56.9%"), (3, 0.9, False, "recall 12.2%"),
+    # 2 at the seed's threshold, the one integer between the lesson's printed 1 and 3, passed
+    # when recall had to reach 50%; recall must now reach 65%
+    (2, 0.9, False, "recall 60.0% < 65%"),
+    (2, 0.75, True, "precision 83.5% and recall 65.6%"),
+    (2, 0.5, False, "precision 54.4% < 80%"),
 ])
-def test_check_min_shared_entities(k, passed, why):
-    v = check_min_shared_entities(k)
+def test_check_min_shared_entities(k, threshold, passed, why):
+    v = check_min_shared_entities(k, threshold)
     assert v.passed is passed and why in v.reason
 
 
@@ -393,6 +402,9 @@ def test_lesson_06_checkers_refuse_nonsense_naming_the_value(capsys):
     for bad, error in ((0, ValueError), (7, ValueError), (2.0, TypeError), (True, TypeError), ("2", TypeError)):
         with pytest.raises(error, match=f"min_shared_entities must be an integer from 1 to 6, got {bad!r}"):
             check_min_shared_entities(bad)
+    for bad, error in ((0, ValueError), (1.5, ValueError), (True, TypeError), ("0.8", TypeError)):
+        with pytest.raises(error, match="surfacing_threshold must be"):
+            check_min_shared_entities(2, bad)
     check_escalation(0.4, 1.5, 0.3, 2.0)
     check_min_shared_entities(2)
     assert capsys.readouterr().out == ""  # a bare call displays the returned verdict once

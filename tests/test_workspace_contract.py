@@ -58,6 +58,22 @@ def test_escalation_checker_passes_a_right_rule_and_explains_wrong_ones():
     assert not no_cap and any("capped at 1" in d for d in no_cap.details)
 
 
+def test_escalation_checker_refuses_the_librarys_rule():
+    # Calling the library's escalation passed every contract: it is the library's own rule.
+    from memorykit.workspace import notes
+    from memorykit.workspace.notes import escalation_factor
+
+    def direct(priority, remaining, settings):
+        return min(1.0, priority * escalation_factor(remaining, settings))
+
+    def through_module(priority, remaining, settings):
+        return min(1.0, priority * notes.escalation_factor(remaining, settings))
+
+    for rule in (direct, through_module, library_escalated_priority):
+        v = check_escalated_priority(rule)
+        assert not v.passed and "that is the library's rule" in v.reason
+
+
 def test_salience_checker_passes_the_rule_and_catches_an_off_by_one():
     def rule(t, th, nh, rv, st, w, recent=lambda t, w: t < w.recency_turns):
         return (w.recent_mention * recent(t, w) + w.active_task_link * (th <= w.link_hops)

@@ -157,6 +157,8 @@ class CompressionResult:
     omitted_notes: int
     """"[N messages omitted]" notes in the final window."""
     example_steps: list[str]
+    example_summary: str
+    """The newest summary-step message in the final window ("" if none): marked as D1 marks it."""
 
     @property
     def facts_alive(self) -> int:
@@ -195,6 +197,8 @@ def compression_demo(
         max_tokens, float(compression_threshold), rounds, steps, len(buf.trace.evictions()),
         buf.tokens, len(final), fact_survival(conv.facts, final),
         sum(1 for m in final if m.content.endswith("messages omitted]")), examples,
+        next((m.content for m in reversed(final)
+              if m.content.startswith(LLMSummaryCompressor.MARKER)), ""),
     )
 
 

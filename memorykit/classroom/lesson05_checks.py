@@ -30,8 +30,41 @@ def check_admission_rule(slots_class: Any, *, show: bool = False) -> Verdict:
                                       exercise="05 admission rule")
     if not_overridden is not None:
         return report(not_overridden, show)
+    if _delegates(slots_class):
+        return report(Verdict("05 admission rule", False, f"{slots_class.__name__}.decide calls "
+                              "TaskSlots.decide (super().decide): that is the library's rule, not "
+                              "yours; write the comparisons from the Background's formula"), show)
     return report(run_contracts(slots_class, (*SLOT_CONTRACTS, agrees_with()),
                                 exercise="05 admission rule"), show)
+
+
+def _delegates(slots_class: type) -> bool:
+    """Whether ``slots_class.decide`` hands the decision to ``TaskSlots.decide`` (``super()``
+    or by name): it would pass every contract as the library's own rule. Its decide runs on a
+    few arrivals (full slots, a free slot, below the threshold) with the library's decide
+    spied on; a student's decide that raises here is left for the contracts to report."""
+    from unittest import mock
+
+    from memorykit.workspace.tasks import TaskSlots
+
+    calls: list[tuple] = []
+    library = TaskSlots.decide
+
+    def spy(self: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(args)
+        return library(self, *args, **kwargs)
+
+    with mock.patch.object(TaskSlots, "decide", spy):
+        try:
+            slots = slots_class()
+        except Exception:  # noqa: BLE001 - the contracts report a class that cannot be made
+            return False
+        for priority, active in ((0.9, (0.6, 0.7, 0.8, 0.55)), (0.7, (0.6,)), (0.2, ())):
+            try:
+                slots.decide(priority, active)
+            except Exception:  # noqa: BLE001 - a wrong rule is the contracts' business
+                pass
+    return bool(calls)
 
 
 PREEMPTION_EXERCISE = {"keeps": "T022", "arrives": "T024", "min_completed": 16, "next": "T030"}
