@@ -454,7 +454,8 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
     "memorykit.classroom.lesson09_checks.check_episodic_tau": {"tau_hours": 35},
     "memorykit.classroom.lesson11_checks.check_loop_settings": {
         "budget": 600, "threshold": 0.8, "recall_limit": 3},
-    "memorykit.classroom.lesson11_checks.check_recall_limit": {"recall_limit": 3},
+    "memorykit.classroom.lesson11_checks.check_recall_limit": {
+        "answer": {"recall_limit": 3, "tokens_per_call": 577.0}},
     "memorykit.classroom.lesson11_checks.check_reply_judge": lambda: {
         "judge": lambda reply, finish_reason, messages, cap: None},
     "memorykit.classroom.lesson10_checks.check_semantic_best": {

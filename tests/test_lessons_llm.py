@@ -224,19 +224,36 @@ def test_judged_loop_replays_the_recorded_requests_at_the_recordings_settings():
     assert asked == [True] * 23  # every request is one SmolLM2 answered, with that reply
 
 
+def _limit(recall_limit, tokens_per_call):
+    return checks.check_recall_limit({"recall_limit": recall_limit, "tokens_per_call": tokens_per_call})
+
+
 def test_checkers():
-    assert checks.check_recall_limit(4).passed
-    assert not checks.check_recall_limit(3).passed
-    assert "a smaller recall_limit also" in checks.check_recall_limit(5).reason
+    assert _limit(4, 774.0).passed
+    assert not _limit(3, 577.0).passed
+    assert "a smaller recall_limit also" in _limit(5, 882.0).reason
+
+
+def test_recall_limit_exercise_asks_what_the_number_of_facts_does_not_give():
+    """Issue 24: the smallest recall_limit is 4, the number of planted facts printed all over the
+    lesson (probes: 4), so the bare guess passed; the answer now carries its cost per call, which
+    only the explorer at that limit shows, and the checker does not print it for the right limit."""
+    guessed = _limit(4, 577.0)  # one entry per fact, at the default's printed mean
+    assert not guessed and "is not what it costs" in guessed.reason
+    assert "774" not in str(guessed)
     assert checks.check_loop_settings(700, 0.8, 3).passed
     assert not checks.check_loop_settings(600, 0.8, 6).passed  # too many tokens
 
 
 @pytest.mark.parametrize("call, error, text", [
-    (lambda: checks.check_recall_limit("4"), TypeError, "recall_limit must be a whole number, got '4'"),
-    (lambda: checks.check_recall_limit(True), TypeError, "recall_limit must be a whole number, got True"),
-    (lambda: checks.check_recall_limit(4.0), TypeError, "got 4.0"),
-    (lambda: checks.check_recall_limit(-1), ValueError, "recall_limit must be in \\[0, 20\\]"),
+    (lambda: checks.check_recall_limit(4), TypeError, "answer must be a dict with keys 'recall_limit'"),
+    (lambda: checks.check_recall_limit({"recall_limit": 4}), ValueError, "exactly the keys"),
+    (lambda: _limit("4", 774.0), TypeError, "recall_limit must be a whole number, got '4'"),
+    (lambda: _limit(True, 774.0), TypeError, "recall_limit must be a whole number, got True"),
+    (lambda: _limit(4.0, 774.0), TypeError, "got 4.0"),
+    (lambda: _limit(-1, 774.0), ValueError, "recall_limit must be in \\[0, 20\\]"),
+    (lambda: _limit(4, "774"), TypeError, "tokens_per_call must be a number of tokens, got '774'"),
+    (lambda: _limit(4, float("nan")), ValueError, "tokens_per_call must be a number of tokens, got nan"),
     (lambda: checks.check_loop_settings(650, 0.8, 3), ValueError, "budget must be a multiple of 100"),
     (lambda: checks.check_loop_settings(700.5, 0.8, 3), TypeError, "budget must be a whole number, got 700.5"),
     (lambda: checks.check_loop_settings(700, float("nan"), 3), ValueError, "threshold must be in .* got nan"),
@@ -251,7 +268,7 @@ def test_checkers_refuse_nonsense_naming_it(call, error, text):
 
 
 def test_checkers_display_their_verdict_once(capsys):
-    verdict = checks.check_recall_limit(3)
+    verdict = _limit(3, 577.0)
     assert capsys.readouterr().out == "" and not verdict
     checks.check_loop_settings(600, 0.8, 6, show=True)
     assert capsys.readouterr().out.count("[11 settings]") == 1
@@ -266,11 +283,29 @@ def test_reply_judge_checker_runs_the_library_contract_and_the_recording():
     # the same story the lesson prints: 4 accepted, 15 cut off, 4 off-topic
     assert (verdicts.count(None), verdicts.count("cut off"), verdicts.count("off-topic")) == (4, 15, 4)
 
+    def rebuilt(reply, finish_reason, messages, cap):
+        text = reply.strip()
+        if not text:
+            return "empty"
+        if finish_reason == "length":
+            return "cut off"
+        if Tokenizer().count(text) > cap:
+            return "too long"
+        return "off-topic" if topic_overlap(text, messages) < 0.3 else None
+
+    assert checks.check_reply_judge(rebuilt)
+
+    # Issue 24: a wrapper around the library's refusal passed every contract with no work done.
     def library(reply, finish_reason, messages, cap):
         refused = refusal(reply, finish_reason, messages, cap, min_overlap=0.3)
         return refused and refused[0]
 
-    assert checks.check_reply_judge(library)
+    for handed_over in (library, L.library_judge):
+        v = checks.check_reply_judge(handed_over)
+        assert not v and v.details == (
+            "your own code, not a call to the library's refusal or library_judge: your function "
+            "hands the work to the library's refusal or library_judge: write the rule yourself "
+            "(the library's version is what yours is compared with)",), str(v)
 
     def trusts_a_cut_off_reply(reply, finish_reason, messages, cap):
         reply = reply.strip()

@@ -6,7 +6,7 @@
   active task, and show as many objects as such limits can.
 * ``check_three_columns`` (build it yourself): the student's assembly of the prompt's lines,
   run through the library's column contracts (``memorykit.classroom.contracts.workspace``) and
-  compared with ``three_column_lines`` on generated columns.
+  compared with ``three_column_lines`` on generated columns (which it must not call).
 
 Each returns a ``Verdict`` (printed only with ``show=True``) naming the numbers that decided it,
 and refuses an answer of the wrong kind with a ``TypeError`` / ``ValueError`` naming the value.
@@ -100,12 +100,15 @@ def check_three_columns(three_columns: Any, *, show: bool = False) -> Verdict:
     max_slots, top_notes, max_objects)`` returns the prompt's lines under the column limits
     (the library's ``three_column_lines``). The workspace contract runs over it (limits held,
     nothing cut silently, the layout), and it must write the library's lines on generated
-    columns."""
+    columns without calling ``three_column_lines``."""
     from memorykit.classroom.contracts import run_contracts
     from memorykit.classroom.contracts.workspace import COLUMN_CONTRACTS, COLUMNS_AGREE
+    from memorykit.classroom.lesson10_checks import own_code
+    from memorykit.workspace.render import three_column_lines
 
     require_bool("show", show)  # before the contracts run: a bad flag fails fast
     require_function("three_columns", three_columns, ("task_lines", "note_lines", "objects"),
               ("max_slots", "top_notes", "max_objects"))
-    return report(run_contracts(three_columns, (*COLUMN_CONTRACTS, COLUMNS_AGREE),
+    contracts = (own_code(three_column_lines), *COLUMN_CONTRACTS, COLUMNS_AGREE)
+    return report(run_contracts(three_columns, contracts,
                                 exercise="08 column assembly"), show)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from memorykit.classroom.verdict import Verdict, report
+from memorykit.classroom.verdict import Verdict, report, require_answer_dict, require_number
 
 
 LOOP_TOKEN_TARGET = 650
@@ -39,23 +39,33 @@ def _loop_summary(budget: int, threshold: float, recall_limit: int) -> dict[str,
                          DEFAULTS["seed"]).summary()
 
 
-def check_recall_limit(recall_limit: Any, *, show: bool = False) -> Verdict:
-    """Lesson 11: the smallest recall_limit that puts all four planted facts into the context
-    (working-memory budget 600, summary threshold 0.8, the lesson's 30 distractor turns)."""
+def check_recall_limit(answer: Any, *, show: bool = False) -> Verdict:
+    """Lesson 11: ``{"recall_limit": r, "tokens_per_call": t}``: the smallest recall_limit that
+    puts all four planted facts into the context (working-memory budget 600, summary threshold
+    0.8, the lesson's 30 distractor turns) and the mean prompt tokens per call it costs there
+    (the explorer's readout). The cost is asked because the limit alone is guessable: it equals
+    the number of facts."""
     name = "11 recall_limit"
-    _require_whole("recall_limit", recall_limit, 0, 20)
+    answer = require_answer_dict(answer, ("recall_limit", "tokens_per_call"))
+    recall_limit = _require_whole("recall_limit", answer["recall_limit"], 0, 20)
+    tokens = require_number("tokens_per_call", answer["tokens_per_call"], "a number of tokens")
     mine = _loop_summary(600, 0.8, recall_limit)
-    details = (f"recall_limit {recall_limit}: {mine['facts_in_context']}/4 facts in the context, "
-               f"{mine['mean_tokens_per_call']} tokens per call on average",)
+    details = (f"recall_limit {recall_limit}: {mine['facts_in_context']}/4 facts in the context",)
+    # A wrong limit's cost is shown; the right one's is the other half of the answer.
+    costed = (f"{details[0]}, {mine['mean_tokens_per_call']} tokens per call on average",)
     if mine["facts_in_context"] < 4:
         return report(Verdict(name, False, f"only {mine['facts_in_context']} of 4 facts reach the "
-                               "context: the summaries lost the others, recall more", details), show)
+                               "context: the summaries lost the others, recall more", costed), show)
     if recall_limit > 0 and _loop_summary(600, 0.8, recall_limit - 1)["facts_in_context"] == 4:
         return report(Verdict(name, False, "a smaller recall_limit also puts all 4 facts into "
                                "the context: every recalled entry costs tokens on every call, find "
-                               "the smallest", details), show)
+                               "the smallest", costed), show)
+    if abs(tokens - mine["mean_tokens_per_call"]) > 0.5:
+        return report(Verdict(name, False, f"recall_limit {recall_limit} is right, but {tokens:g} "
+                               "is not what it costs: read mean_tokens_per_call in the explorer's "
+                               "readout at that recall_limit", details), show)
     return report(Verdict(name, True, f"recall_limit {recall_limit} is the smallest that puts all "
-                           "4 facts into the context", details), show)
+                           "4 facts into the context", costed), show)
 
 
 def check_loop_settings(budget: Any, threshold: Any, recall_limit: Any, *,
@@ -92,14 +102,18 @@ def check_reply_judge(judge: Any, *, show: bool = False) -> Verdict:
     model's summary reply cannot be trusted ("empty", "cut off", "too long", "off-topic") or
     None. The library's reply contract (``memorykit.classroom.contracts.llm``, the suite the library's
     ``refusal`` and ``OpenAISummarizer`` pass) runs over it, it must agree with the library on
-    random replies, and on every summary the real SmolLM2 model wrote in the lesson's recording."""
+    random replies, and on every summary the real SmolLM2 model wrote in the lesson's recording;
+    it must be the student's own code, not a call to ``refusal``."""
     from memorykit.classroom.contracts import run_contracts
     from memorykit.classroom.contracts.llm import REPLY_CONTRACTS, agrees_on_recorded, agrees_with
+    from memorykit.classroom.lesson10_checks import own_code
     from memorykit.classroom.lesson11 import library_judge, recorded_replies
+    from memorykit.llm.summarizer import refusal
 
     if isinstance(judge, type) or not callable(judge):
         raise TypeError("judge must be a function (reply, finish_reason, messages, cap) -> "
                         f"reason or None (pass the function itself, not its result), got {judge!r}")
-    contracts = (*REPLY_CONTRACTS, agrees_with(library_judge, "the library's refusal"),
+    contracts = (own_code(refusal, library_judge), *REPLY_CONTRACTS,
+                 agrees_with(library_judge, "the library's refusal"),
                  agrees_on_recorded(recorded_replies(), "SmolLM2-135M"))
     return report(run_contracts(judge, contracts, exercise="11 reply judge"), show)
