@@ -86,9 +86,18 @@ def test_salience_checker_passes_the_rule_and_catches_an_off_by_one():
                                    __import__("memorykit").workspace.SalienceWeights()) == 0.0
 
 
-def test_column_checker_passes_the_library_and_explains_a_lost_count():
-    assert check_three_columns(three_column_lines).passed
+def test_column_checker_passes_the_assembly_and_explains_a_lost_count():
     from memorykit.workspace.render import column_lines
+
+    def assembly(task_lines, note_lines, objects, *, max_slots, top_notes, max_objects):
+        return column_lines(task_lines, list(note_lines)[:top_notes], len(note_lines),
+                            list(objects)[:max_objects], max_slots=max_slots)
+
+    assert check_three_columns(assembly).passed
+    # Issue 24: the library's own assembly, or a wrapper around it, passed with no work done.
+    for handed_over in (three_column_lines, lambda *a, **k: three_column_lines(*a, **k)):
+        v = check_three_columns(handed_over)
+        assert not v and len(v.details) == 1 and "not a call to the library's three_column_lines" in v.details[0]
 
     def forgets_hidden(task_lines, note_lines, objects, *, max_slots, top_notes, max_objects):
         shown = note_lines[:top_notes]
