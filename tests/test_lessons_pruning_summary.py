@@ -205,6 +205,52 @@ def test_check_pruning_choice(conv):
     assert PRUNING_EXERCISE["budget"] == 1500
 
 
+@pytest.mark.parametrize("threshold, way", [(0.5, "raise"), (0.65, "raise"), (0.85, "lower"),
+                                             (0.9, "lower"), (1.0, "lower")])
+def test_a_failing_hybrid_threshold_is_told_which_way_to_move(conv, threshold, way):
+    """Issue 24: the verdict described both failure modes and left the direction to guess."""
+    verdict = check_pruning_choice("hybrid", importance_threshold=threshold)
+    assert not verdict.passed
+    other = {"raise": "lower", "lower": "raise"}[way]
+    assert f"{way} importance_threshold" in verdict.reason, verdict
+    assert f"{other} importance_threshold" not in verdict.reason, verdict
+    # the evidence is the lost facts' rule, named in the details
+    rule = "hybrid-fifo-fallback" if way == "raise" else "hybrid-below-threshold"
+    assert all(rule in d for d in verdict.details[1:]), verdict
+
+
+def test_the_hybrid_rules_have_markers_of_their_own_in_the_timeline(conv):
+    """Issue 24: both hybrid rules were 4-px filled dots of one colour (a circle and a diamond
+    read the same at that size): the fallback is an open, larger symbol, legended apart."""
+    ex = pa.PruningExplorer(conv)
+    for spec in pa.pruning_policies():
+        traces = [ex.trace(name) for s, _, name in pa.timeline_traces() if s is spec]
+        if len(traces) < 2:
+            continue
+        first, *others = traces
+        for t in others:
+            assert t.name != first.name and t.showlegend is not False
+            assert t.marker.symbol.endswith("-open") != first.marker.symbol.endswith("-open")
+            assert t.marker.size >= 2 * first.marker.size, (t.name, t.marker.size)
+
+
+def test_fact_holders_say_where_every_planted_fact_is(conv):
+    """Issue 24: the setup printed 31 'fact' messages beside 50 planted facts; the other 19 sit
+    in assistant decisions."""
+    holders = pa.fact_holders(conv)
+    assert sum(n for n, _ in holders.values()) == len(conv.facts)
+    by_id = {m.id: m for m in conv.messages}
+    for f in conv.facts:
+        m = by_id[f.message_id]
+        assert f.id in m.metadata["facts"] and m.metadata["kind"] in holders
+    kinds = {m.metadata["kind"] for m in conv.messages}
+    assert set(holders) <= kinds
+    for kind, (n, role) in holders.items():
+        assert n == sum(1 for f in conv.facts if by_id[f.message_id].metadata["kind"] == kind)
+        assert {by_id[f.message_id].role for f in conv.facts
+                if by_id[f.message_id].metadata["kind"] == kind} == {role}
+
+
 @pytest.mark.parametrize("args, kwargs, error, text", [
     (("random",), {}, ValueError, "policy must be one of fifo, importance, hybrid, recency, "
                                   "got 'random'"),
@@ -686,3 +732,21 @@ def test_check_victim_choice_refuses_a_non_buffer_class():
 
     with pytest.raises(TypeError, match="buffer_class must be a class that subclasses"):
         check_victim_choice(HybridBuffer(max_tokens=100))
+
+
+def test_check_victim_choice_refuses_the_librarys_own_choice():
+    """A subclass of the library's ImportanceBuffer, or a method that calls its choice, passed
+    every contract (issue 24's shortcuts)."""
+    from memorykit.buffers.base import MessageBuffer
+    from memorykit.classroom.lesson02_checks import check_victim_choice
+
+    class Inherits(ImportanceBuffer):
+        pass
+
+    class Delegates(MessageBuffer):
+        def _choose_victim(self, now):
+            return ImportanceBuffer._choose_victim(self, now)
+
+    for cls in (Inherits, Delegates, ImportanceBuffer):
+        verdict = check_victim_choice(cls)
+        assert not verdict.passed and "ImportanceBuffer" in verdict.reason, (cls, verdict)

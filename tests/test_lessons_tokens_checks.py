@@ -27,12 +27,15 @@ def _forgets_tool_call_framing(messages, counter):
     return total
 
 
+_aliased = count_chat_tokens
+
+
 def _forgets_the_primer(messages, counter):
-    return count_chat_tokens(messages, counter) - 3
+    return _reference_billed_tokens(messages, counter) - 3
 
 
-def test_the_library_count_passes_and_the_verdict_is_returned_not_printed(capsys):
-    verdict = check_billed_tokens(count_chat_tokens)
+def test_the_reference_count_passes_and_the_verdict_is_returned_not_printed(capsys):
+    verdict = check_billed_tokens(_reference_billed_tokens)
     assert isinstance(verdict, Verdict) and verdict.passed, verdict
     assert capsys.readouterr().out == ""
 
@@ -40,7 +43,7 @@ def test_the_library_count_passes_and_the_verdict_is_returned_not_printed(capsys
 @pytest.mark.parametrize("wrong, says", [
     (_forgets_tool_call_framing, "3 framing per call"),
     (_forgets_the_primer, "an empty request costs only the reply primer, 3 tokens, you count 0"),
-    (lambda messages, counter: float(count_chat_tokens(messages, counter)),
+    (lambda messages, counter: float(_reference_billed_tokens(messages, counter)),
      "the count must be an int number of tokens"),
 ])
 def test_wrong_counts_fail_saying_what_to_change(wrong, says):
@@ -54,6 +57,15 @@ def test_unfinished_answer_says_to_replace_the_placeholder():
         raise NotImplementedError()
 
     assert "NotImplementedError" in str(check_billed_tokens(unfinished))
+
+
+def test_billed_tokens_checker_refuses_the_librarys_own_count():
+    """Calling the function the exercise rebuilds passed every contract (issue 24)."""
+    for shortcut in (count_chat_tokens, lambda messages, counter: count_chat_tokens(messages, counter),
+                     lambda messages, counter: _aliased(messages, counter)):
+        verdict = check_billed_tokens(shortcut)
+        assert not verdict.passed and "count_chat_tokens" in verdict.reason, verdict
+    assert check_billed_tokens(_reference_billed_tokens).passed
 
 
 @pytest.mark.parametrize("value", [42, "count_chat_tokens", None, int])
@@ -77,9 +89,30 @@ def test_check_budget_refuses_nonsense_naming_it(value, error, text):
 def test_check_budget_verdicts(capsys):
     assert check_budget(4197).passed
     low = check_budget(3908)
-    assert not low and "289 more" in low.reason
+    assert not low and "hold only the latest 28 of the 30" in low.reason
+    assert "content tokens" in low.reason
     assert not check_budget(6000) and "overflow" in check_budget(6000).reason
     assert capsys.readouterr().out == ""
+
+
+def _first_30():
+    from memorykit.classroom.data import default_conversation
+
+    return [m for m in default_conversation().messages if 1 <= m.turn <= 30]
+
+
+@pytest.mark.parametrize("answer, says", [
+    # issue 24: the characters / 4 estimate the lesson prints above "Your turn" passed
+    (round(sum(len(m.content) for m in _first_30()) / 4), "characters / 4"),
+    (5168, "not the smallest"),  # all the room the window leaves: no counting needed
+    (4200, "reply primer"),  # the 30 turns as one request, with count_chat_tokens
+    (3908, "content tokens"),
+])
+def test_check_budget_wants_the_turns_billed_tokens_not_a_budget_that_happens_to_fit(answer, says):
+    verdict = check_budget(answer)
+    assert not verdict.passed and says in verdict.reason, verdict
+    # a wrong answer is told which way to go, not the answer itself
+    assert "4,197" not in str(verdict) and "4197" not in str(verdict)
 
 
 @pytest.mark.parametrize("passed", ["false", 1, None, math.nan, [True]])
@@ -191,3 +224,21 @@ def test_a_slider_move_redraws_only_the_panels_it_changes(messages):
     touched.clear()
     budget.update(context_window_k=64)
     assert "window edge" in touched and "tools" in touched
+
+
+def test_the_budget_explorer_starts_at_d4s_picture_and_its_slider_reaches_it(messages):
+    """Issue 24: it started at a memory share of 0.02 (2,560 tokens) below a picture of 2,000
+    tokens (1.6%), a share the slider's 0.01 steps could not reach."""
+    pytest.importorskip("plotly")
+    from memorykit.classroom.lesson01 import BudgetExplorer, budget_picture
+
+    picture = budget_picture(128_000, memory=2_000)
+    ex = BudgetExplorer(messages)
+    assert ex.summary()["memory_tokens"] == picture.memory
+    assert ex.summary()["memory_pct"] == round(100 * picture.memory / picture.context_window, 1)
+    slider = ex.sliders["memory_share"]
+    steps = (slider.value - slider.min) / slider.step
+    assert abs(steps - round(steps)) < 1e-9  # a position of the slider, not between two
+    slider.value = slider.min + (round(steps) + 1) * slider.step  # one key press up ...
+    slider.value = slider.min + round(steps) * slider.step  # ... and back
+    assert ex.summary()["memory_tokens"] == picture.memory

@@ -237,7 +237,8 @@ class BudgetExplorer(LessonExplorer):
     """The context window as a stacked bar; sliders for the window and the memory share."""
 
     settings = (Setting("context_window_k", "context window (K tokens)", 128, 8, 200, 8),
-                Setting("memory_share", "memory share", 0.02, 0.0, 0.5, 0.01))
+                Setting("memory_share", "memory share", 1 / 64, 0.0, 0.5, 1 / 320, ".2%"))
+    digits = 6  # D4's 2,000 of 128,000 tokens is a share of 1/64: steps of 1/320 reach it
 
     def __init__(self, messages: Sequence[Message], *, parts: dict[str, int] | None = None,
                  **settings: Any) -> None:

@@ -8,9 +8,11 @@ decided it, so a wrong answer tells the student what to change; an answer of the
 refused with a ``TypeError`` / ``ValueError`` naming the value.
 
 * ``check_billed_tokens``: the student's ``billed_tokens(messages, counter)`` under the
-  library's billing contract, and against ``memorykit.tokens.count_chat_tokens``.
-* ``check_budget``: a memory budget that holds the first 30 turns of the default conversation
-  in an 8K window (``BUDGET_EXERCISE``; ``budget_bounds`` is the range that solves it).
+  library's billing contract, and against ``memorykit.tokens.count_chat_tokens`` (which it
+  must not call).
+* ``check_budget``: the smallest memory budget that holds the first 30 turns of the default
+  conversation, in an 8K window (``BUDGET_EXERCISE``); a budget that merely fits, such as the
+  characters / 4 estimate the lesson shows passing by luck in the old version, does not pass.
 """
 
 from __future__ import annotations
@@ -35,6 +37,18 @@ def check_billed_tokens(billed_tokens: Any, *, show: bool = False) -> Verdict:
     if isinstance(billed_tokens, type) or not callable(billed_tokens):
         raise TypeError("billed_tokens must be a function (messages, counter) -> int (pass the "
                         f"function itself, not its result), got {billed_tokens!r}")
+    from memorykit.classroom.lesson01 import chat_breakdown
+
+    library = {"count_chat_tokens": count_chat_tokens, "chat_breakdown": chat_breakdown}
+    code = getattr(billed_tokens, "__code__", None)  # names it calls, directly or by an alias
+    names = set(code.co_names) if code else set()
+    used = [n for n, f in library.items() if billed_tokens is f or n in names
+            or any(billed_tokens.__globals__.get(name) is f for name in names)]
+    if used:
+        return report(Verdict("01 billed tokens", False, f"billed_tokens calls the library's "
+                              f"{' and '.join(used)}, the count this exercise asks you to write: "
+                              "add up content, framing, names, tool calls and the primer "
+                              "yourself"), show)
     contracts = (*TOKEN_CONTRACTS,
                  agrees_with_counter(count_chat_tokens, "the library's count_chat_tokens"))
     return report(run_contracts(billed_tokens, contracts, exercise="01 billed tokens"), show)
@@ -51,48 +65,55 @@ BUDGET_EXERCISE = {
 """Lesson 01's scenario: the first 30 turns of the default conversation in an 8K window."""
 
 
-def budget_bounds(**overrides: int) -> tuple[int, int]:
-    """(smallest, largest) memory budget that solves lesson 01's exercise."""
-    from memorykit.classroom.lesson01 import turn_tokens
-
-    p = {**BUDGET_EXERCISE, **overrides}
-    need = turn_tokens(default_conversation().messages, p["n_turns"])
-    room = (p["context_window"] - p["response_reserve"] - p["system_prompt"] - p["tools"]
-            - p["user_input"])
-    return need, room
-
-
 def check_budget(budget: Any, *, show: bool = False) -> Verdict:
-    """Lesson 01: a memory budget (tokens) that holds the first 30 turns of the default
-    conversation and still fits an 8,192-token window beside a 500-token system prompt,
-    1,000 tokens of tools, 500 of user input and a 1,024-token response reserve."""
+    """Lesson 01: the smallest memory budget (billed tokens) that holds the first 30 turns of
+    the default conversation, which must fit an 8,192-token window beside a 500-token system
+    prompt, 1,000 tokens of tools, 500 of user input and a 1,024-token response reserve.
+
+    A wrong answer is told which way to go and why (content tokens only, characters / 4, the
+    reply primer, too much for the window), never the answer itself."""
+    from memorykit.classroom.lesson01 import recent_turns_that_fit, turn_tokens
+
     name = "01 budget"
     if isinstance(budget, bool) or not isinstance(budget, Integral):
         raise TypeError(f"budget must be an int number of tokens, got {budget!r}")
     if budget < 0:
         raise ValueError(f"budget must be a number of tokens >= 0, got {budget!r}")
-    budget = int(budget)
-    need, room = budget_bounds()
-    p = BUDGET_EXERCISE
+    budget, p = int(budget), BUDGET_EXERCISE
+    turns = [m for m in default_conversation().messages if 1 <= m.turn <= p["n_turns"]]
+    need = turn_tokens(turns, p["n_turns"])
     others = p["system_prompt"] + p["tools"] + p["user_input"]
-    details = (
-        f"the first {p['n_turns']} turns bill {need:,} tokens (contents + 4 framing tokens "
-        "per message + each tool call's name and arguments)",
-        f"room for memory: {p['context_window']:,} window - {p['response_reserve']:,} reserve - "
-        f"{others:,} other prompt parts = {room:,}",
-    )
-    if budget < need:
-        return report(Verdict(
-            name, False,
-            f"{budget:,} tokens cannot hold the {p['n_turns']} turns: they bill {need:,} "
-            f"({need - budget:,} more); did you count content tokens only, or characters / 4?",
-            details), show)
+    room = p["context_window"] - p["response_reserve"] - others
+    if budget == sum(m.content_tokens for m in turns):
+        why = "that is their content tokens alone: each message also bills its framing"
+    elif budget == round(sum(len(m.content) for m in turns) / 4):
+        ratio = sum(len(m.content) for m in turns) / sum(m.content_tokens for m in turns)
+        why = (f"that is characters / 4, an estimate: these turns average {ratio:.1f} characters "
+               f"per token, so dividing by 4 {'over' if ratio > 4 else 'under'}shoots; count "
+               "exact billed tokens")
+    elif budget == need + 3:
+        why = ("that counts the 3-token reply primer, which the request pays once whatever "
+               "memory holds: memory holds the turns' own billed tokens")
+    else:
+        why = "a budget is counted in the billed tokens of the messages it must hold"
+    details = (f"room for memory: {p['context_window']:,} window - {p['response_reserve']:,} "
+               f"reserve - {others:,} other prompt parts = {room:,}",)
     if budget > room:
         return report(Verdict(
-            name, False,
-            f"{budget:,} tokens leave the reply only {p['context_window'] - others - budget:,} "
-            f"of the {p['response_reserve']:,} reserved: the request would overflow the window "
-            f"by {budget - room:,}", details), show)
+            name, False, f"{budget:,} tokens leave the reply only "
+            f"{p['context_window'] - others - budget:,} of the {p['response_reserve']:,} "
+            f"reserved: the request would overflow the window by {budget - room:,}", details), show)
+    if budget < need:
+        held = recent_turns_that_fit(turns, budget)
+        return report(Verdict(
+            name, False, f"{budget:,} tokens hold only the latest {held} of the {p['n_turns']} "
+            f"turns: raise it; {why}", details), show)
+    if budget > need:
+        return report(Verdict(
+            name, False, f"{budget:,} tokens hold all {p['n_turns']} turns, but it is not the "
+            f"smallest budget that does: lower it (every spare token is paid on every request); "
+            f"{why}", details), show)
     return report(Verdict(
-        name, True, f"{budget:,} tokens hold all {p['n_turns']} turns ({need:,}) and leave "
-        f"{room - budget:,} tokens of slack inside the 8K window", details), show)
+        name, True, f"{budget:,} tokens: exactly what the first {p['n_turns']} turns bill "
+        f"(contents, framing and tool calls), with {room - budget:,} tokens to spare inside the "
+        "8K window", details), show)

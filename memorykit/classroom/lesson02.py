@@ -1,20 +1,16 @@
 """Lesson 02: pruning strategies, who leaves when under which rule, and which facts survive.
 
-Every policy here comes from the buffer registry (``memorykit.buffers.registry``, kind
-"pruning"): register a policy there and it appears in this lesson's explorer, table and
-checker. Pure computation (tested, benchmarked):
+Every policy comes from the buffer registry (``memorykit.buffers.registry``, kind "pruning"):
+a policy registered there appears in the explorer, table and checker. Pure computation:
 
 * ``run_policy(conv, policy, budget=, **settings)``: the conversation replayed through one
-  registered pruning buffer (settings by the registry's names), as a ``BufferReplay``
-  (``memorykit.classroom.replays.buffer_replay``: every eviction, which planted facts
-  survive). Memoized by the settings the policy uses. ``run_yours(conv, cls, budget=)``: the
-  same through a student's ``MessageBuffer`` subclass.
+  registered pruning buffer, as a (memoized) ``BufferReplay`` (every eviction, which planted
+  facts survive); ``run_yours(conv, cls, budget=)``: the same through a student's class.
 * ``compare_policies(conv, ...)``: the policies side by side; ``print_fact_fates``: per fact
-  and policy, kept or when and by which rule it left.
-* ``importance_curves(...)``: D1's effective importance
-  ``importance * exp(-decay_rate * age / half_life)`` over age for a few typical importances.
-* ``weighted_window_rows(conv, ...)``: the recency policy's final window as ``weighted_context``
-  orders it, beside arrival order.
+  and policy, kept or when and by which rule it left; ``fact_holders``: where the facts sit.
+* ``importance_curves(...)``: D1's effective importance over age for typical importances;
+  ``weighted_window_rows(conv, ...)``: the recency policy's final window as
+  ``weighted_context`` orders it, beside arrival order.
 
 Explorer: ``PruningExplorer`` (budget and registered settings as sliders; facts kept, evictions,
 recency curves); ``yours=LeastImportantBuffer`` adds the student's buffer beside the library's.
@@ -148,6 +144,14 @@ def print_comparison(table: dict[str, dict[str, Any]], n_recent: int, n_facts: i
               f"{row['facts_alive']:>7} / {n_facts}{row['recent_facts_alive']:>9} / {n_recent}")
 
 
+def fact_holders(conv: SimulatedConversation) -> dict[str, tuple[int, str]]:
+    """Where the planted facts sit: ``{message kind: (facts it holds, those messages' role)}``."""
+    held = [conv.message(f.message_id) for f in conv.facts]
+    return {kind: (sum(m.metadata["kind"] == kind for m in held),
+                   next(m.role for m in held if m.metadata["kind"] == kind))
+            for kind in dict.fromkeys(m.metadata["kind"] for m in held)}
+
+
 # ------------------------------------------------------------------ curves
 def importance_curves(
     decay_rate: float = 0.1,
@@ -224,7 +228,6 @@ class PruningExplorer(LessonExplorer):
         self.timeline = timeline_traces()
         super().__init__(yours=yours, **params)
 
-
     def _make_sliders(self, params: dict[str, Any]) -> dict[str, Any]:
         return {p.name: setting_slider(p, params.get(p.name, p.default))
                 for p in (BUDGET, *policy_settings())}
@@ -257,11 +260,12 @@ class PruningExplorer(LessonExplorer):
                         legendgroup="curves",
                         line=dict(color="black", dash="dot", width=1), row=1, col=2)
         for i, (spec, rule, name) in enumerate(self.timeline):
-            symbol = "circle" if rule == spec.rules[0] else "diamond"
+            # a later rule of a policy (hybrid's FIFO fallback) reads apart: open, twice the size
+            marker = dict(size=4, symbol="circle", opacity=0.6) if rule == spec.rules[0] \
+                else dict(size=8, symbol="triangle-up-open", opacity=0.9)
             fig.add_scattergl(name=name, x=[], y=[], legendgroup="evictions",
                               legendgrouptitle_text=groups["evictions"] if i == 0 else None,
-                              mode="markers", marker=dict(size=4, color=spec.color,
-                                                          symbol=symbol, opacity=0.6),
+                              mode="markers", marker=dict(color=spec.color, **marker),
                               row=2, col=1)
         for name in self.yours:  # the student's buffer: black crosses over the library's dots
             fig.add_scattergl(name=yours_name(name), x=[], y=[], legendgroup="evictions",
@@ -290,11 +294,7 @@ class PruningExplorer(LessonExplorer):
                 "half_life_minutes": h}
 
     def _draw(self, result: dict[str, Any]) -> None:
-        kx: list = []
-        ky: list = []
-        lx: list = []
-        ly: list = []
-        lt: list = []
+        kx, ky, lx, ly, lt = [], [], [], [], []  # kept facts (x, y), lost ones (x, y, hover)
         for (name, run), label in zip(result["runs"].items(), self._rows()):
             for f in self.facts:
                 if run.fact_alive[f.id]:

@@ -21,6 +21,7 @@ def check_victim_choice(buffer_class: Any, *, show: bool = False) -> Verdict:
     library's ``ImportanceBuffer`` on the same random conversations."""
     from memorykit.buffers.base import MessageBuffer
     from memorykit.buffers.policies import ImportanceBuffer
+    from memorykit.buffers.registry import policies
     from memorykit.classroom.contracts import run_contracts
     from memorykit.classroom.contracts.buffers import BUFFER_CONTRACTS, agrees_with
     from memorykit.classroom.contracts.runner import missing_override
@@ -29,6 +30,15 @@ def check_victim_choice(buffer_class: Any, *, show: bool = False) -> Verdict:
                                       argument="buffer_class", exercise="02 victim choice")
     if not_overridden is not None:
         return report(not_overridden, show)
+    owner = next(c for c in buffer_class.__mro__ if "_choose_victim" in vars(c))
+    library = {s.factory.__name__ for s in policies() if isinstance(s.factory, type)}
+    used = [owner.__name__] if owner.__module__.startswith("memorykit.") else \
+        sorted(library & set(vars(owner)["_choose_victim"].__code__.co_names))
+    if used:
+        return report(Verdict("02 victim choice", False, f"{buffer_class.__name__} takes its "
+                              f"victim from the library's {', '.join(used)}, the choice this "
+                              "exercise asks you to write: subclass MessageBuffer and pick the "
+                              "least important evictable message yourself"), show)
     contracts = (*BUFFER_CONTRACTS, agrees_with(
         lambda budget, clock: ImportanceBuffer(max_tokens=budget, clock=clock),
         "the library's ImportanceBuffer"))
@@ -81,15 +91,27 @@ def check_pruning_choice(
         turn, rule = run.evicted_at[f.message_id]
         details.append(f"{f.id} (turn {f.turn}, key {f.key!r}) left at turn {turn} by rule "
                        f"{rule!r}")
+    if lost and policy == "hybrid":
+        rules = {run.evicted_at[f.message_id][1] for f in lost}
+        if "hybrid-below-threshold" in rules:
+            low = min(conv.message(f.message_id).importance for f in lost)
+            hint = (f"lower importance_threshold: lost facts have importance as low as "
+                    f"{low:.2f}, under {run.params['importance_threshold']:g}, so the "
+                    "below-threshold rule evicts them first")
+        else:
+            t = run.params["importance_threshold"]
+            protected = sorted({m.metadata["kind"] for m in conv.messages if m.importance >= t
+                                and m.id not in {f.message_id for f in conv.facts}})
+            hint = (f"raise importance_threshold: at {t:g} {', '.join(protected)} messages are "
+                    "protected like facts, and once they fill the window the FIFO fallback "
+                    "evicts the oldest protected message, facts included")
+        return report(Verdict(name, False, f"{label} loses {len(lost)} of the {len(wanted)} "
+                               f"recent facts; {hint}", tuple(details)), show)
     if lost:
         hint = {
             "fifo": "FIFO evicts by age alone, so a fact goes as soon as it is old enough",
             "importance": "pure importance hoards the oldest important messages and has no "
                           "room left for new facts",
-            "hybrid": "planted facts have importance 0.8 or more; with a low importance_threshold "
-                      "answers are protected too and the FIFO fallback takes facts once "
-                      "they fill the window, with one above some facts' importance the "
-                      "oldest high-importance facts are protected and hoard the window",
             "recency": "effective importance decays with age; the ratio decay_rate / "
                        "half_life_minutes sets how fast old facts lose to new chatter",
         }.get(policy, f"{registered(policy).label} keeps what its rule keeps; compare its "
