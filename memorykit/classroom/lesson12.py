@@ -4,11 +4,13 @@
   ``MEMORYKIT_LOCOMO``, else the bundled LoCoMo-*schema* fixture (invented text).
 * The sweeps (``memorykit.classroom.lesson12_sweeps``, re-exported here): ``precompute(dataset)``
   runs every configuration once into ``TuningSweeps`` (arrays the explorer only re-slices);
-  ``front_rows``, ``policy_table`` and ``comparison_notes`` print what they found.
+  ``front_rows``, ``policy_table`` and ``comparison_notes`` print what they found,
+  ``bm25_sensitivity`` why BM25's surface moves or not.
 * Your own logs: ``explore_file(conversations, questions)`` (``memorykit.evaluation.chatlog``).
 
 Explorer: ``TuningExplorer`` (policy dropdown; sliders for its two parameters and the budget):
-the recall surface as a heatmap, the Pareto front of recall against tokens across every policy
+the recall surface as a heatmap (each cell's recall printed on it, colours spanning the policy's
+own range), the Pareto front of recall against tokens across every policy
 and budget, and recall per question category beside the default BM25 at the same budget.
 ``yours=MyRetrieval`` (a ``ScoredRetrieval`` subclass) adds the student's policy, evaluated on
 the same data at every budget (``sweep_yours``): its points on the Pareto panel (the selected
@@ -27,7 +29,7 @@ from memorykit.classroom.explorer import Implementation, LessonExplorer, _widget
 from memorykit.classroom.figure import heat_grid, legend_below
 from memorykit.classroom.lesson12_sweeps import TuningSweeps, YourSweep, precompute, sweep_yours
 from memorykit.classroom.lesson12_sweeps import (  # noqa: F401  (the notebook imports them here)
-    BUDGETS, Surface, comparison_notes, front_rows, policy_table)
+    BUDGETS, Surface, bm25_sensitivity, comparison_notes, front_rows, policy_table)
 from memorykit.evaluation.pareto import cheapest_reaching
 from memorykit.evaluation.chatlog import load_chat_logs
 from memorykit.evaluation.scored import ScoredRetrieval
@@ -141,7 +143,7 @@ class TuningExplorer(LessonExplorer):
             subplot_titles=("recall surface", "recall by category",
                             "Pareto front: recall vs tokens"))
         fig.add_heatmap(name="recall surface", z=[[0.0]], x=["."], y=["."], zmin=0, zmax=1,
-                        colorscale="Viridis",
+                        colorscale="Viridis", texttemplate="%{z:.3f}", textfont=dict(size=10),
                         colorbar=dict(title=dict(text="recall", side="top"), x=0.36,
                                       xanchor="left", len=0.42, y=1.0, yanchor="top",
                                       thickness=12), row=1, col=1,
@@ -203,6 +205,7 @@ class TuningExplorer(LessonExplorer):
         if self.moved("policy", "budget"):  # the surface; the two parameters only move the cell
             heat = self.trace("recall surface")
             heat.z, heat.x, heat.y = heat_grid(v.surface), xs, ys
+            heat.zmin, heat.zmax = _colour_range(self.sweeps.surfaces[v.policy].recall)
             self.fig.layout.xaxis.title = k.names[1]
             self.fig.layout.yaxis.title = k.names[0]
         cell = self.trace("selected cell")
@@ -219,8 +222,14 @@ class TuningExplorer(LessonExplorer):
                 points.marker.size = [18 if b == v.budget else 10 for b in self.sweeps.budgets]
                 self.trace(_by_category(name)).y = np.nan_to_num(mine.category_recall[:, v.k])
 
-    def summary(self) -> dict[str, Any]:
-        v: TuningView = self.result
+    def summary(self, **params: Any) -> dict[str, Any]:
+        """What the figure shows now; with ``params`` (``policy="attention"``...), what it would
+        show at those settings, computed without moving the sliders or the figure."""
+        unknown = set(params) - set(self.sliders)
+        if unknown:
+            raise TypeError(f"unknown parameter(s) {', '.join(sorted(unknown))}; "
+                            f"expected some of {', '.join(self.sliders)}")
+        v: TuningView = self._compute(**self._merge(params)) if params else self.result
         sw = self.sweeps
         k = sw.surfaces[v.policy].knobs
         config = f"{k.names[0]}={k.values[0][v.i]}, {k.names[1]}={k.values[1][v.j]}"
@@ -248,6 +257,12 @@ class TuningExplorer(LessonExplorer):
         } | ({"note": f"{', '.join(sw.separate)} questions are left out of recall "
                       "(shown as a bar)"} if sw.separate else {}) | self._yours_summary(v)
 
+    def print_summary(self, **params: Any) -> None:
+        """Print ``summary(**params)``: with ``params``, the numbers at other settings while the
+        explorer a student sees stays where its cell put it."""
+        for key, value in self.summary(**params).items():
+            print(f"{key}: {value}")
+
     def _yours_summary(self, v: TuningView) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for name, mine in v.yours.items():
@@ -261,6 +276,15 @@ class TuningExplorer(LessonExplorer):
                     f"{yours_name(name)}_recall_by_category": cats,
                     f"{yours_name(name)}_beats_bm25_default": recall > v.bm25_recall}
         return out
+
+
+def _colour_range(recall: np.ndarray) -> tuple[float, float]:
+    """The colour bar's range: the policy's recall over its grid at every budget (one scale
+    while the budget moves), widened to 0.01 when the surface is flat, so a flat surface reads
+    as one colour with its value printed on every cell, not as a fixed 0-1 scale's mid-tone."""
+    lo, hi = float(np.nanmin(recall)), float(np.nanmax(recall))
+    pad = max(0.0, 0.01 - (hi - lo)) / 2
+    return float(np.floor((lo - pad) * 1e4) / 1e4), float(np.ceil((hi + pad) * 1e4) / 1e4)
 
 
 def _by_category(name: str) -> str:

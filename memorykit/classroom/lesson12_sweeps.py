@@ -7,7 +7,8 @@
   them, the comparison notes the sweeps' results give, and the dataset they ran on.
 * ``sweep_yours(dataset, policy_class, budgets)``: a student's retrieval policy (a
   ``ScoredRetrieval`` subclass) evaluated the same way at every budget, memoized.
-* ``front_rows``, ``policy_table``, ``comparison_notes``: the printed tables.
+* ``front_rows``, ``policy_table``, ``comparison_notes``: the printed tables;
+  ``bm25_sensitivity``: why BM25's recall surface moves or not (per evidence turn).
 
 The explorer that draws them is ``memorykit.classroom.lesson12.TuningExplorer``.
 Taught in ``notebooks/12_parameter_tuning.ipynb``.
@@ -32,6 +33,10 @@ from memorykit.evaluation.toolkit import FIXED_POLICIES, TUNABLE, Tunable, fixed
 
 BUDGETS: tuple[int, ...] = (250, 500, 1000, 2000)
 """Token budgets every configuration is evaluated at."""
+
+FIXED: dict[str, Any] = {n: p for n, p in FIXED_POLICIES.items() if n not in TUNABLE}
+"""The policies swept at their defaults only: a tunable one (bm25, attention, hybrid-retrieval)
+at its defaults is already a cell of its grid, and swept again by name it was listed twice."""
 
 
 # ------------------------------------------------------------------ sweeps
@@ -110,14 +115,14 @@ def precompute(dataset: EvalDataset | None = None, description: str | None = Non
         surfaces[name] = Surface(name, k, *(arrays[c] for c in columns),
                                  np.stack([arrays[f"recall:{c}"] for c in categories]))
         points += [_point(_label(name, {n: r[n] for n in k.names}), name, r) for r in rows]
-    sweep = run_sweep(fixed_policy, [{"name": n} for n in FIXED_POLICIES], dataset, list(budgets),
+    sweep = run_sweep(fixed_policy, [{"name": n} for n in FIXED], dataset, list(budgets),
                       progress=progress, executor=executor)
     points += [_point(r["name"], r["name"], r) for r in sweep.to_records()]
     n_eval += len(sweep)
     _SWEPT[:] = [(dataset, TuningSweeps(
         description or dataset.name, tuple(budgets), categories, separate, surfaces, points,
         pareto_front(points), n_eval, sweep.units,
-        sweep.comparison_notes("name", FIXED_POLICIES, dataset), dataset))]
+        sweep.comparison_notes("name", FIXED, dataset), dataset))]
     return _SWEPT[0][1]
 
 
@@ -155,12 +160,80 @@ def sweep_yours(dataset: EvalDataset, policy_class: type, budgets: tuple[int, ..
                      column("over_budget"), np.stack([column(f"recall:{c}") for c in categories]))
 
 
+@memo(maxsize=4)
+def bm25_sensitivity(dataset: EvalDataset, budgets: tuple[int, ...] = BUDGETS
+                     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Why BM25's recall surface moves, or not, on ``dataset``: every (k1, b) of its grid run
+    over every question recall counts (adversarial ones aside), read per evidence turn.
+
+    Returns facts (whether k1 and b move the scores and the packing order; how often a question
+    word repeats in its evidence turn, the only thing k1 saturates; how many evidence turns
+    rank first at every setting; how many turns hold the rarest word an evidence turn shares
+    with its question, for the turns sent at every budget and setting and for the others) and
+    one row per budget: evidence turns in the context at every setting, at none, or depending
+    on k1 and b."""
+    from memorykit.evaluation.baselines import BM25Retrieval
+
+    k = TUNABLE["bm25"]
+    settings = [dict(zip(k.names, (v1, v2))) for v1 in k.values[0] for v2 in k.values[1]]
+    pairs = score_moves = rank_moves = repeated = matched = 0
+    turns: list[tuple[tuple[int, ...], bool, int | None]] = []  # (times sent per budget, ...)
+    for conv in dataset:
+        states = [BM25Retrieval(**s).prepare(conv) for s in settings]
+        docs = states[0].prepared.docs
+        for q in conv.questions:
+            if q.category == "adversarial":
+                continue
+            pos, words = conv.position(q), set(states[0].policy.analyzer(q.question))
+            scores = np.array([st.policy.scores(st.prepared, pos, q.question) for st in states])
+            ranks = np.empty(scores.shape, dtype=int)  # the packing order: best, then newest
+            for row, s in zip(ranks, scores):
+                row[np.lexsort((-np.arange(pos), -s))] = np.arange(1, pos + 1)
+            scored = scores[0] > 0
+            pairs += int(scored.sum())
+            score_moves += int((np.ptp(scores[:, scored], axis=0) > 1e-9).sum())
+            rank_moves += int((np.ptp(ranks[:, scored], axis=0) > 0).sum())
+            sent = [[{i for item in st.build_context(pos, q.question, b).items
+                      for i in item.sources} for st in states] for b in budgets]
+            for e in q.evidence_ids:
+                i = conv.index_of(e)
+                shared = words & set(docs[i])
+                matched += len(shared)
+                repeated += sum(docs[i].count(w) > 1 for w in shared)
+                turns.append((tuple(sum(e in ids for ids in at) for at in sent),
+                              bool(scored[i] and (ranks[:, i] == 1).all()),
+                              min((sum(w in d for d in docs[:pos]) for w in shared), default=None)))
+
+    def held_by(group: list[tuple[Any, bool, int | None]]) -> str:
+        rare = sorted(t[2] for t in group if t[2] is not None)
+        none = len(group) - len(rare)
+        return ((f"{rare[0]}-{rare[-1]} turns" if rare else "-")
+                + (f" ({none} share no word)" if none else ""))
+
+    always = [t for t in turns if min(t[0]) == len(settings)]
+    facts = {"bm25_settings_run": f"{len(settings)} (k1 x b)",
+             "scored_turns_whose_score_moves_with_k1_b": f"{score_moves:,} of {pairs:,}",
+             "scored_turns_whose_rank_moves_with_k1_b": f"{rank_moves:,} of {pairs:,}",
+             "question_words_repeated_in_their_evidence_turn": f"{repeated} of {matched}",
+             "evidence_turns_ranked_first_at_every_k1_b": f"{sum(t[1] for t in turns)} of {len(turns)}",
+             "evidence_turns_sent_at_every_budget_and_k1_b": f"{len(always)} of {len(turns)}",
+             f"rarest_shared_question_word_of_those_{len(always)}": f"held by {held_by(always)}",
+             f"rarest_shared_question_word_of_the_other_{len(turns) - len(always)}":
+                 f"held by {held_by([t for t in turns if min(t[0]) < len(settings)])}"}
+    rows = [{"budget": b, "evidence turns": len(turns),
+             "sent at every k1, b": sum(t[0][n] == len(settings) for t in turns),
+             "at no k1, b": sum(t[0][n] == 0 for t in turns),
+             "depending on k1, b": sum(0 < t[0][n] < len(settings) for t in turns)}
+            for n, b in enumerate(budgets)]
+    return facts, rows
+
+
 def comparison_notes(dataset: EvalDataset, budget: int = EXERCISE_BUDGET) -> tuple[str, ...]:
     """The tokens' unit, and which fixed-setting policies coincide on every question and why:
     read from the last ``precompute`` of this dataset (no policy evaluated again), else computed."""
     swept = next((s for d, s in _SWEPT if d is dataset and budget in s.notes), None)
     return tuple(swept.notes[budget]) if swept else \
-        compare_policies(FIXED_POLICIES, dataset, budget)[0].notes
+        compare_policies(FIXED, dataset, budget)[0].notes
 
 
 def front_rows(sweeps: TuningSweeps) -> list[dict[str, Any]]:
@@ -176,7 +249,7 @@ def policy_table(sweeps: TuningSweeps, budget: int = EXERCISE_BUDGET) -> list[di
         raise ValueError(f"budget must be one of {sweeps.budgets}, got {budget!r}")
     k = sweeps.budgets.index(budget)
     points = [p for p in sweeps.points if p["budget"] == budget and p["policy"] not in sweeps.surfaces]
-    for name, s in sweeps.surfaces.items():
+    for name, s in sweeps.surfaces.items():  # at its defaults, labelled with them
         i, j = s.knobs.default_index
         points.append({"label": _label(name, dict(zip(s.knobs.names, s.knobs.defaults))),
                        "tokens": s.tokens[i, j, k], "recall": s.recall[i, j, k],
