@@ -331,6 +331,7 @@ class SalienceExplorer(LessonExplorer):
             "in_2hop_neighbourhood": int((view.hops <= depth).sum()),
             "candidates": int(m.candidate[:, t].sum()),
             "shown": len(view.top),
+            "labelled_in_graph": f"{min(GRAPH_LABELS, len(view.top))} most salient of the {len(view.top)} shown",
             "shown_by_kind": ", ".join(f"{k} {kinds[k]}" for k in OBJECT_KINDS if k in kinds),
             "mean_shown_per_turn": round(float(m.selected.sum(axis=0).mean()), 2),
         }

@@ -2,11 +2,13 @@
 
 * ``check_salience_weights``: salience weights under which, at turn 551 of the 30-day workflow
   of ``data/workflow/`` (``lesson07.salience_lesson_data``), the belief the turn needs and the
-  user Maya Chen are both among the first six objects the column shows.
+  user Maya Chen are both among the first six objects the column shows, while every object the
+  active tasks name stays in the column (the work in hand: switching the link weights off is
+  not an answer), with the recency window and ``max_objects`` at the seed's 5 and 20.
 * ``check_object_salience`` (build it yourself): the student's salience of one object at one
   turn, run through the library's salience contracts
   (``memorykit.classroom.contracts.workspace``) and compared with ``salience_matrix`` on
-  generated objects and weights.
+  generated objects and weights; a function that calls ``salience_matrix`` is refused.
 
 Each returns a ``Verdict`` (printed only with ``show=True``) naming the numbers that decided it,
 and refuses an answer of the wrong kind with a ``TypeError`` / ``ValueError`` naming the value.
@@ -25,7 +27,13 @@ SALIENCE_EXERCISE = {"turn": 551, "target": "b_acme_gl", "keep": "maya", "top": 
 "Acme Supplies invoices use GL 5100" and the user Maya Chen must both be in the top 6. Neither is
 named by a task or note at that turn, so under direct links each stands on its own weight. Two of
 the six places are pinned whatever the weights (the month-end close and the active task's
-pattern, D2's ``get_relevant_patterns``), so four are won by ranking."""
+pattern, D2's ``get_relevant_patterns``), so four are won by ranking. What the active tasks name
+(their vendors, people and GL code) must stay among the ``max_objects`` shown: the belief and the
+user are lifted by trading weight, not by dropping the work in hand."""
+
+KEPT = {"recency_turns": 5, "max_objects": 20}
+"""The windows lesson 07's exercise 1 keeps at the seed's values (a longer column or a shorter
+window would change the question, not answer it)."""
 
 
 SALIENCE_KEYS = ("recent_mention", "active_task_link", "note_link", "relationship", "belief_strength",
@@ -34,9 +42,10 @@ SALIENCE_KEYS = ("recent_mention", "active_task_link", "note_link", "relationshi
 
 
 def check_salience_weights(weights: Any, *, show: bool = False) -> Verdict:
-    """Lesson 07: salience weights (a dict of the five weights, optionally recency_turns and
-    max_objects) under which, at turn 551 of the default workflow, the belief "Acme Supplies
-    invoices use GL 5100" and the user Maya Chen are both among the first 6 objects shown."""
+    """Lesson 07: salience weights (a dict of the five weights; recency_turns and max_objects
+    may be given at the seed's 5 and 20) under which, at turn 551 of the default workflow, the
+    belief "Acme Supplies invoices use GL 5100" and the user Maya Chen are both among the first 6
+    objects shown, and every object an active task names is still shown."""
     from memorykit.classroom.lesson07 import salience_lesson_data
     from memorykit.workspace import SalienceWeights
     from memorykit.workspace.objects import SALIENCE_COMPONENTS
@@ -54,8 +63,11 @@ def check_salience_weights(weights: Any, *, show: bool = False) -> Verdict:
         if k in SALIENCE_COMPONENTS:
             require_between(k, v, 0.0, 1.0)  # slider values; TypeError/ValueError name the value
     w = SalienceWeights(**weights)
-    view = salience_lesson_data().view(ex["turn"], w)
+    data = salience_lesson_data()
+    view = data.view(ex["turn"], w)
     target, keep = object_rank(view, ex["target"]), object_rank(view, ex["keep"])
+    named = data.inputs.task_hops[:, ex["turn"] - 1] == 0  # what the active tasks name
+    dropped = [data.names[i] for i in named.nonzero()[0] if object_rank(view, data.inputs.ids[i]) is None]
     label = " ".join(f"{k}={getattr(w, k):g}" for k in ("recent_mention", "active_task_link", "note_link",
                                                          "relationship", "belief_strength"))
     place = {None: "not shown at all"}
@@ -65,7 +77,12 @@ def check_salience_weights(weights: Any, *, show: bool = False) -> Verdict:
         f"top {ex['top'] + 1} under these weights:\n    "
         + format_top_objects(view.top[:ex["top"] + 1]).replace("\n", "\n    "),
     )
-    problems = []
+    problems = [f"{k} must stay at {v} in this exercise, got {weights[k]!r}"
+                for k, v in KEPT.items() if k in weights and weights[k] != v]
+    if dropped:
+        problems.append(f"the work in hand left the column: {', '.join(dropped)} (named by the active tasks) "
+                        f"{'is' if len(dropped) == 1 else 'are'} no longer shown; the link weights keep "
+                        "what the tasks name in view, and lifting the belief and the user must not cost that")
     if target is None or target > ex["top"]:
         problems.append(f"the GL 5100 belief is not in the top {ex['top']}: no task or note names it at this turn (the "
                         "notes name Acme Supplies, the vendor, not the belief), so under "
@@ -78,7 +95,8 @@ def check_salience_weights(weights: Any, *, show: bool = False) -> Verdict:
     if problems:
         return report(Verdict(name, False, f"{label}: " + "; ".join(problems), details), show)
     return report(Verdict(name, True, f"{label}: the GL 5100 belief is #{target} and Maya Chen #{keep} at "
-                           f"turn {ex['turn']}", details), show)
+                           f"turn {ex['turn']}, and all {int(named.sum())} objects the active tasks name are "
+                           "still shown", details), show)
 
 
 def check_object_salience(object_salience: Any, *, show: bool = False) -> Verdict:
@@ -87,12 +105,37 @@ def check_object_salience(object_salience: Any, *, show: bool = False) -> Verdic
     recent-mention weight if it was named fewer than ``weights.recency_turns`` turns ago, the
     task- and note-link weights if it is within ``weights.link_hops`` hops, plus relationship x
     relationship_value and belief_strength x strength. The library's salience contracts run over
-    it, and it must agree with ``salience_matrix`` on generated objects and weights."""
-    from memorykit.classroom.contracts import run_contracts
+    it, and it must agree with ``salience_matrix`` on generated objects and weights, without
+    calling it (``_own_salience``)."""
+    from memorykit.classroom.contracts import Contract, run_contracts
     from memorykit.classroom.contracts.workspace import SALIENCE_AGREES, SALIENCE_CONTRACTS
 
     require_bool("show", show)  # before the contracts run: a bad flag fails fast
     require_function("object_salience", object_salience, ("turns_since_mention", "task_hops", "note_hops",
                                                    "relationship_value", "strength", "weights"))
-    return report(run_contracts(object_salience, (*SALIENCE_CONTRACTS, SALIENCE_AGREES),
+    # first: a one-object SalienceInputs handed to salience_matrix passes the rest
+    own = Contract("your own code, not a call to the library's salience_matrix", _own_salience)
+    contracts = (own, *SALIENCE_CONTRACTS, SALIENCE_AGREES)
+    return report(run_contracts(object_salience, contracts,
                                 exercise="07 salience rule"), show)
+
+
+def _own_salience(object_salience: Any) -> None:
+    """One call to the student's function runs no ``salience_matrix`` (however it is reached:
+    watched with ``sys.setprofile``)."""
+    import sys
+
+    from memorykit.workspace import SalienceWeights, salience_matrix
+
+    ran: list[bool] = []
+    previous = sys.getprofile()
+    sys.setprofile(lambda frame, event, arg: ran.append(True)
+                   if event == "call" and frame.f_code is salience_matrix.__code__ else None)
+    try:
+        object_salience(0.0, 0.0, 1.0, 0.5, 0.0, SalienceWeights())
+    except Exception:  # the student's own crash: the other contracts report it
+        pass
+    finally:
+        sys.setprofile(previous)
+    assert not ran, ("your function hands the work to the library's salience_matrix: write the "
+                     "five terms yourself (the library's version is what yours is compared with)")
