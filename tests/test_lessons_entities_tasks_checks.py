@@ -213,3 +213,68 @@ def test_heat_cells_are_the_occupied_cells_plus_one_gap_per_empty_row_and_column
     rows, cols = heat_cells(grid)
     assert sorted(zip(rows.tolist(), cols.tolist())) == [(0, 0), (0, 1), (1, 0), (2, 0), (2, 2)]
     assert np.isnan(grid[1, 0]) and np.isnan(grid[0, 1])  # the anchors are drawn as gaps
+
+
+MODEBAR_PX = 33
+"""How far plotly's toolbar (the modebar) reaches down from a figure's top in Chromium: measured
+on lesson 04's explorer at 760, 1000 and 1400 px (bottom at 33 px in each)."""
+
+
+def test_heatmap_explorer_titles_clear_the_toolbar_and_its_legend_shows_every_marker():
+    """Issue 24: the right panel's two-line title ("FIFO vs relevance") sat under the modebar
+    (15-58 px from the top, the toolbar 10-33 px), and the TTL-expiry marker was white on the
+    legend's white."""
+    from memorykit.classroom.lesson04_heatmap import EntityHeatmapExplorer
+
+    fig = EntityHeatmapExplorer().fig
+    top = fig.layout.margin.t
+    for title in fig.layout.annotations:
+        if title.y < 1:
+            continue  # not above the top row
+        lines = title.text.count("<br>") + 1
+        size = title.font.size or 16
+        assert top - lines * 1.3 * size >= MODEBAR_PX, (
+            f"{title.text!r} reaches {top - lines * 1.3 * size:.0f} px from the figure's top, "
+            f"under the toolbar (down to {MODEBAR_PX} px)")
+    white = {"white", "#fff", "#ffffff", "rgb(255,255,255)"}
+    markers = [t for t in fig.data if t.type == "scattergl" and t.showlegend is not False]
+    assert "TTL expiry" in [t.name for t in markers]
+    for trace in markers:
+        colours = {str(trace.marker.color).lower().replace(" ", ""),
+                   str(trace.marker.line.color).lower().replace(" ", "")}
+        assert not colours & white, f"{trace.name!r} is drawn in {colours}: invisible on the legend's white"
+
+
+def _through_the_weights(age_minutes, access_count, weights):
+    return weights.score(age_minutes, access_count)[2]
+
+
+def _through_the_class(age_minutes, access_count, weights):
+    from memorykit.entities import RelevanceWeights
+
+    return RelevanceWeights.score(weights, age_minutes, access_count)[2]
+
+
+def _through_components(age_minutes, access_count, weights):
+    from memorykit.entities.scoring import components  # what show_code(_choose_victim) calls
+
+    return components(age_minutes, access_count, weights)[2]
+
+
+@pytest.mark.parametrize("relevance", [_through_the_weights, _through_the_class, _through_components])
+def test_relevance_checker_refuses_the_librarys_score(relevance):
+    """Issue 24: each of these passed every contract with no formula written."""
+    import memorykit.entities.scoring as scoring
+
+    real = scoring.relevance_scores
+    v = check_relevance_score(relevance)
+    assert not v.passed and "hands the work to the library's" in v.details[0], v
+    assert scoring.relevance_scores is real  # the tripwire is put back
+    assert check_relevance_score(_own_formula).passed
+
+
+def _own_formula(age_minutes, access_count, weights):
+    import math
+
+    return (weights.w_recency * math.exp(-weights.decay_per_minute * age_minutes)
+            + weights.w_frequency * min(access_count / weights.frequency_cap, 1.0))

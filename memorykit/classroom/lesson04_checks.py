@@ -1,6 +1,6 @@
 """Lesson 04's exercise checkers (``notebooks/04_entity_memory.ipynb``): the relevance score a
 student builds (``check_relevance_score``, run against the library's score contract,
-``memorykit.classroom.contracts.entities``), and the capacity and the TTL of entity working
+``memorykit.classroom.contracts.entities``, and refused when it calls the library's score), and the capacity and the TTL of entity working
 memory (``check_entity_capacity``, ``check_entity_ttl``), replayed on
 ``data/entities/cms_large.jsonl``.
 
@@ -68,19 +68,50 @@ def _whole(name: str, value: Any, what: str, maximum: int) -> int:
     return require_int(name, value, minimum=1, maximum=maximum)
 
 
+def _own_score() -> Any:
+    """The contract that the student's ``relevance`` computes the score itself: one call to it
+    runs none of the library's score functions (``RelevanceWeights.score`` and what it calls,
+    ``components`` from the ``show_code`` above the explorer, ``candidate_scores``), however it
+    reaches them (watched with ``sys.setprofile``)."""
+    import sys
+
+    import memorykit.entities.scoring as scoring
+    from memorykit.classroom.contracts import Contract
+
+    library = (scoring.RelevanceWeights.score, scoring.relevance_scores, scoring._scores,
+               scoring.components, scoring.candidate_scores)
+    codes = {f.__code__: f.__qualname__ for f in library}
+
+    def check(relevance: Any) -> None:
+        ran: list[str] = []
+        previous = sys.getprofile()
+        sys.setprofile(lambda frame, event, arg: ran.append(codes[frame.f_code])
+                       if event == "call" and frame.f_code in codes else None)
+        try:
+            relevance(3.0, 2, scoring.RelevanceWeights())
+        except Exception:  # the student's own crash: the other contracts report it
+            pass
+        finally:
+            sys.setprofile(previous)
+        assert not ran, (f"your function hands the work to the library's {ran[0]}: write the "
+                         "formula yourself (the library's score is what yours is compared with)")
+    return Contract("your own formula, not a call to the library's score", check)
+
+
 def check_relevance_score(relevance: Any, *, show: bool = False) -> Verdict:
     """Lesson 04, build it yourself: ``relevance(age_minutes, access_count, weights)`` returns
     document D0's relevance score of one entity as a float. The library's score contract
     (``memorykit.classroom.contracts.entities``, which every implementation of the formula in
     ``memorykit.entities.scoring`` passes) runs over it, and it must score what the library's
-    ``RelevanceWeights.score`` scores on random ages, access counts and weights."""
+    ``RelevanceWeights.score`` scores on random ages, access counts and weights, without calling
+    it or another of the library's score functions (``_own_score``)."""
     from memorykit.classroom.contracts import run_contracts
     from memorykit.classroom.contracts.entities import SCORE_CONTRACTS, agrees_with_library
 
     if isinstance(relevance, type) or not callable(relevance):
         raise TypeError("relevance must be a function (age_minutes, access_count, weights) -> "
                         f"float: pass the function itself, got {relevance!r}")
-    return report(run_contracts(relevance, (*SCORE_CONTRACTS, agrees_with_library()),
+    return report(run_contracts(relevance, (_own_score(), *SCORE_CONTRACTS, agrees_with_library()),
                                 exercise="04 relevance score"), show)
 
 

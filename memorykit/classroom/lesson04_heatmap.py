@@ -189,8 +189,10 @@ class EntityHeatmapExplorer(LessonExplorer):
                              row=row, col=1)
         fig.update_xaxes(title_text="turn", row=rows, col=1)
         fig.update_yaxes(range=[0, 1.18], tickformat=".0%", title_text="share", row=1, col=2)
-        fig.update_layout(height=560 + 380 * (rows - 1), barmode="group",
-                          margin=dict(l=70, r=10, t=50, b=50), legend=legend_below())
+        # t=80: the two-line title of the right panel stays below plotly's toolbar (the modebar,
+        # drawn over the figure's top right, 33 px deep in Chromium), which covered it at t=50
+        fig.update_layout(height=590 + 380 * (rows - 1), barmode="group",
+                          margin=dict(l=70, r=10, t=80, b=50), legend=legend_below())
         return fig
 
     # ------------------------------------------------------------ computation
