@@ -43,10 +43,22 @@ def _graded(grade_id: str, source: str, points: int):
                      "grade_id": grade_id, "schema_version": 3}})
 
 
+def budget_answer() -> int:
+    """The budget ``check_budget`` asks for: the billed tokens of the default conversation's
+    first 30 turns (computed, so the toy follows lesson 01's checker)."""
+    from memorykit.classroom.data import default_conversation
+    from memorykit.classroom.lesson01 import turn_tokens
+
+    turns = [m for m in default_conversation().messages if 1 <= m.turn <= 30]
+    return turn_tokens(turns, 30)
+
+
 def _budget_exercise(n: str, k: int):
     return [
-        new_markdown_cell(f"**Exercise {k}.** Choose a memory budget that holds the first 30 turns."),
-        _answer(f"{n}-ex{k}-answer", "### BEGIN SOLUTION\nbudget = 4_500\n### END SOLUTION",
+        new_markdown_cell(f"**Exercise {k}.** Choose the smallest memory budget that holds the "
+                          "first 30 turns."),
+        _answer(f"{n}-ex{k}-answer",
+                f"### BEGIN SOLUTION\nbudget = {budget_answer()}\n### END SOLUTION",
                 "budget = 100"),
         _graded(f"{n}-ex{k}-check", "check_budget(budget).assert_passed()", 1),
     ]
@@ -67,6 +79,8 @@ def lesson_01():
         _graded("01-ex2-check", "check_victim_choice(LeastImportant).assert_passed()", 2),
         new_markdown_cell("## Summary"),
         new_code_cell("print(f'budget {budget:,}')"),
+        new_markdown_cell("## Review questions\n\n1. Why does the budget hold 30 turns?\n"
+                          "2. What would you evict first?"),
         new_markdown_cell("## Next\n\n[02 · Toy](02_toy.ipynb)"),
     ], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
                                 "language": "python"}})

@@ -99,6 +99,24 @@ def assert_student_edition_clean(course: Course) -> None:
             assert not leaked, f"{lesson} {grade_id}: the release shows answer lines {leaked}"
 
 
+def assert_review_answer_cells(course: Course) -> None:
+    """Issue 24: the student edition had nowhere to write the review answers. Under each cell
+    of review questions the release has a markdown cell with one line per question; the
+    instructor edition has none."""
+    for lesson in course.lessons:
+        for edition, expected in (("release", True), ("instructor", False)):
+            cells = nbformat.read(course.notebook(edition, lesson), 4).cells
+            for i, cell in enumerate(cells):
+                if cell.cell_type == "markdown" and cell.source.startswith("## Review questions"):
+                    after = cells[i + 1] if i + 1 < len(cells) else None
+                    has = after is not None and after.source.startswith("**Your answers**")
+                    assert has == expected, f"{edition} {lesson}: answer cell {has}"
+                    if expected:
+                        asked = re.findall(r"^(\d+)\. ", cell.source, re.M)
+                        assert re.findall(r"^(\d+)\. ", after.source, re.M) == asked, lesson
+                        assert after.cell_type == "markdown", lesson
+
+
 def broken_links(edition: Path) -> list[str]:
     """Relative links in ``edition``'s notebooks (markdown cells) and markdown files that
     do not resolve."""
@@ -149,6 +167,7 @@ def run_end_to_end(repo: Path, out: Path, lessons: list[str]) -> tuple[Course, d
     course = build_course(out, repo=repo, lessons=lessons)
     assert course.lessons == tuple(lessons)
     assert_student_edition_clean(course)
+    assert_review_answer_cells(course)
     for edition in (course.release, course.instructor):
         assert broken_links(edition) == [], edition.name
     grades = grade_three_ways(course)
@@ -169,6 +188,51 @@ def test_toy_course_releases_and_grades_end_to_end(toy):
     assert victim.grade_id == "01-ex2-check" and victim.max_points == 2
     assert "ImportanceBuffer" in victim.feedback and "smallest failing input" in victim.feedback
     assert "NameError" in grades["blank"].lesson("01_toy").cells[0].feedback
+
+
+def test_the_toy_release_has_a_review_answer_cell(toy):
+    course, _ = toy
+    cells = nbformat.read(course.notebook("release", "01_toy"), 4).cells
+    at = next(i for i, c in enumerate(cells) if c.source.startswith("## Review questions"))
+    assert cells[at + 1].cell_type == "markdown"
+    assert cells[at + 1].source.splitlines()[-2:] == ["1. *(your answer)*", "2. *(your answer)*"]
+    assert "instructor" in cells[at + 1].source.splitlines()[0]
+
+
+def test_the_student_workspace_is_refreshed_keeping_the_students_work(tmp_path):
+    """`course student --out DIR` (./run lab --student): the release in DIR; a later run
+    replaces what the student did not change and keeps what the student did."""
+    from memorykit.classroom.course.student import MANIFEST, student_workspace
+
+    repo = write_toy_repo(tmp_path / "repo")
+    folder = tmp_path / "student"
+    first = student_workspace(folder, repo=repo)
+    assert first.lessons == ("01_toy", "02_toy") and not first.kept and not first.updated
+    assert {"00_index.ipynb", "01_toy/01_toy.ipynb", "02_toy/02_toy.ipynb",
+            "docs/BIBLIOGRAPHY.md"} <= set(first.added)
+    assert not (folder / "docs" / "review").exists()
+    assert "### BEGIN SOLUTION" not in (folder / "01_toy" / "01_toy.ipynb").read_text()
+    mine = nbformat.read(folder / "01_toy" / "01_toy.ipynb", 4)
+    answer = next(c for c in mine.cells if _nbgrader(c).get("grade_id") == "01-ex1-answer")
+    assert "NotImplementedError" in answer.source
+    answer.source = "budget = 4_200"
+    nbformat.write(mine, folder / "01_toy" / "01_toy.ipynb")
+    lesson = nbformat.read(repo / "notebooks" / "02_toy.ipynb", 4)
+    lesson.cells.insert(1, nbformat.v4.new_markdown_cell("A new paragraph."))
+    nbformat.write(lesson, repo / "notebooks" / "02_toy.ipynb")
+    again = student_workspace(folder, repo=repo)
+    assert again.kept == ("01_toy/01_toy.ipynb",) and again.updated == ("02_toy/02_toy.ipynb",)
+    assert not again.added and "docs/BIBLIOGRAPHY.md" in again.unchanged
+    assert "budget = 4_200" in (folder / "01_toy" / "01_toy.ipynb").read_text()
+    assert "A new paragraph." in (folder / "02_toy" / "02_toy.ipynb").read_text()
+    assert "kept your 01_toy/01_toy.ipynb" in again.report()
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me", encoding="utf-8")
+    with pytest.raises(FileExistsError, match="mine"):
+        student_workspace(tmp_path / "mine", repo=repo)
+    with pytest.raises(NotADirectoryError, match="notes.txt"):
+        student_workspace(tmp_path / "mine" / "notes.txt", repo=repo)
+    assert (folder / MANIFEST).is_file()
 
 
 def test_editions_move_links_and_keep_instructor_pages_out_of_the_release(toy):
