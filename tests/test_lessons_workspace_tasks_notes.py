@@ -120,6 +120,17 @@ def test_slot_explorer_round_trip():
         tasks_app.SlotExplorer(max_slot=3)
 
 
+def test_a_preemption_star_and_its_demotion_cross_do_not_cover_each_other():
+    """The star sat one turn (about a pixel) from the demoted task's cross on the same slot row,
+    and the cross, drawn later, hid every star of the library's timeline (browser screenshot)."""
+    ex = tasks_app.SlotExplorer()
+    star, cross = ex.trace("preempted"), ex.trace("demoted")
+    assert len(star.x) == len(cross.x) == 8
+    for sx, sy, cx, cy in zip(star.x, star.y, cross.x, cross.y):
+        assert abs(sx - cx) <= 1 and sy - cy >= 0.4  # the same event, apart on its slot's row
+        assert round(sy) == round(cy)  # and still on that row
+
+
 class _Slots(TaskSlots):
     """The notebook's reference answer to Exercise 1 (D2's rule, rebuilt)."""
 

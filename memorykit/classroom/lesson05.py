@@ -115,6 +115,8 @@ _MARKERS = {
     "noted": ("line-ns-open", "#7f7f7f"),
     "deferred": ("line-ns-open", "#c7c7c7"),
 }
+_ROW_SHIFT = {"preempted": 0.22, "demoted": -0.22}
+"""Within its slot's row: a preemption's star above, the demoted task's cross below."""
 
 
 @dataclass(frozen=True)
@@ -223,9 +225,11 @@ class SlotExplorer(LessonExplorer):
     @staticmethod
     def _draw_events(trace: Any, tl: SlotTimeline, kind: str, waiting: int) -> None:
         evs = [e for e in tl.events if e.kind == kind]
-        # a demoted task was last in its slot the turn before its preemptor arrived
+        # a demoted task was last in its slot the turn before its preemptor arrived; the star
+        # and the cross of one preemption sit a turn apart, so they share the row, one above
+        shift = _ROW_SHIFT.get(kind, 0.0)
         trace.x = [e.turn + (0 if kind == "demoted" else 1) for e in evs]
-        trace.y = [waiting if e.slot is None else e.slot + 1 for e in evs]
+        trace.y = [waiting if e.slot is None else e.slot + 1 + shift for e in evs]
         trace.hovertext = [e.text for e in evs]
 
     def summary(self) -> dict[str, Any]:
