@@ -244,7 +244,7 @@ class PruningExplorer(LessonExplorer):
                             "effective importance by age",
                             "eviction timeline: age of each victim when it left"))
         groups = {"facts": "planted facts", "curves": "importance x recency weight",
-                  "evictions": "evictions (one dot each)"}
+                  "evictions": "evictions (one mark each)"}
         fig.add_scattergl(name="kept", x=[], y=[], mode="markers", legendgroup="facts",
                           legendgrouptitle_text=groups["facts"],
                           marker=dict(symbol="circle", size=8, color="#00cc96"), row=1, col=1)
