@@ -228,6 +228,12 @@ def test_the_surface_prints_its_values_on_a_colour_scale_of_its_own_range(small)
         assert heat.zmax - heat.zmin >= 0.01 - 1e-9 and heat.zmin <= lo and heat.zmax >= hi
         if hi - lo >= 0.01:  # the data's own range, to 4 decimals
             assert 0 <= lo - heat.zmin < 1e-4 and 0 <= heat.zmax - hi < 1e-4
+        # each cell's text is the number a summary prints for it (3 decimals)
+        k = KNOBS[policy]
+        i, j = k.default_index
+        assert f"{float(np.array(heat.z, dtype=float)[i, j]):.3f}" == \
+            f"{round(float(recall[i, j, sw.budgets.index(1000)]), 3):.3f}" == \
+            f"{e.summary()['recall']:.3f}"
 
 
 def test_a_summary_at_other_settings_leaves_the_explorer_where_its_cell_put_it(small, capsys):

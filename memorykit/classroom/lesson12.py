@@ -149,7 +149,7 @@ class TuningExplorer(LessonExplorer):
                                       thickness=12), row=1, col=1,
                         hovertemplate="%{y}, %{x}: recall %{z:.3f}<extra></extra>")
         fig.add_scatter(x=["."], y=["."], mode="markers", name="selected cell", showlegend=False,
-                        marker=dict(symbol="square-open", size=22, color="red", line=dict(width=3)),
+                        marker=dict(symbol="square-open", size=34, color="red", line=dict(width=2)),
                         row=1, col=1, hoverinfo="skip")
         pts = self.sweeps.points
         names = list(dict.fromkeys(p["policy"] for p in pts))
@@ -204,7 +204,8 @@ class TuningExplorer(LessonExplorer):
         ys = [str(y) for y in k.values[0]]
         if self.moved("policy", "budget"):  # the surface; the two parameters only move the cell
             heat = self.trace("recall surface")
-            heat.z, heat.x, heat.y = heat_grid(v.surface), xs, ys
+            # to the summary's 3 decimals: the text on a cell is the number the summary prints
+            heat.z, heat.x, heat.y = heat_grid(v.surface, decimals=3), xs, ys
             heat.zmin, heat.zmax = _colour_range(self.sweeps.surfaces[v.policy].recall)
             self.fig.layout.xaxis.title = k.names[1]
             self.fig.layout.yaxis.title = k.names[0]

@@ -172,14 +172,21 @@ def bm25_sensitivity(dataset: EvalDataset, budgets: tuple[int, ...] = BUDGETS
     with its question, for the turns sent at every budget and setting and for the others) and
     one row per budget: evidence turns in the context at every setting, at none, or depending
     on k1 and b."""
-    from memorykit.evaluation.baselines import BM25Retrieval
+    from memorykit.evaluation.baselines import BM25Retrieval, analyze_stemmed
 
     k = TUNABLE["bm25"]
     settings = [dict(zip(k.names, (v1, v2))) for v1 in k.values[0] for v2 in k.values[1]]
+    analyzed: dict[str, tuple[str, ...]] = {}  # BM25's own analyzer, run once per text
+
+    def analyzer(text: str) -> list[str]:
+        if text not in analyzed:
+            analyzed[text] = tuple(analyze_stemmed(text))
+        return list(analyzed[text])
+
     pairs = score_moves = rank_moves = repeated = matched = 0
     turns: list[tuple[tuple[int, ...], bool, int | None]] = []  # (times sent per budget, ...)
     for conv in dataset:
-        states = [BM25Retrieval(**s).prepare(conv) for s in settings]
+        states = [BM25Retrieval(**s, analyzer=analyzer).prepare(conv) for s in settings]
         docs = states[0].prepared.docs
         for q in conv.questions:
             if q.category == "adversarial":
