@@ -287,6 +287,7 @@ def test_the_report_shows_points_and_feedback(toy):
     report = grades["wrong"].report()
     assert report.startswith("wrong: 0 / 4 points")
     assert "01-ex2-check: 0 / 2" in report and "| [02 victim choice] NOT YET" in report
+    assert "NotYet" not in report, "the verdict's exception name is not feedback"
 
 
 def test_bad_arguments_are_refused_naming_the_value(toy, tmp_path):

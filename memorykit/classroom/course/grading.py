@@ -131,12 +131,17 @@ def _autograde_apart(root: str, lesson: str, student: str) -> None:
         raise RuntimeError(done.stderr.strip() or f"nbgrader autograde {lesson} {student} failed")
 
 
+# a failed check raises the verdict as an AssertionError (NotYet, memorykit.classroom.verdict):
+# its text is the feedback as it stands; any other error keeps its name
+_VERDICT_ERRORS = ("AssertionError", "NotYet")
+
+
 def _feedback(cell: Any) -> str:
     texts = []
     for out in cell.get("outputs", []):
         if out.get("output_type") == "error":
             value = out.get("evalue", "")
-            texts.append(value if out.get("ename") == "AssertionError" and value
+            texts.append(value if out.get("ename") in _VERDICT_ERRORS and value
                          else f"{out.get('ename')}: {value}")
     return _ANSI.sub("", "\n".join(texts)).strip()
 
