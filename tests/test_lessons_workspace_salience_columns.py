@@ -486,3 +486,14 @@ def test_salience_lesson_says_how_many_graph_nodes_are_named():
     text = next(c.source for c in nb.cells if "Bottom right: the knowledge graph" in c.source)
     assert "drawn larger and labelled" not in text
     assert f"the {GRAPH_LABELS} most salient" in " ".join(text.split())
+
+
+def test_salience_graph_names_sit_above_their_nodes():
+    """A name drawn on its node (16 px for a shown one) was hard to read in the screenshots:
+    each label sits above its node, on the node's x."""
+    data = salience_lesson_data()
+    ex = SalienceExplorer(data, turn=551)
+    top = [ex.index[r.id] for r in ex.result.top[:10]]
+    labels = ex.trace("labels")
+    assert np.allclose(labels.x, data.layout[top, 0])
+    assert (np.asarray(labels.y) > data.layout[top, 1]).all()

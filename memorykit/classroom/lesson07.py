@@ -310,7 +310,8 @@ class SalienceExplorer(LessonExplorer):
         # names of the ten most salient shown objects only: more labels overlap unreadably
         top = [self.index[r.id] for r in view.top[:GRAPH_LABELS]]
         labels = self.trace("labels")
-        labels.x, labels.y = xy[top, 0], xy[top, 1]
+        lift = 0.04 * float(np.ptp(xy[:, 1]))  # above its node: drawn on a shown node (16 px) it was unreadable
+        labels.x, labels.y = xy[top, 0], xy[top, 1] + lift
         labels.text = [data.names[i] for i in top]
 
     def summary(self) -> dict[str, Any]:
