@@ -122,13 +122,18 @@ def test_slot_explorer_round_trip():
 
 def test_a_preemption_star_and_its_demotion_cross_do_not_cover_each_other():
     """The star sat one turn (about a pixel) from the demoted task's cross on the same slot row,
-    and the cross, drawn later, hid every star of the library's timeline (browser screenshot)."""
+    and the cross, drawn later, hid every star of the library's timeline (browser screenshot);
+    each promotion's triangle sat on the circle of the completion that freed its slot."""
     ex = tasks_app.SlotExplorer()
     star, cross = ex.trace("preempted"), ex.trace("demoted")
     assert len(star.x) == len(cross.x) == 8
     for sx, sy, cx, cy in zip(star.x, star.y, cross.x, cross.y):
         assert abs(sx - cx) <= 1 and sy - cy >= 0.4  # the same event, apart on its slot's row
         assert round(sy) == round(cy)  # and still on that row
+    # every promotion fills the slot a completion freed in the same turn: the circle hid it
+    done = set(zip(ex.trace("completed").x, ex.trace("completed").y))
+    promoted = ex.trace("promoted")
+    assert len(promoted.x) == 8 and not done & set(zip(promoted.x, promoted.y))
 
 
 class _Slots(TaskSlots):

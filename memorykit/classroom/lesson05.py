@@ -115,8 +115,9 @@ _MARKERS = {
     "noted": ("line-ns-open", "#7f7f7f"),
     "deferred": ("line-ns-open", "#c7c7c7"),
 }
-_ROW_SHIFT = {"preempted": 0.22, "demoted": -0.22}
-"""Within its slot's row: a preemption's star above, the demoted task's cross below."""
+_ROW_SHIFT = {"preempted": 0.22, "demoted": -0.22, "promoted": -0.22}
+"""Within its slot's row: a preemption's star above, the demoted task's cross below; a
+promotion below the completion that freed its slot in the same turn."""
 
 
 @dataclass(frozen=True)
@@ -227,6 +228,7 @@ class SlotExplorer(LessonExplorer):
         evs = [e for e in tl.events if e.kind == kind]
         # a demoted task was last in its slot the turn before its preemptor arrived; the star
         # and the cross of one preemption sit a turn apart, so they share the row, one above
+        # (as a promotion and the completion that freed its slot, in one turn)
         shift = _ROW_SHIFT.get(kind, 0.0)
         trace.x = [e.turn + (0 if kind == "demoted" else 1) for e in evs]
         trace.y = [waiting if e.slot is None else e.slot + 1 + shift for e in evs]
