@@ -213,6 +213,12 @@ def test_bm25s_flat_surface_is_the_datas_not_a_lost_k1_or_b(small):
             row["evidence turns"]
         if row["depending on k1, b"] == 0:  # no evidence turn moves: the surface cannot
             assert np.ptp(surface[:, :, n]) == 0
+    with pytest.raises(TypeError, match="dataset must be an EvalDataset .*got 'x'"):
+        bm25_sensitivity("x")
+    with pytest.raises(ValueError, match="budget must be .*got 0"):
+        bm25_sensitivity(data, (0,))
+    with pytest.raises(TypeError, match="budgets must be a non-empty tuple .*got 1000"):
+        bm25_sensitivity(data, 1000)
 
 
 def test_the_surface_prints_its_values_on_a_colour_scale_of_its_own_range(small):

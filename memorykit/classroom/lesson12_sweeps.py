@@ -174,6 +174,11 @@ def bm25_sensitivity(dataset: EvalDataset, budgets: tuple[int, ...] = BUDGETS
     on k1 and b."""
     from memorykit.evaluation.baselines import BM25Retrieval, analyze_stemmed
 
+    if not isinstance(dataset, EvalDataset):
+        raise TypeError(f"dataset must be an EvalDataset (load_tuning_data()[0]), got {dataset!r}")
+    if isinstance(budgets, (str, bytes)) or not isinstance(budgets, (tuple, list)) or not budgets:
+        raise TypeError(f"budgets must be a non-empty tuple of token budgets, got {budgets!r}")
+    budgets = tuple(require_int("budget", b, minimum=1) for b in budgets)
     k = TUNABLE["bm25"]
     settings = [dict(zip(k.names, (v1, v2))) for v1 in k.values[0] for v2 in k.values[1]]
     analyzed: dict[str, tuple[str, ...]] = {}  # BM25's own analyzer, run once per text
