@@ -227,6 +227,8 @@ def _checked(rule: Any) -> Any:
 
 # ---------------------------------------------------------------- explorer
 _COLORS = {"A": "#7f7f7f", "B": "#ff7f0e", "C": "#1f77b4", "D": "#2ca02c"}
+DRAW_ORDER = ("B", "C", "D", "A")
+"""The curves' drawing order, later on top (the legend stays A-D)."""
 _MOVES = {"A": ("window",), "B": ("window", "consolidation_factor", "episodic_threshold"),
           "C": ("window", "semantic_threshold"), "D": ("window", "semantic_threshold")}
 """The sliders each architecture's curves depend on (a move redraws only those)."""
@@ -253,12 +255,14 @@ class ArchitecturesExplorer(LessonExplorer):
         fig = make_subplots(rows=1, cols=2, subplot_titles=(
             "recall (fact key in the context)", "billed prompt tokens per call"))
         for col in (1, 2):
-            for k in LETTERS:
-                # C and D often coincide: D is drawn thinner and dotted on top of a wider C
+            for k in DRAW_ORDER:
+                # C and D often coincide: D is drawn thinner and dotted on top of a wider C; A,
+                # thin with small markers, on top of all (under C's tokens, B's 0% recall, it hid)
                 fig.add_scatter(name=NAMES[k] if col == 1 else f"{NAMES[k]}: tokens",
-                                legendgroup=k, x=list(DISTRACTORS), y=[0] * len(DISTRACTORS),
-                                mode="lines+markers", row=1, col=col, showlegend=col == 1,
-                                marker=dict(size=5 if k == "D" else 8,
+                                legendgroup=k, legendrank=LETTERS.index(k), x=list(DISTRACTORS),
+                                y=[0] * len(DISTRACTORS), mode="lines+markers", row=1, col=col,
+                                showlegend=col == 1,
+                                marker=dict(size=5 if k in "AD" else 8,
                                             symbol="diamond" if k == "D" else "circle"),
                                 line=dict(color=_COLORS[k], width=2 if k == "D" else 4 if k == "C"
                                           else 2, dash="dot" if k == "D" else "solid"))
