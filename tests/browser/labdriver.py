@@ -294,7 +294,10 @@ JS_RENDERED_FIGURES = """() => {
     const meta = gd.layout && gd.layout.meta;
     figs.push({index, meta: meta === undefined ? null : meta, traces});
   });
-  return figs;
+  // one string: playwright moves a string ~10x faster than the same data as nested arrays
+  // (lesson 07: 0.1 s, not 1.1 s, per comparison); NaN and Infinity arrive as null, as the
+  // kernel sends them
+  return JSON.stringify(figs);
 }"""
 
 # A cheap fingerprint of every rendered figure's data: per trace, the length and the sum of
@@ -532,7 +535,7 @@ class NotebookSession:
 
     # ------------------------------------------------------------------ figures
     def rendered_figures(self) -> list[dict[str, Any]]:
-        return self.page.evaluate(JS_RENDERED_FIGURES)
+        return json.loads(self.page.evaluate(JS_RENDERED_FIGURES))
 
     def drawn_texts(self) -> list[dict[str, Any]]:
         return self.page.evaluate(JS_DRAWN_TEXT)
@@ -589,7 +592,12 @@ def _mk_plain(v):
 def _mk_figures():
     import plotly.graph_objects as _go
     out = []
-    for obj in _mk_gc.get_objects():
+    try:  # every live widget by model id (ipywidgets 8): a walk of all objects costs ~0.2 s
+        from ipywidgets.widgets.widget import _instances as _mk_widgets
+        objects = list(_mk_widgets.values())
+    except ImportError:
+        objects = _mk_gc.get_objects()
+    for obj in objects:
         try:
             if not isinstance(obj, _go.FigureWidget) or not obj._view_count:
                 continue

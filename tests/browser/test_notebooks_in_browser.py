@@ -142,16 +142,30 @@ def _wait_filled(session: labdriver.NotebookSession) -> None:
     page = session.page
     page.wait_for_selector(".js-plotly-plot", timeout=FILL_TIMEOUT_S * 1000, state="attached")
     deadline = time.monotonic() + FILL_TIMEOUT_S
-    js = ("() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
-          ".filter(gd => !(gd.data || []).length).length")
+    js = ("() => { const cells = Array.from(document.querySelectorAll('.jp-Cell'));"
+          " return Array.from(document.querySelectorAll('.js-plotly-plot'))"
+          ".filter(gd => !(gd.data || []).length).map(gd => cells.indexOf(gd.closest('.jp-Cell')) + 1); }")
     while time.monotonic() < deadline and page.evaluate(js):
         page.wait_for_timeout(250)
     empty = page.evaluate(js)
-    assert not empty, (f"{empty} plotly figure(s) rendered with no traces {FILL_TIMEOUT_S} s after "
-                       "the run (the FigureWidget's state never reached plotly.js)")
+    assert not empty, (f"{len(empty)} plotly figure(s) rendered with no traces {FILL_TIMEOUT_S} s "
+                       f"after the run, in cell(s) {empty} (the FigureWidget's state never reached "
+                       "plotly.js)")
+
+
+CHECK_SECONDS = [0.0]  # time spent comparing kernel and browser (reported per notebook)
+SLIDERS = [0]
 
 
 def _drawing_problems(session: labdriver.NotebookSession, when: str) -> list[str]:
+    t0 = time.monotonic()
+    try:
+        return _compare(session, when)
+    finally:
+        CHECK_SECONDS[0] += time.monotonic() - t0
+
+
+def _compare(session: labdriver.NotebookSession, when: str) -> list[str]:
     kernel = session.kernel_figures()
     problems = labdriver.compare_figures(kernel, session.rendered_figures())
     problems += labdriver.text_problems(kernel, session.drawn_texts())
@@ -210,6 +224,7 @@ def _move_every_slider(session: labdriver.NotebookSession) -> tuple[list[str], i
     handles = page.locator(".widget-slider .noUi-handle")
     n = handles.count()
     assert n >= 1, "no ipywidgets slider (.widget-slider .noUi-handle) rendered"
+    SLIDERS[0] = n
     problems: list[str] = []
     changed = 0
     for i in range(n):
@@ -250,6 +265,7 @@ def _move_every_slider(session: labdriver.NotebookSession) -> tuple[list[str], i
 @pytest.mark.parametrize("nb_path", _params())
 def test_notebook_draws_what_the_kernel_holds(nb_path: Path, lab, browser):
     t0 = time.monotonic()
+    CHECK_SECONDS[0], SLIDERS[0] = 0.0, 0
     before = _sha(nb_path)
     session = labdriver.NotebookSession(browser, lab, nb_path)
     try:
@@ -284,7 +300,8 @@ def test_notebook_draws_what_the_kernel_holds(nb_path: Path, lab, browser):
                           "after the slider moves")
             assert not problems, (f"{len(problems)} problem(s) in what the browser drew:\n  "
                                   + "\n  ".join(problems[:40]))
-            print(f"\n{nb_path.name}: ran in {t_run:.1f} s, total {time.monotonic() - t0:.1f} s, "
+            print(f"\n{nb_path.name}: ran in {t_run:.1f} s, total {time.monotonic() - t0:.1f} s "
+                  f"({CHECK_SECONDS[0]:.1f} s comparing figures, {SLIDERS[0]} sliders moved there and back), "
                   f"{len(shots)} screenshot(s)")
         except Exception as exc:
             shot = f" (screenshot: {session.screenshot(ARTIFACTS / f'{nb_path.stem}-failure.png')})"
