@@ -428,7 +428,6 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
         "threshold": 0.9, "target": 0.5, "min_recent": 4},
     "memorykit.classroom.lesson03_checks.check_attention_window": {
         "window_tokens": 500, "neighbours": 0},
-    "memorykit.classroom.lesson03_checks.check_context_boost": {"boost_to": 0.86},
     "memorykit.classroom.verdict.report": lambda: {
         "verdict": __import__("memorykit.classroom.contracts.verdict", fromlist=["x"]).Verdict(
             "probe", True, "a passing verdict"), "show": False},

@@ -519,8 +519,8 @@ def test_context_story_follows_switch_stack_return_merge(conv):
         fa.boost_survival(conv, (0.9,), (-1,))
 
 
-def test_attention_and_context_checkers():
-    from memorykit.classroom.lesson03_checks import check_attention_window, check_context_boost
+def test_attention_checker():
+    from memorykit.classroom.lesson03_checks import check_attention_window
 
     assert check_attention_window(270, 0)
     seed = check_attention_window(500, 1)
@@ -530,9 +530,6 @@ def test_attention_and_context_checkers():
     assert not table and "window_tokens=490 neighbours=0 finds 42" in table.reason
     assert "look for the smallest" in check_attention_window(280, 0).reason
     assert "finds 39 facts, fewer than 40" in check_attention_window(260, 0).reason
-    assert check_context_boost(0.86)
-    assert not check_context_boost(0.85)
-    assert "smallest" in check_context_boost(0.9).reason
 
 
 @pytest.mark.parametrize("call, error, text", [
@@ -540,16 +537,12 @@ def test_attention_and_context_checkers():
     (("attention", 500.0, 0), TypeError, "window_tokens must be an integer, got 500.0"),
     (("attention", 500, -1), ValueError, "neighbours must be >= 0, got -1"),
     (("attention", 500, True), TypeError, "neighbours must be an integer, got True"),
-    (("context", 1.5), ValueError, "boost_to must be in [0, 1], got 1.5"),
-    (("context", "0.9"), TypeError, "boost_to must be a number, got '0.9'"),
-    (("context", math.nan), ValueError, "boost_to must be finite, got nan"),
 ])
-def test_attention_and_context_checkers_refuse_nonsense_naming_it(call, error, text):
-    from memorykit.classroom.lesson03_checks import check_attention_window, check_context_boost
+def test_attention_checker_refuses_nonsense_naming_it(call, error, text):
+    from memorykit.classroom.lesson03_checks import check_attention_window
 
-    checker = {"attention": check_attention_window, "context": check_context_boost}[call[0]]
     with pytest.raises(error, match=re.escape(text)):
-        checker(*call[1:])
+        check_attention_window(*call[1:])
 
 
 def test_kept_for_agrees_with_boost_survival_and_the_explorer_draws_it(conv):

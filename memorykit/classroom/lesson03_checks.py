@@ -1,5 +1,5 @@
-"""Lesson 03's exercise checkers: the summary buffer, the attention window, named contexts
-and a summarizer of the student's own (``notebooks/03_summary_buffer.ipynb``).
+"""Lesson 03's exercise checkers: the summary buffer, the attention window and a
+summarizer of the student's own (``notebooks/03_summary_buffer.ipynb``).
 
 Deterministic: they replay the default conversation (``memorykit.classroom.data``) through the
 lesson's own computations (``lesson03``, ``lesson03_focus``), or run contracts on random
@@ -12,8 +12,6 @@ is refused with a ``TypeError`` / ``ValueError`` naming the value.
   planted fact kept (``SUMMARY_EXERCISE``).
 * ``check_attention_window``: the smallest attention window (to 10 tokens) that finds 40 of the
   50 facts by their questions (``ATTENTION_EXERCISE``).
-* ``check_context_boost``: the smallest boost that keeps the left-off message 20 messages past
-  the return (``CONTEXT_EXERCISE``).
 * ``check_summarizer``: the student's ``FactsFirstSummarizer`` under the library's summary
   contracts, plus the facts-first ones.
 """
@@ -22,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memorykit._validate import require_int, require_unit_interval
+from memorykit._validate import require_int
 from memorykit.classroom.data import default_conversation
 from memorykit.classroom.verdict import Verdict, report, require_exercise_budget
 
@@ -121,38 +119,6 @@ def check_attention_window(window_tokens: Any, neighbours: Any, *, show: bool = 
     return report(Verdict(name, True, f"{label} is the smallest window (to {p['step']} tokens) "
                            f"that finds {p['min_facts']} facts: it finds {found}", tuple(details)),
                   show)
-
-
-CONTEXT_EXERCISE = {"after": 20, "step": 0.01}
-"""Lesson 03: the smallest ``boost_to`` (to 0.01) under which "main" still holds the message
-it was left at 20 messages past the return from the interruption."""
-
-
-def check_context_boost(boost_to: Any, *, show: bool = False) -> Verdict:
-    """Lesson 03: the smallest ``boost_to`` for ``ContextManager`` (to within 0.01) under which
-    the message "main" was left at survives 20 messages after returning from the interruption."""
-    from memorykit.classroom.lesson03_focus import boost_survival
-
-    name = "03 context"
-    after, step = CONTEXT_EXERCISE["after"], CONTEXT_EXERCISE["step"]
-    column = f"after {after}"
-    boost_to = require_unit_interval("boost_to", boost_to)
-    lower = max(0.0, boost_to - step)
-    rows = boost_survival(default_conversation(), (boost_to, lower), (after,))
-    kept, lower_kept = (row[column] == "kept" for row in rows)
-    details = (f"boost_to={boost_to:g}: {rows[0][column]} {after} messages after the return",
-               f"boost_to={lower:g}: {rows[1][column]}")
-    if not kept:
-        return report(Verdict(name, False, f"boost_to={boost_to:g} is too low: the left-off "
-                               f"message is evicted within {after} messages of the return; its "
-                               "effective importance, boost times the recency weight, fell "
-                               "below the newer messages'", details), show)
-    if lower_kept and boost_to > 0:
-        return report(Verdict(name, False, f"boost_to={boost_to:g} keeps it, but so does "
-                               f"{lower:g}: look for the smallest", details), show)
-    return report(Verdict(name, True, f"boost_to={boost_to:g} is the smallest boost (to "
-                           f"{step:g}) that keeps the left-off message {after} messages after "
-                           "the return", details), show)
 
 
 # ---------------------------------------------------------- a summarizer of your own
