@@ -726,17 +726,24 @@ def compare_figures(kernel_figs: list[dict[str, Any]],
 
 # --- text: what the kernel's figure says against what plotly.js wrote in the SVG ---------------
 
+def _written(v: Any) -> str:
+    """A text as the kernel holds it, numbers as JavaScript writes them (1.0 as 1)."""
+    return str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
+
+
 def _text(v: Any) -> str:
     """A text as a reader sees it: HTML tags and entities resolved, whitespace ignored (plotly.js
-    draws ``<br>`` as separate lines); numbers as JavaScript writes them (1.0 as 1)."""
-    if isinstance(v, float) and v.is_integer():
-        v = int(v)
-    return "".join(html.unescape(re.sub(r"<[^>]*>", "", str(v))).split())
+    draws ``<br>`` as separate lines)."""
+    return "".join(html.unescape(re.sub(r"<[^>]*>", "", _written(v))).split())
 
 
 def _missing_and_extra(want: list[Any], got: list[Any]) -> tuple[list[str], list[str]]:
+    """Texts of ``want`` not drawn and drawn texts not in ``want``, as written (compared as
+    ``_text`` sees them)."""
     w, g = Counter(_text(v) for v in want), Counter(_text(v) for v in got)
-    return sorted((w - g).elements()), sorted((g - w).elements())
+    written = {_text(v): _written(v) for v in [*got, *want]}
+    return ([written[t] for t in sorted((w - g).elements())],
+            [written[t] for t in sorted((g - w).elements())])
 
 
 def _point_count(trace: dict[str, Any]) -> int:
