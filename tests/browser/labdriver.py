@@ -383,12 +383,16 @@ JS_DRAWN_TEXT = """() => Array.from(document.querySelectorAll('.js-plotly-plot')
     if (trace) labels[trace.uid] = Array.from(g.querySelectorAll('.textpoint text'))
         .map(el => el.textContent);
   });
+  // a legend item is a trace's entry or a legend group's title (plotly.js marks it groupTitle)
+  const legend = groupTitles => Array.from(gd.querySelectorAll('.legend g.traces')).filter(
+      g => !!(g.__data__ && g.__data__[0] && g.__data__[0].groupTitle) === groupTitles)
+      .map(g => (g.querySelector('.legendtext') || {}).textContent || '');
   const traces = (gd._fullData || []).map(t => ({uid: t.uid, visible: t.visible,
       showlegend: t.showlegend === true,
       colorbar: t.showscale === true || !!(t.marker && t.marker.showscale === true)}));
   return {index, traces, labels, axes, colorbars,
           title: texts('.infolayer .gtitle'), annotations: texts('.infolayer .annotation-text'),
-          legendShown: fl.showlegend === true, legend: texts('.legend .legendtext'),
+          legendShown: fl.showlegend === true, legend: legend(false), legendGroups: legend(true),
           legendTitle: texts('.legend .legendtitletext')};
 })"""
 
@@ -614,6 +618,8 @@ def _mk_figures():
                 d["text_all"] = t.text  # one text for every point
             d["mode"] = t.mode if "mode" in t else None
             d["showlegend"] = t.showlegend
+            d["legendgroup"] = t.legendgroup if "legendgroup" in t else None
+            d["group_title"] = t.legendgrouptitle.text if "legendgrouptitle" in t else None
             bar = t.colorbar if "colorbar" in t else t.marker.colorbar if "marker.colorbar" in t else None
             d["colorbar_title"] = bar.title.text if bar is not None else None
             traces.append(d)
@@ -802,6 +808,14 @@ def text_problems(kernel_figs: list[dict[str, Any]], drawn: list[dict[str, Any]]
                      if shown[u]["showlegend"] and shown[u]["visible"] is not False
                      and by_uid[u][1].get("showlegend") is not False and by_uid[u][1]["name"]]
             problems += _missing(f"{where}, legend entries", names, d["legend"])
+            groups: dict[str, Any] = {}  # a group's title: its first trace's that has one
+            for u in uids:
+                t = by_uid[u][1]
+                if shown[u]["showlegend"] and shown[u]["visible"] is not False and \
+                        t.get("showlegend") is not False and t.get("legendgroup"):
+                    groups[t["legendgroup"]] = groups.get(t["legendgroup"]) or t.get("group_title")
+            problems += _missing(f"{where}, legend group titles", [g for g in groups.values() if g],
+                                 d.get("legendGroups", []))
             if texts["legend_title"]:
                 problems += _missing(f"{where}, legend title", [texts["legend_title"]],
                                      d["legendTitle"])

@@ -369,7 +369,8 @@ on_points.add_scatter(x=X, y=Y, text=["a", "b", "c"], mode="markers+text", name=
 own = go.Figure()         # 2: the labelled nodes only, in a trace of their own (lesson 07's fix)
 own.add_scatter(x=X, y=Y, mode="markers", name="nodes", marker=dict(color=Y, showscale=True,
                 colorbar=dict(title=dict(text="depth"))))
-own.add_scatter(x=X, y=Y, text=["a", "b", "c"], mode="text", name="labels")
+own.add_scatter(x=X, y=Y, text=["a", "b", "c"], mode="text", name="labels", legendgroup="g",
+                legendgrouptitle_text="group")
 own.add_annotation(x=1, y=1, text="an <b>annotation</b>")
 own.update_layout(title="own trace", xaxis_title="x title", legend_title_text="key")
 on_points, own = live_figure(on_points), live_figure(own)
@@ -384,10 +385,12 @@ def relabel(texts):
 w.VBox([w.IntSlider(), on_points, own])
 """
 
-# What each kind of drawn text looks like in figure 2's SVG, and the problem its loss must raise.
+# What each kind of drawn text looks like in figure 2's SVG (a selector, "=text" picks the element
+# by its text), and the problem its loss must raise.
 _REMOVE = {".gtitle": "title", ".g-xtitle text": "x-axis title", ".legendtext": "legend entries",
            ".cbtitle text": "colour bar title", ".annotation-text": "annotations",
-           ".legendtitletext": "legend title"}
+           ".legendtitletext": "legend title",
+           ".legendtext=group": "legend group titles"}
 
 
 def test_the_check_catches_labels_plotly_dropped(browser, tmp_path):
@@ -414,7 +417,9 @@ def test_the_check_catches_labels_plotly_dropped(browser, tmp_path):
                 session.wait_settled(SETTLE_TIMEOUT_S)
             after = _drawing_problems(session, "after the round trip")
             session.page.evaluate("""(sels) => { const gd = document.querySelectorAll(
-                '.js-plotly-plot')[1]; for (const s of sels) gd.querySelector(s).remove(); }""",
+                '.js-plotly-plot')[1]; for (const s of sels) { const [sel, text] = s.split('=');
+                Array.from(gd.querySelectorAll(sel)).find(
+                    el => text === undefined || el.textContent === text).remove(); } }""",
                                   list(_REMOVE))
             removed = _drawing_problems(session, "after removing")
         finally:
@@ -439,7 +444,7 @@ def test_the_label_check_counts_placed_non_empty_texts():
     drawn = {"index": 0, "traces": [{"uid": "u", "visible": True, "showlegend": False,
                                      "colorbar": False}], "labels": {"u": ["a", "4"]},
              "axes": {}, "colorbars": {}, "title": [], "annotations": [], "legendShown": False,
-             "legend": [], "legendTitle": []}
+             "legend": [], "legendGroups": [], "legendTitle": []}
     assert labdriver.text_problems(kernel, [drawn]) == []
     drawn["labels"]["u"] = ["a", "x"]
     assert labdriver.text_problems(kernel, [drawn]) == [
