@@ -303,8 +303,8 @@ def test_reply_judge_checker_runs_the_library_contract_and_the_recording():
     for handed_over in (library, L.library_judge):
         v = checks.check_reply_judge(handed_over)
         assert not v and v.details == (
-            "your own code, not a call to the library's refusal or library_judge: your function "
-            "hands the work to the library's refusal or library_judge: write the rule yourself "
+            "your own code, not a call to the library's refusal or library_judge: your code "
+            "hands the work to the library's refusal: write the rule yourself "
             "(the library's version is what yours is compared with)",), str(v)
 
     def trusts_a_cut_off_reply(reply, finish_reason, messages, cap):

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import functools
 
+import pytest
+
 import memorykit
 import memorykit.longterm.semantic as semantic
 from memorykit.classroom.contracts import run_contracts
-from memorykit.classroom.lesson10_checks import _reaches, own_code
+from memorykit.classroom.contracts.own_code import own_code, reaches as _reaches
 from memorykit.longterm.semantic import select_recalled as library
 
 
@@ -67,3 +69,23 @@ def test_own_code_is_a_contract_naming_the_library_function():
     assert run_contracts(rebuilt, (contract,), exercise="t")
     v = run_contracts(through_its_module, (contract,), exercise="t")
     assert not v and "hands the work to the library's select_recalled" in v.details[0]
+
+
+def test_a_probe_sees_a_library_method_reached_through_an_argument():
+    """``weights.score(...)`` names no global: only running it shows the library's score ran."""
+    from memorykit.classroom.contracts.own_code import own_code as shared
+    from memorykit.entities.scoring import RelevanceWeights
+
+    def through_the_argument(age, mentions, weights):
+        return weights.score(age, mentions)
+
+    def by_hand(age, mentions, weights):
+        return 0.5 * age + mentions
+
+    probe = lambda f: f(3.0, 2, RelevanceWeights())  # noqa: E731
+    assert shared(RelevanceWeights.score).check(through_the_argument) is None  # reads only
+    with pytest.raises(AssertionError, match="hands the work to the library's RelevanceWeights.score"):
+        shared(RelevanceWeights.score, probe=probe).check(through_the_argument)
+    assert shared(RelevanceWeights.score, probe=probe).check(by_hand) is None
+    with pytest.raises(ValueError, match="at least one library function"):
+        shared()

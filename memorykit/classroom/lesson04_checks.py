@@ -71,31 +71,13 @@ def _whole(name: str, value: Any, what: str, maximum: int) -> int:
 def _own_score() -> Any:
     """The contract that the student's ``relevance`` computes the score itself: one call to it
     runs none of the library's score functions (``RelevanceWeights.score`` and what it calls,
-    ``components`` from the ``show_code`` above the explorer, ``candidate_scores``), however it
-    reaches them (watched with ``sys.setprofile``)."""
-    import sys
-
+    ``components`` from the ``show_code`` above the explorer, ``candidate_scores``)."""
     import memorykit.entities.scoring as scoring
-    from memorykit.classroom.contracts import Contract
+    from memorykit.classroom.contracts.own_code import own_code
 
-    library = (scoring.RelevanceWeights.score, scoring.relevance_scores, scoring._scores,
-               scoring.components, scoring.candidate_scores)
-    codes = {f.__code__: f.__qualname__ for f in library}
-
-    def check(relevance: Any) -> None:
-        ran: list[str] = []
-        previous = sys.getprofile()
-        sys.setprofile(lambda frame, event, arg: ran.append(codes[frame.f_code])
-                       if event == "call" and frame.f_code in codes else None)
-        try:
-            relevance(3.0, 2, scoring.RelevanceWeights())
-        except Exception:  # the student's own crash: the other contracts report it
-            pass
-        finally:
-            sys.setprofile(previous)
-        assert not ran, (f"your function hands the work to the library's {ran[0]}: write the "
-                         "formula yourself (the library's score is what yours is compared with)")
-    return Contract("your own formula, not a call to the library's score", check)
+    return own_code(scoring.RelevanceWeights.score, scoring.relevance_scores, scoring._scores,
+                    scoring.components, scoring.candidate_scores, what="the formula",
+                    probe=lambda relevance: relevance(3.0, 2, scoring.RelevanceWeights()))
 
 
 def check_relevance_score(relevance: Any, *, show: bool = False) -> Verdict:

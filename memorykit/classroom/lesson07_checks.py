@@ -106,36 +106,19 @@ def check_object_salience(object_salience: Any, *, show: bool = False) -> Verdic
     task- and note-link weights if it is within ``weights.link_hops`` hops, plus relationship x
     relationship_value and belief_strength x strength. The library's salience contracts run over
     it, and it must agree with ``salience_matrix`` on generated objects and weights, without
-    calling it (``_own_salience``)."""
-    from memorykit.classroom.contracts import Contract, run_contracts
+    calling it (``own_code``)."""
+    from memorykit.classroom.contracts import run_contracts
+    from memorykit.classroom.contracts.own_code import own_code
     from memorykit.classroom.contracts.workspace import SALIENCE_AGREES, SALIENCE_CONTRACTS
+    from memorykit.workspace import SalienceWeights, salience_matrix
 
     require_bool("show", show)  # before the contracts run: a bad flag fails fast
     require_function("object_salience", object_salience, ("turns_since_mention", "task_hops", "note_hops",
                                                    "relationship_value", "strength", "weights"))
     # first: a one-object SalienceInputs handed to salience_matrix passes the rest
-    own = Contract("your own code, not a call to the library's salience_matrix", _own_salience)
+    own = own_code(salience_matrix, what="the five terms", probe=lambda object_salience:
+                   object_salience(0.0, 0.0, 1.0, 0.5, 0.0, SalienceWeights()))
     contracts = (own, *SALIENCE_CONTRACTS, SALIENCE_AGREES)
     return report(run_contracts(object_salience, contracts,
                                 exercise="07 salience rule"), show)
 
-
-def _own_salience(object_salience: Any) -> None:
-    """One call to the student's function runs no ``salience_matrix`` (however it is reached:
-    watched with ``sys.setprofile``)."""
-    import sys
-
-    from memorykit.workspace import SalienceWeights, salience_matrix
-
-    ran: list[bool] = []
-    previous = sys.getprofile()
-    sys.setprofile(lambda frame, event, arg: ran.append(True)
-                   if event == "call" and frame.f_code is salience_matrix.__code__ else None)
-    try:
-        object_salience(0.0, 0.0, 1.0, 0.5, 0.0, SalienceWeights())
-    except Exception:  # the student's own crash: the other contracts report it
-        pass
-    finally:
-        sys.setprofile(previous)
-    assert not ran, ("your function hands the work to the library's salience_matrix: write the "
-                     "five terms yourself (the library's version is what yours is compared with)")

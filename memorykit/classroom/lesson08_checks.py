@@ -103,7 +103,7 @@ def check_three_columns(three_columns: Any, *, show: bool = False) -> Verdict:
     columns without calling ``three_column_lines``."""
     from memorykit.classroom.contracts import run_contracts
     from memorykit.classroom.contracts.workspace import COLUMN_CONTRACTS, COLUMNS_AGREE
-    from memorykit.classroom.lesson10_checks import own_code
+    from memorykit.classroom.contracts.own_code import own_code
     from memorykit.workspace.render import three_column_lines
 
     require_bool("show", show)  # before the contracts run: a bad flag fails fast

@@ -132,7 +132,7 @@ def check_episodic_score(score_function: Any, *, show: bool = False) -> Verdict:
     from memorykit.classroom.contracts.longterm import (EPISODIC_SCORE_CONTRACTS,
                                                         agrees_with_library_score,
                                                         library_episodic_score)
-    from memorykit.classroom.lesson10_checks import own_code
+    from memorykit.classroom.contracts.own_code import own_code
     from memorykit.longterm.episodic import episode_scores, keyword_overlap
 
     if isinstance(score_function, type) or not callable(score_function):

@@ -15,11 +15,9 @@ wrong kind (text, a bool, NaN, a share given as a percentage, a number for a fun
 
 from __future__ import annotations
 
-import types
-from collections.abc import Callable
 from typing import Any
 
-from memorykit.classroom.contracts import Contract
+from memorykit.classroom.contracts.own_code import own_code
 from memorykit.classroom.verdict import Verdict, report, require_answer_dict, require_unit
 
 
@@ -100,45 +98,6 @@ def check_semantic_best(answer: Any, *, show: bool = False) -> Verdict:
     lower = ("never reaches 100%" if got < 1 else "only lets more irrelevant sentences compete")
     return report(Verdict(name, True, f"{t:g} is the highest threshold at which C reaches its "
                            f"best recall, {got:.0%}: lowering it further {lower}", details), show)
-
-
-def _reaches(fn: Any, target: Callable) -> bool:
-    """Whether ``fn`` is ``target`` or its code refers to it: a global or closure holding it, its
-    name reached through its module (or a package above it), or imported inside the function."""
-    if fn is target or getattr(fn, "func", None) is target:  # functools.partial too
-        return True
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return False
-    names, stack = set(), [code]
-    while stack:  # the function's code and the code of what it defines (lambdas, inner defs)
-        c = stack.pop()
-        names.update(c.co_names)
-        stack += [k for k in c.co_consts if isinstance(k, types.CodeType)]
-    env = getattr(fn, "__globals__", {})
-    held = [env.get(n) for n in names]
-    for cell in getattr(fn, "__closure__", None) or ():
-        try:
-            held.append(cell.cell_contents)
-        except ValueError:  # an empty cell
-            pass
-    home = target.__module__
-    via_module = target.__module__ in names or any(  # imported inside, or a module's attribute
-        isinstance(v, types.ModuleType) and f"{home}.".startswith(f"{v.__name__}.") for v in held)
-    return any(v is target for v in held) or (target.__name__ in names and via_module)
-
-
-def own_code(*library: Callable) -> Contract:
-    """The contract of every build-it-yourself exercise (lessons 08, 10, 11): the student's
-    function is not the library's function that does the exercise's work and does not call it
-    (a wrapper would pass every other contract with no work done)."""
-    names = " or ".join(f.__name__ for f in library)
-
-    def check(fn: Any) -> None:
-        assert not any(_reaches(fn, f) for f in library), (
-            f"your function hands the work to the library's {names}: write the rule yourself "
-            "(the library's version is what yours is compared with)")
-    return Contract(f"your own code, not a call to the library's {names}", check)
 
 
 def check_recall_rule(rule: Any, *, show: bool = False) -> Verdict:

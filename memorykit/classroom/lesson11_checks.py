@@ -106,7 +106,7 @@ def check_reply_judge(judge: Any, *, show: bool = False) -> Verdict:
     it must be the student's own code, not a call to ``refusal``."""
     from memorykit.classroom.contracts import run_contracts
     from memorykit.classroom.contracts.llm import REPLY_CONTRACTS, agrees_on_recorded, agrees_with
-    from memorykit.classroom.lesson10_checks import own_code
+    from memorykit.classroom.contracts.own_code import own_code
     from memorykit.classroom.lesson11 import library_judge, recorded_replies
     from memorykit.llm.summarizer import refusal
 
