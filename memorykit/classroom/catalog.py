@@ -82,7 +82,7 @@ CATALOG: tuple[Lesson, ...] = (
            "Exact counts per encoding, content vs billed tokens, the context-window budget, "
            "why characters / 4 misleads.",
            ("memorykit.tokens", "memorykit.messages"), ("D1", "D4"), part="buffers",
-           minutes=50, prerequisites=(0,),
+           minutes=65, prerequisites=(0,),
            builds="a billed-token count of a chat request, and a context-window budget"),
     Lesson(2, "02_pruning_strategies.ipynb", "Pruning strategies",
            "FIFO vs importance vs hybrid vs recency-weighted on one conversation: who leaves "
@@ -155,13 +155,13 @@ CATALOG: tuple[Lesson, ...] = (
            "The same memories driving a real model over an OpenAI-compatible API when one is "
            "configured, and the offline components otherwise, saying which.",
            ("memorykit.llm", "memorykit.classroom.replays.service_loop"), ("D3", "D4"),
-           part="long-term memory", minutes=60, prerequisites=(3, 9, "HTTP APIs (optional)"),
+           part="long-term memory", minutes=85, prerequisites=(3, 9, "HTTP APIs (optional)"),
            builds="a memory service wired to a real or offline model, and its failure handling"),
     Lesson(12, "12_parameter_tuning.ipynb", "Parameter tuning",
            "Evidence recall at a token budget: recall surfaces, Pareto fronts across policies, "
            "per-category breakdowns, on simulated data or a local LoCoMo copy.",
            ("memorykit.evaluation",), ("D1", "D4"), part="evaluation",
-           minutes=90, prerequisites=(2, 9, "pandas tables (reading)"),
+           minutes=75, prerequisites=(2, 9, "pandas tables (reading)"),
            builds="a tuned memory configuration for a token budget, chosen from a sweep"),
 )
 

@@ -44,7 +44,11 @@ def render_learning_path() -> str:
         "# Learning path", "", LEARNING_PATH_NOTE, "",
         f"{len(CATALOG)} notebooks, about {_hours(total)} for a student who reads each lesson, "
         "moves its sliders, does its exercises and answers its review questions. Times are "
-        "estimates for a first pass; a lesson's explorers invite more. Terms are defined in the "
+        "estimates for a first pass, not timings of students: each is within 15 minutes of a "
+        "model of the lesson's content (130 words a minute of prose, 5 lines a minute of shown "
+        "code, 8 or 15 minutes an exercise, 3 an explorer, 2 a review question; "
+        "tests/test_lesson_length.py), and no lesson is over 90 by it. A lesson's explorers "
+        "invite more. Terms are defined in the "
         "[glossary](GLOSSARY.md), sources in the [bibliography](BIBLIOGRAPHY.md); running a lab "
         "(offline, with the local model, grading) is in the "
         "[instructor guide](INSTRUCTOR_GUIDE.md). A student with a clone of the repository "
