@@ -51,3 +51,10 @@ def test_settings_declared_once_make_the_sliders_and_defaults():
     for bad in ("high", float("nan"), True):
         with pytest.raises((TypeError, ValueError), match="threshold"):
             _Declared(threshold=bad)
+
+
+def test_readout_labels_keep_the_students_names_as_the_legend_writes_them():
+    from memorykit.classroom.explorer import readout_label, yours_name
+
+    assert readout_label("memory_tokens") == "memory tokens"
+    assert readout_label(yours_name("select_recalled")) == "yours: select_recalled"

@@ -106,6 +106,13 @@ def yours_name(name: str) -> str:
     return f"{YOURS_PREFIX}{name}"
 
 
+def readout_label(key: Any) -> str:
+    """A readout name as the student reads it: ``memory_tokens`` as "memory tokens", but the
+    student's own code under the name the legend and the lesson use (``yours: select_recalled``)."""
+    key = str(key)
+    return key if key.startswith(YOURS_PREFIX) else key.replace("_", " ")
+
+
 @dataclass(frozen=True)
 class Implementation:
     """What a student's code must be to run in an explorer beside the library's."""
@@ -280,7 +287,7 @@ class LessonExplorer:
 
     def _readout_html(self) -> str:
         """``readout_numbers()`` as a small aligned table of name / value pairs (``readout_table``)."""
-        items = [(str(k).replace("_", " "), v) for k, v in self.readout_numbers().items()
+        items = [(readout_label(k), v) for k, v in self.readout_numbers().items()
                  if not isinstance(v, (list, dict, tuple))]
         return readout_table(items)
 
