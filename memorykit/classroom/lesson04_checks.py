@@ -77,6 +77,7 @@ def _own_score() -> Any:
 
     return own_code(scoring.RelevanceWeights.score, scoring.relevance_scores, scoring._scores,
                     scoring.components, scoring.candidate_scores, what="the formula",
+                    title="your own formula, not a call to the library's score",
                     probe=lambda relevance: relevance(3.0, 2, scoring.RelevanceWeights()))
 
 

@@ -70,10 +70,11 @@ def library_calls(probe: Callable[[], Any], library: tuple[Callable, ...]) -> li
 
 
 def own_code(*library: Callable, probe: Callable[[Any], Any] | None = None,
-             what: str = "the rule") -> Contract:
+             what: str = "the rule", title: str | None = None) -> Contract:
     """The contract that the student's code is not, and does not call, any of ``library``.
     ``probe(subject)`` calls the student's function (or makes and uses the student's class) once
-    on a small input; without it only what the code refers to is read."""
+    on a small input; without it only what the code refers to is read. ``title`` names the
+    contract in the verdict (default: every library function's name)."""
     if not library:
         raise ValueError("own_code needs at least one library function to refuse")
     names = " or ".join(f.__name__ for f in library)
@@ -84,4 +85,4 @@ def own_code(*library: Callable, probe: Callable[[Any], Any] | None = None,
             used = library_calls(lambda: probe(subject), library)
         assert not used, (f"your code hands the work to the library's {used[0]}: write {what} "
                           "yourself (the library's version is what yours is compared with)")
-    return Contract(f"your own code, not a call to the library's {names}", check)
+    return Contract(title or f"your own code, not a call to the library's {names}", check)
