@@ -283,17 +283,7 @@ def test_reply_judge_checker_runs_the_library_contract_and_the_recording():
     # the same story the lesson prints: 4 accepted, 15 cut off, 4 off-topic
     assert (verdicts.count(None), verdicts.count("cut off"), verdicts.count("off-topic")) == (4, 15, 4)
 
-    def rebuilt(reply, finish_reason, messages, cap):
-        text = reply.strip()
-        if not text:
-            return "empty"
-        if finish_reason == "length":
-            return "cut off"
-        if Tokenizer().count(text) > cap:
-            return "too long"
-        return "off-topic" if topic_overlap(text, messages) < 0.3 else None
-
-    assert checks.check_reply_judge(rebuilt)
+    assert checks.check_reply_judge(_student_judge)  # the rebuilt judge: the reference answer
 
     # Issue 24: a wrapper around the library's refusal passed every contract with no work done.
     def library(reply, finish_reason, messages, cap):
