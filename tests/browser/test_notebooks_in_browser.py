@@ -47,6 +47,7 @@ directories separated by ``os.pathsep``) points the test at other notebooks.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -334,13 +335,14 @@ w.VBox([w.IntSlider(), figure({kind!r})])
 """
 
 
-@pytest.mark.parametrize("kind,broken", [("plain", True), ("lesson", False)])
-def test_the_check_catches_a_half_updated_figure(kind, broken, browser, tmp_path):
+@contextlib.contextmanager
+def _one_cell_notebook(browser, tmp_path: Path, name: str, source: str):
+    """A notebook of one code cell, run in JupyterLab with its figures drawn and settled."""
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell(_HALF_UPDATED.format(kind=kind))]
-    path = tmp_path / f"half_updated_{kind}.ipynb"
+    nb.cells = [nbformat.v4.new_code_cell(source)]
+    path = tmp_path / f"{name}.ipynb"
     nbformat.write(nb, path)
     with _lab(tmp_path) as server:
         session = labdriver.NotebookSession(browser, server, path)
@@ -349,9 +351,16 @@ def test_the_check_catches_a_half_updated_figure(kind, broken, browser, tmp_path
             session.run_all(RUN_TIMEOUT_S)
             _wait_filled(session)
             session.wait_settled(SETTLE_TIMEOUT_S)
-            problems = _drawing_problems(session, "after load")
+            yield session
         finally:
             session.close()
+
+
+@pytest.mark.parametrize("kind,broken", [("plain", True), ("lesson", False)])
+def test_the_check_catches_a_half_updated_figure(kind, broken, browser, tmp_path):
+    with _one_cell_notebook(browser, tmp_path, f"half_updated_{kind}",
+                            _HALF_UPDATED.format(kind=kind)) as session:
+        problems = _drawing_problems(session, "after load")
     if broken:
         assert any("'bars'" in p and "x has 2 values in the kernel, none in the browser" in p
                    for p in problems), f"the check missed plotly's half-updated trace: {problems}"
@@ -398,32 +407,18 @@ def test_the_check_catches_labels_plotly_dropped(browser, tmp_path):
     point's text element for good, and the text check must say which labels are missing; the
     same labels in a trace of their own must pass. Then each kind of text is deleted from the
     second figure's SVG, and the check must name it."""
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell(_LABELS)]
-    path = tmp_path / "labels.ipynb"
-    nbformat.write(nb, path)
-    with _lab(tmp_path) as server:
-        session = labdriver.NotebookSession(browser, server, path)
-        try:
-            session.open(LOAD_TIMEOUT_S)
-            session.run_all(RUN_TIMEOUT_S)
-            _wait_filled(session)
+    with _one_cell_notebook(browser, tmp_path, "labels", _LABELS) as session:
+        loaded = _drawing_problems(session, "after load")
+        for texts in (["a", "", ""], ["a", "b", "c"]):  # there and back
+            session.kernel_json(f"relabel({texts!r})", "None")
             session.wait_settled(SETTLE_TIMEOUT_S)
-            loaded = _drawing_problems(session, "after load")
-            for texts in (["a", "", ""], ["a", "b", "c"]):  # there and back
-                session.kernel_json(f"relabel({texts!r})", "None")
-                session.wait_settled(SETTLE_TIMEOUT_S)
-            after = _drawing_problems(session, "after the round trip")
-            session.page.evaluate("""(sels) => { const gd = document.querySelectorAll(
-                '.js-plotly-plot')[1]; for (const s of sels) { const [sel, text] = s.split('=');
-                Array.from(gd.querySelectorAll(sel)).find(
-                    el => text === undefined || el.textContent === text).remove(); } }""",
-                                  list(_REMOVE))
-            removed = _drawing_problems(session, "after removing")
-        finally:
-            session.close()
+        after = _drawing_problems(session, "after the round trip")
+        session.page.evaluate("""(sels) => { const gd = document.querySelectorAll(
+            '.js-plotly-plot')[1]; for (const s of sels) { const [sel, text] = s.split('=');
+            Array.from(gd.querySelectorAll(sel)).find(
+                el => text === undefined || el.textContent === text).remove(); } }""",
+                              list(_REMOVE))
+        removed = _drawing_problems(session, "after removing")
     assert loaded == [], loaded
     assert after == ["after the round trip: figure 1, labels of trace 'nodes' (uid "
                      f"{after[0].split('(uid ')[1][:8]}): drew 1 of the kernel's 3; missing 'b', "
