@@ -62,7 +62,12 @@ Threads. A ``MemoryService`` may be shared by several threads: sessions are
 created under a lock, each session's calls hold that session's lock (calls for
 one session run one at a time; different sessions run side by side), the shared
 ``trace`` is appended under the service's lock, and both vector stores lock
-their own calls. The embedder is shared too: the library's embedders are safe
+their own calls. ``forget`` takes the session's lock too, so it is atomic with
+respect to an ``add`` for the same session: an add that holds the lock first lands
+whole and is then forgotten with the rest; an add that reaches the lock after forget
+is refused with ``SessionForgotten`` (nothing of it is stored: the caller can add it
+again, to a fresh session of that id). Either way nothing of the session is recallable
+once ``forget`` returns. Reads that reach a forgotten session's lock go to the fresh one. The embedder is shared too: the library's embedders are safe
 to call from several threads; a user's own embedder must be as well.
 
 ``MemoryService`` is also a ``ContextPolicy``: ``build_context(history, query,
@@ -76,8 +81,9 @@ isolation); the architectures it sits beside are in ``notebooks/10_architectures
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import partial
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -167,6 +173,20 @@ class LongTermWriteFailed(RuntimeError):
         return (type(self), (self.session_id, self.message_ids, self.error))
 
 
+class SessionForgotten(RuntimeError):
+    """An ``add`` reached its session after ``forget`` dropped it: the message was not stored."""
+
+    def __init__(self, session_id: str, message_id: str) -> None:
+        self.session_id = session_id
+        self.message_id = message_id
+        super().__init__(f"session {session_id!r} was forgotten while adding message "
+                         f"{message_id!r}: the message was not stored (add it again to start "
+                         f"a fresh session of that id)")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.session_id, self.message_id))
+
+
 @dataclass
 class Session:
     """One session's working memory and long-term bookkeeping."""
@@ -188,6 +208,8 @@ class Session:
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
     """Held by every service call for this session (one call at a time per session)."""
     added_ids: set[str] = field(default_factory=set, repr=False)
+    forgotten: bool = field(default=False, repr=False)
+    """Set by ``forget`` under ``lock``: calls that were waiting on the lock must not use it."""
 
     def __getstate__(self) -> dict[str, Any]:
         return without_locks(self.__dict__)
@@ -284,6 +306,17 @@ class MemoryService:
                     s = self.sessions[session_id] = Session(session_id, working, semantic)
         return s
 
+    @contextmanager
+    def _live(self, session_id: str) -> Iterator[Session]:
+        """The session, its lock held; a session ``forget`` dropped while this call waited on
+        its lock is passed over for the fresh one (so a read never sees forgotten messages)."""
+        while True:
+            s = self.session(session_id)
+            with s.lock:
+                if not s.forgotten:
+                    yield s
+                    return
+
     def _record(self, event: Any) -> None:
         with self._lock:
             self.trace.append(event)
@@ -307,12 +340,15 @@ class MemoryService:
 
         Returns working memory's events (evictions, summarizations), followed by a
         ``StoreFailed`` when the long-term write failed (the message is then pending:
-        nothing is lost, and the write is tried again).
+        nothing is lost, and the write is tried again). Raises ``SessionForgotten`` when
+        ``forget`` dropped the session while this call waited for it: nothing was stored.
         """
         if type(message) is not Message:
             raise TypeError(f"message must be a Message, got {message!r}")
         s = self.session(session_id)
         with s.lock:
+            if s.forgotten:
+                raise SessionForgotten(s.id, message.id)
             if message.id in s.added_ids:
                 raise ValueError(f"message id {message.id!r} was already added to session "
                                  f"{s.id!r}")
@@ -375,8 +411,7 @@ class MemoryService:
         Raises ``LongTermWriteFailed`` when the store or the embedder fails; the
         messages then stay pending.
         """
-        s = self.session(session_id)
-        with s.lock:
+        with self._live(session_id) as s:
             ids = [m.id for m in s.pending]
             if not ids:
                 return []
@@ -388,8 +423,7 @@ class MemoryService:
 
     def pending_ids(self, session_id: str) -> list[str]:
         """Messages of the session not yet confirmed by the store, oldest first."""
-        s = self.session(session_id)
-        with s.lock:
+        with self._live(session_id) as s:
             return [m.id for m in s.pending]
 
     def degraded(self) -> dict[str, str]:
@@ -405,25 +439,40 @@ class MemoryService:
         Long-term memories of the session stay: they outlive working memory. When
         the flush fails, ``LongTermWriteFailed`` is raised and nothing is emptied.
         """
-        s = self.session(session_id)
-        with s.lock:
+        with self._live(session_id) as s:
             self.flush(session_id,
                        reason="clear: pending batch written before working memory empties")
             return s.working.clear()
 
     def forget(self, session_id: str) -> int:
-        """Drop the session entirely, long-term entries included; returns how many were deleted."""
+        """Drop the session entirely, long-term entries included; returns how many were deleted.
+
+        Holds the session's lock, so an ``add`` in flight for it lands first (and is deleted
+        here) or is refused afterwards with ``SessionForgotten``; its pending messages are
+        dropped with it. Other sessions are not held up but for the store's delete.
+        """
         require_str("session_id", session_id, non_empty=True)
-        with self._lock:
-            deleted = self.store.delete({"session_id": session_id}) if len(self.store) else 0
-            self.sessions.pop(session_id, None)
-        return deleted
+        while True:
+            with self._lock:
+                s = self.sessions.get(session_id)
+                if s is None:  # nothing in memory: only the store may hold the session
+                    return self._delete(session_id)
+            with s.lock:  # same order as add: session lock, then the service's
+                if s.forgotten:
+                    continue  # another forget won the lock; a fresh session may exist now
+                with self._lock:  # no fresh session of this id is made while the store deletes
+                    s.forgotten = True
+                    s.pending.clear()
+                    del self.sessions[session_id]
+                    return self._delete(session_id)
+
+    def _delete(self, session_id: str) -> int:
+        return self.store.delete({"session_id": session_id}) if len(self.store) else 0
 
     # ------------------------------------------------------------- reading
     def stored_ids(self, session_id: str) -> set[str]:
         """Message ids the store holds for the session (sources of every stored unit)."""
-        s = self.session(session_id)
-        with s.lock:
+        with self._live(session_id) as s:
             return {mid for mid, n in s.semantic.units_of.items() if n}
 
     def recall(
@@ -431,8 +480,7 @@ class MemoryService:
     ) -> list[Recollection]:
         """Search this session's long-term entries (pending ones are not searchable yet)."""
         require_str("query", query)
-        s = self.session(session_id)
-        with s.lock:
+        with self._live(session_id) as s:
             return self._search(s, query, limit, {m.id for m in s.working if not m.is_summary})
 
     def _search(
@@ -456,12 +504,12 @@ class MemoryService:
         When recall fails (the embedder or the store is down), the context is built
         from working memory alone and its ``notes`` say so.
         """
-        s = self.session(session_id)
+        require_str("session_id", session_id, non_empty=True)
         if current_input is not None:
             require_str("current_input", current_input)
         if budget is not None:
             require_int("budget", budget, minimum=1)
-        with s.lock:
+        with self._live(session_id) as s:
             return self._context(s, current_input, budget)
 
     def _context(self, s: Session, current_input: str | None, budget: int | None) -> Context:
@@ -576,4 +624,4 @@ class MemoryService:
 
 
 __all__ = ["STORAGE_SCOPES", "LongTermSettings", "LongTermWriteFailed", "MemoryService",
-           "MemorySettings", "Session"]
+           "MemorySettings", "Session", "SessionForgotten"]
