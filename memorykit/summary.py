@@ -53,6 +53,21 @@ class Summarizer(Protocol):
     def summarize(self, messages: Sequence[Message], max_tokens: int) -> str: ...
 
 
+def check_summary_text(text: Any, summarizer: Any, count: int) -> str:
+    """``text`` when it can stand in for ``count`` messages: a str with something in it.
+
+    An empty or blank "summary" would replace the messages by nothing, so it is refused with
+    a ValueError naming the summarizer; the caller keeps the messages.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"summarizer returned {text!r}, expected a str")
+    if not text.strip():
+        name = getattr(summarizer, "name", type(summarizer).__name__)
+        raise ValueError(f"summarizer {name} returned an empty summary ({text!r}) for {count} "
+                         f"messages: refused, the messages are kept")
+    return text
+
+
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
 _ROLE_LABEL = re.compile(r"^(system|user|assistant|tool):\s+")
 
@@ -352,4 +367,5 @@ class MemoSummarizer:
         return f"MemoSummarizer({self.summarizer!r}, maxsize={self.maxsize})"
 
 
-__all__ = ["ExtractiveSummarizer", "MemoSummarizer", "ScoredSentence", "Summarizer"]
+__all__ = ["ExtractiveSummarizer", "MemoSummarizer", "ScoredSentence", "Summarizer",
+           "check_summary_text"]

@@ -33,7 +33,7 @@ from memorykit._validate import require_fraction, require_int, require_str
 from memorykit.buffers.base import MessageBuffer
 from memorykit.buffers.summary_buffer import splice, tool_units
 from memorykit.messages import Message, MessageFactory, check_importance
-from memorykit.summary import ExtractiveSummarizer, Summarizer
+from memorykit.summary import ExtractiveSummarizer, Summarizer, check_summary_text
 from memorykit.trace import Summarization
 
 
@@ -112,6 +112,7 @@ class LLMSummaryCompressor:
         if len(messages) < self.min_messages:
             return messages
         text = self.summarizer.summarize([self._unmarked(m) for m in messages], self.max_tokens)
+        check_summary_text(text, self.summarizer, len(messages))  # before anything is replaced
         return [
             self.factory.summary(
                 self.marker + text,

@@ -47,7 +47,7 @@ from memorykit.trace import Victim
 from memorykit.clock import Clock
 from memorykit.messages import Message, MessageFactory
 from memorykit.provenance import IdRuns
-from memorykit.summary import ExtractiveSummarizer, Summarizer
+from memorykit.summary import ExtractiveSummarizer, Summarizer, check_summary_text
 from memorykit.tokens import ChatFormat, role_tokens
 from memorykit.trace import Eviction, Summarization
 
@@ -291,7 +291,8 @@ class SummaryBuffer(MessageBuffer):
     def add(self, message: Message) -> list[Summarization | Eviction]:  # type: ignore[override]
         """Add a message, summarize if over threshold, evict only if over the hard budget.
 
-        A summarizer that fails (raises, or returns something other than a str) never makes
+        A summarizer that fails (raises, returns something other than a str, or an empty or
+        blank summary, which would replace the messages by nothing) never makes
         ``add`` raise after the message was admitted: the oldest messages are evicted instead
         (rule ``summary-fallback-fifo``, the reason naming the failure) and
         ``summarizer_failures`` counts it.
@@ -364,8 +365,7 @@ class SummaryBuffer(MessageBuffer):
                                                self._tokens, self.threshold_tokens, trigger.turn))
             try:
                 text = self.summarizer.summarize(taken, self.summary_max_tokens)
-                if not isinstance(text, str):
-                    raise TypeError(f"summarizer returned {text!r}, expected a str")
+                check_summary_text(text, self.summarizer, len(taken))
             except Exception as exc:  # noqa: BLE001 - any failure: evict instead, never lose the add
                 # The message is already admitted: raising now would leave the caller unsure
                 # whether it was kept and could break the hard budget. Eviction takes over
