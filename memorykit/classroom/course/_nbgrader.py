@@ -77,7 +77,7 @@ def kernel_sockets() -> Iterator[str]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def api(root: Path, sockets: str | None = None) -> Any:
+def api(root: Path, sockets: str | None = None, cell_timeout: float = CELL_TIMEOUT_SECONDS) -> Any:
     """nbgrader's API on the course at ``root`` (configured as ``nbgrader_config.py`` says);
     with ``sockets``, kernels use Unix sockets at that path prefix instead of TCP ports."""
     from nbgrader.apps import NbGraderAPI
@@ -87,7 +87,7 @@ def api(root: Path, sockets: str | None = None) -> Any:
     config = Config()
     config.CourseDirectory.root = str(root)
     config.CourseDirectory.db_url = f"sqlite:///{root}/gradebook.db"
-    config.Execute.timeout = CELL_TIMEOUT_SECONDS
+    config.Execute.timeout = int(cell_timeout) + 1  # whole seconds, never 0 (no limit)
     config.Execute.store_widget_state = False
     config.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
     if sockets is not None:
@@ -106,10 +106,10 @@ def quiet_gradebook() -> Iterator[None]:
         yield
 
 
-def run(root: Path, action: str, *args: str) -> None:
+def run(root: Path, action: str, *args: str, cell_timeout: float = CELL_TIMEOUT_SECONDS) -> None:
     """``NbGraderAPI.<action>(*args)``; raises ``RuntimeError`` with nbgrader's log if it fails."""
     with nbgrader_env(), quiet_gradebook(), kernel_sockets() as sockets:
-        result = getattr(api(root, sockets), action)(*args, force=True, create=True)
+        result = getattr(api(root, sockets, cell_timeout), action)(*args, force=True, create=True)
     if not result.get("success"):
         raise RuntimeError(f"nbgrader {action} {' '.join(args)} failed:\n"
                            f"{result.get('error') or ''}\n{result.get('log') or ''}".rstrip())
@@ -126,10 +126,10 @@ def add_student(root: Path, student: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    """``ROOT ACTION ARG...``: one nbgrader action in a process of its own (exit 1 and
-    nbgrader's log on stderr when it fails)."""
+    """``ROOT CELL_TIMEOUT ACTION ARG...``: one nbgrader action in a process of its own (exit 1
+    and nbgrader's log on stderr when it fails)."""
     try:
-        run(Path(argv[0]), *argv[1:])
+        run(Path(argv[0]), *argv[2:], cell_timeout=float(argv[1]))
     except RuntimeError as exc:
         print(exc, file=sys.stderr)
         return 1

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 __all__ = ["add_course_commands", "run_course"]
@@ -27,7 +28,12 @@ def add_course_commands(commands: argparse._SubParsersAction) -> None:  # type: 
     actions = course.add_subparsers(dest="course_command", required=True)
     release = actions.add_parser("release", help="make the course directory and both editions")
     release.add_argument("--out", metavar="DIR", type=Path, required=True,
-                         help="course directory (created; a course made there before is replaced)")
+                         help="course directory (created). A course made there before is "
+                              "replaced: source/, release/, instructor/, autograded/, feedback/ "
+                              "and the gradebook; refused when its gradebook holds grades, "
+                              "unless --force")
+    release.add_argument("--force", action="store_true",
+                         help="replace a course whose gradebook holds grades (they are lost)")
     release.add_argument("--lessons", metavar="NN_name", nargs="+",
                          help="only these lessons (default: every lesson 01-12)")
     student = actions.add_parser(
@@ -46,6 +52,9 @@ def add_course_commands(commands: argparse._SubParsersAction) -> None:  # type: 
                        help="only these lessons (default: every lesson submitted)")
     grade.add_argument("--workers", "-w", metavar="N", type=int, default=1,
                        help="lessons graded at once, one process each (default 1)")
+    grade.add_argument("--notebook-timeout", metavar="SECONDS", type=float, default=None,
+                       help="time limit per notebook; a notebook stopped at it grades 0 "
+                            "(default 900)")
 
 
 def _found(folder: Path, lesson: str) -> Path | None:
@@ -61,7 +70,7 @@ def run_course(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
 
     try:
         if args.course_command == "release":
-            course = build_course(args.out, lessons=args.lessons)
+            course = build_course(args.out, lessons=args.lessons, force=args.force)
             print(f"course: {course.root} ({len(course.lessons)} lessons: "
                   f"{', '.join(course.lessons)})")
             print(f"student edition: {course.release}  (hand this folder out)")
@@ -84,9 +93,13 @@ def run_course(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
             submit(course, args.student, {k: v for k, v in found.items() if v is not None})
             if args.lessons is None:
                 args.lessons = [k for k, v in found.items() if v is not None]
-        grades = autograde(course, args.student, args.lessons, workers=args.workers)
+        timeout = {} if args.notebook_timeout is None else {"notebook_timeout": args.notebook_timeout}
+        grades = autograde(course, args.student, args.lessons, workers=args.workers, **timeout)
     except (ValueError, TypeError, FileNotFoundError, FileExistsError,
             NotADirectoryError) as exc:
         parser.error(str(exc))
+    except RuntimeError as exc:  # nbgrader failed on the course itself, not on a submission
+        print(f"course {args.course_command}: {exc}", file=sys.stderr)
+        return 1
     print(grades.report())
     return 0

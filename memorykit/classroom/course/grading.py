@@ -12,11 +12,18 @@ the course's SQLite gradebook, whose writes are short).
 
 from __future__ import annotations
 
+import json
+import math
+import os
 import re
 import shutil
-from collections.abc import Mapping, Sequence
+import signal
+import sqlite3
 import subprocess
 import sys
+import tempfile
+import threading
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +34,7 @@ from memorykit.classroom.course.release import Course
 
 __all__ = ["CellGrade", "LessonGrade", "Grades", "submit", "autograde"]
 
-_STUDENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_STUDENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -52,6 +59,8 @@ class LessonGrade:
 
     lesson: str
     cells: tuple[CellGrade, ...]
+    problem: str = ""
+    """Why the notebook could not be graded (every cell then has 0 points); empty when it was."""
 
     @property
     def points(self) -> float:
@@ -87,17 +96,19 @@ class Grades:
         """Scores per lesson and cell, with the feedback of every cell that earned no points."""
         lines = [f"{self.student}: {self.points:g} / {self.max_points:g} points"]
         for grade in self.lessons:
-            lines.append(f"  {grade.lesson}: {grade.points:g} / {grade.max_points:g}")
+            lines.append(f"  {grade.lesson}: {grade.points:g} / {grade.max_points:g}"
+                         + (f" (not graded: {grade.problem})" if grade.problem else ""))
             for cell in grade.cells:
                 lines.append(f"    {cell.grade_id}: {cell.points:g} / {cell.max_points:g}")
-                lines += [f"      | {line}" for line in cell.feedback.splitlines()]
+                if cell.feedback != grade.problem:
+                    lines += [f"      | {line}" for line in cell.feedback.splitlines()]
         return "\n".join(lines)
 
 
 def _check_student(student: str) -> str:
     if not isinstance(student, str) or not _STUDENT.match(student):
-        raise ValueError("student must be a name of letters, digits, '_', '.' or '-' (it names "
-                         f"a folder and a gradebook entry), got {student!r}")
+        raise ValueError("student must be a name of 1-64 letters, digits, '_', '.' or '-' (it "
+                         f"names a folder and a gradebook entry), got {student!r}")
     return student
 
 
@@ -122,14 +133,197 @@ def submit(course: Course, student: str, notebooks: Mapping[str, Any]) -> None:
             nbformat.write(nb, target)
 
 
-def _autograde_apart(root: str, lesson: str, student: str) -> None:
-    """nbgrader's autograde in a process of its own (several run at once)."""
-    code = "import sys; from memorykit.classroom.course._nbgrader import main; sys.exit(main(sys.argv[1:]))"
-    done = subprocess.run([sys.executable, "-c", code, root, "autograde", lesson, student],
-                          capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(done.stderr.strip() or f"nbgrader autograde {lesson} {student} failed")
+NOTEBOOK_TIMEOUT_SECONDS = 900.0
+"""Default time limit for autograding one notebook, kernel start included: about five times the
+slowest lesson's autograde measured (under 3 minutes on 2 shared cores). ``autograde(...,
+notebook_timeout=)``, ``course grade --notebook-timeout SECONDS``."""
 
+MAX_NOTEBOOK_BYTES = 50_000_000
+"""A submitted notebook larger than this is not read (grades 0); the lessons' are under 1 MB."""
+
+DELETED = "graded cell deleted from the notebook"
+
+# the environment a student's code runs in: no API keys or tokens, HOME and TMPDIR scratch folders
+_KEPT_ENV = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "PYTHONPATH", "VIRTUAL_ENV")
+_SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH", re.I)
+_GRADEBOOK = threading.Lock()  # the course's gradebook is read and written by one thread at a time
+
+
+def _readable(path: Path) -> tuple[Any, str]:
+    """The submitted notebook at ``path``, or ``None`` and why it cannot be graded."""
+    import nbformat
+
+    if path.is_symlink() or not path.is_file():
+        return None, "the submission is not a regular file"
+    if path.stat().st_size > MAX_NOTEBOOK_BYTES:
+        return None, f"the notebook has {path.stat().st_size:,} bytes (at most {MAX_NOTEBOOK_BYTES:,})"
+    try:
+        text = path.read_bytes().decode("utf-8")
+        json.loads(text)
+    except UnicodeDecodeError as exc:
+        return None, f"the notebook is not UTF-8 text (byte {exc.start})"
+    except (ValueError, RecursionError) as exc:
+        return None, f"the notebook is not JSON ({str(exc)[:200]})"
+    try:
+        nb = nbformat.reads(text, as_version=4)
+        nbformat.validate(nb)
+    except Exception as exc:  # noqa: BLE001 - whatever a student's file breaks is its grade
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        return None, f"the notebook is not a valid Jupyter notebook ({first[:200]})"
+    return nb, ""
+
+
+def _scratch_course(course: Course, student: str, lesson: str, nb: Any, root: Path) -> None:
+    """At ``root``, a course holding only what autograding ``student``'s ``lesson`` needs: the
+    config, a copy of the gradebook without the other students (it holds the release's cells, no
+    reference answer), an empty ``source/<lesson>/`` and the submission."""
+    import nbformat
+    from nbgrader.api import Gradebook
+
+    (root / "source" / lesson).mkdir(parents=True)
+    (root / "submitted" / student / lesson).mkdir(parents=True)
+    shutil.copyfile(course.root / "nbgrader_config.py", root / "nbgrader_config.py")
+    with _GRADEBOOK:
+        shutil.copyfile(course.root / "gradebook.db", root / "gradebook.db")
+    with _nbgrader.nbgrader_env(), _nbgrader.quiet_gradebook(), \
+            Gradebook(f"sqlite:///{root}/gradebook.db") as gb:
+        for other in [s.id for s in gb.students if s.id != student]:
+            gb.remove_student(other)
+    db = sqlite3.connect(root / "gradebook.db", isolation_level=None)
+    db.execute("VACUUM")  # the removed students' rows leave the file, not only the tables
+    db.close()
+    nbformat.write(nb, root / "submitted" / student / lesson / f"{lesson}.ipynb")
+
+
+def _kill(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:  # already gone
+            pass
+
+
+def _left_behind(tmp: Path) -> list[int]:
+    """Processes still running with ``TMPDIR`` = ``tmp``: the grader's and the student's
+    (a kernel starts a session of its own, so it is not in the grader's process group)."""
+    import psutil  # installed with IPython, which every kernel needs
+
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            if proc.environ().get("TMPDIR") == str(tmp):
+                found.append(proc.pid)
+        except psutil.Error:
+            pass
+    return found
+
+
+def _why(log: str, returncode: int) -> str:
+    """What to tell about an autograde that failed, from nbgrader's log (never its advice to
+    run ``nbgrader db upgrade``: the gradebook is ours)."""
+    if "DeadKernelError" in log or "Kernel died" in log:
+        return "the kernel died while running the notebook (its code ended the kernel or ran out of memory)"
+    if "UnresponsiveKernelError" in log or "became unresponsive" in log:
+        return "the kernel stopped answering and could not be interrupted"
+    if returncode < 0:
+        return f"the grader was stopped by signal {-returncode}"
+    lines = [line.strip() for line in _ANSI.sub("", log).splitlines()
+             if re.match(r"^\w*(Error|Exception)\b", line.strip())]
+    return f"nbgrader could not grade it ({(lines or ['exit status ' + str(returncode)])[-1][:300]})"
+
+
+def _autograde_apart(root: Path, lesson: str, student: str, timeout: float) -> str:
+    """nbgrader's autograde of the scratch course at ``root`` in a process of its own, its
+    working folder ``root``, HOME and TMPDIR scratch, no secret in its environment; stopped
+    (with every process it started) after ``timeout`` seconds. ``""``, or why it did not grade."""
+    home, tmp = root.parent / "home", root.parent / "tmp"
+    home.mkdir()
+    tmp.mkdir()
+    env = {k: v for k, v in os.environ.items()
+           if (k in _KEPT_ENV or k.startswith("MEMORYKIT_")) and not _SECRET.search(k)}
+    env.update(HOME=str(home), TMPDIR=str(tmp))
+    code = "import sys; from memorykit.classroom.course._nbgrader import main; sys.exit(main(sys.argv[1:]))"
+    cell_timeout = min(float(_nbgrader.CELL_TIMEOUT_SECONDS), timeout)
+    log_path = root.parent / "autograde.log"
+    with open(log_path, "w", encoding="utf-8") as log:  # a file: a process left behind cannot block it
+        proc = subprocess.Popen(
+            [sys.executable, "-c", code, str(root), str(cell_timeout), "autograde", lesson, student],
+            cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+            start_new_session=True)
+        try:
+            returncode = proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            returncode = None
+        _kill(_left_behind(tmp))
+        proc.wait()
+    if returncode is None:
+        return f"took longer than {timeout:g} s (the time limit per notebook): stopped"
+    if returncode != 0:
+        return _why(log_path.read_text(encoding="utf-8", errors="replace"), returncode)
+    return ""
+
+
+def _scratch_results(root: Path, student: str, lesson: str) -> tuple[Any, dict[str, float]]:
+    import nbformat
+    from nbgrader.api import Gradebook
+
+    path = root / "autograded" / student / lesson / f"{lesson}.ipynb"
+    if path.is_symlink() or not path.is_file():
+        return None, {}
+    with _nbgrader.nbgrader_env(), Gradebook(f"sqlite:///{root}/gradebook.db") as gb:
+        scores = {g.name: float(g.score)
+                  for g in gb.find_submission_notebook(lesson, lesson, student).grades}
+    return nbformat.read(path, as_version=4), scores
+
+
+def _record(course: Course, student: str, lesson: str, graded: Any, scores: dict[str, float],
+            problem: str) -> LessonGrade:
+    """Enter the grades in the course's gradebook and return them: every graded cell the
+    gradebook knows for ``lesson``, 0 points for one the notebook lacks or when ``problem``."""
+    import nbformat
+    from nbgrader.api import Gradebook
+
+    cells = {c.metadata["nbgrader"]["grade_id"]: c for c in graded.cells
+             if c.metadata.get("nbgrader", {}).get("grade")} if graded is not None else {}
+    found = []
+    with _GRADEBOOK, _nbgrader.nbgrader_env(), _nbgrader.quiet_gradebook(), \
+            Gradebook(f"sqlite:///{course.root}/gradebook.db") as gb:
+        gb.update_or_create_submission(lesson, student)
+        for grade in gb.find_submission_notebook(lesson, lesson, student).grades:
+            most = float(grade.max_score)
+            cell = cells.get(grade.name)
+            feedback = problem or (DELETED if cell is None else _feedback(cell))
+            points = 0.0 if feedback else min(max(scores.get(grade.name, 0.0), 0.0), most)
+            grade.auto_score, grade.needs_manual_grade = points, False
+            found.append(CellGrade(grade.name, points, most, "" if points >= most else feedback))
+        gb.db.commit()
+    order = [c.metadata.get("nbgrader", {}).get("grade_id") for c in
+             nbformat.read(course.notebook("release", lesson), as_version=4).cells]
+    found.sort(key=lambda c: (order.index(c.grade_id) if c.grade_id in order else len(order), c.grade_id))
+    return LessonGrade(lesson, tuple(found), problem)
+
+
+def _grade(course: Course, student: str, lesson: str, timeout: float) -> LessonGrade:
+    """Autograde one lesson in a scratch course (the module says what it isolates); the graded
+    notebook is copied to the course's ``autograded/``. Never raises for what the student sent."""
+    nb, problem = _readable(course.root / "submitted" / student / lesson / f"{lesson}.ipynb")
+    graded, scores = None, {}
+    out = course.root / "autograded" / student / lesson
+    if out.exists():
+        shutil.rmtree(out)
+    if not problem:
+        with tempfile.TemporaryDirectory(prefix="mk-grade-") as tmp:
+            root = Path(tmp) / "course"
+            _scratch_course(course, student, lesson, nb, root)
+            problem = _autograde_apart(root, lesson, student, timeout)
+            if not problem:
+                graded, scores = _scratch_results(root, student, lesson)
+                problem = "" if graded is not None else "nbgrader wrote no graded notebook"
+            if graded is not None:
+                out.mkdir(parents=True)
+                shutil.copyfile(root / "autograded" / student / lesson / f"{lesson}.ipynb",
+                                out / f"{lesson}.ipynb")
+    return _record(course, student, lesson, graded, scores, problem)
 
 # a failed check raises the verdict as an AssertionError (NotYet, memorykit.classroom.verdict):
 # its text is the feedback as it stands; any other error keeps its name
@@ -146,36 +340,24 @@ def _feedback(cell: Any) -> str:
     return _ANSI.sub("", "\n".join(texts)).strip()
 
 
-def _read_grades(course: Course, student: str, lesson: str) -> LessonGrade:
-    import nbformat
-    from nbgrader.api import Gradebook
-
-    graded = nbformat.read(course.root / "autograded" / student / lesson / f"{lesson}.ipynb",
-                           as_version=4)
-    with _nbgrader.nbgrader_env(), Gradebook(f"sqlite:///{course.root}/gradebook.db") as gb:
-        scores = {g.name: (float(g.score), float(g.max_score))
-                  for g in gb.find_submission_notebook(lesson, lesson, student).grades}
-    cells = []
-    for cell in graded.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if meta.get("grade") and meta.get("grade_id") in scores:
-            points, most = scores[meta["grade_id"]]
-            cells.append(CellGrade(meta["grade_id"], points, most,
-                                   "" if points >= most else _feedback(cell)))
-    return LessonGrade(lesson, tuple(cells))
-
-
 def autograde(course: Course, student: str, lessons: Sequence[str] | None = None, *,
-              workers: int = 1) -> Grades:
+              workers: int = 1, notebook_timeout: float = NOTEBOOK_TIMEOUT_SECONDS) -> Grades:
     """Autograde ``student``'s submitted ``lessons`` (default: every lesson submitted) with
-    nbgrader, ``workers`` lessons at once, and return the grades."""
+    nbgrader, ``workers`` lessons at once, each stopped after ``notebook_timeout`` seconds, and
+    return the grades. A notebook that cannot be read, ends its kernel or runs out of time
+    grades 0 with the reason as feedback; the other lessons still grade."""
     if isinstance(workers, bool) or not isinstance(workers, int):
         raise TypeError(f"workers must be an int number of processes, got {workers!r}")
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
+    if isinstance(notebook_timeout, bool) or not isinstance(notebook_timeout, (int, float)):
+        raise TypeError(f"notebook_timeout must be a number of seconds, got {notebook_timeout!r}")
+    if not math.isfinite(notebook_timeout) or notebook_timeout <= 0:
+        raise ValueError(f"notebook_timeout must be a positive number of seconds, got {notebook_timeout!r}")
     _check_student(student)
     if isinstance(lessons, str):
         raise TypeError(f"lessons must be a list of lesson names, got the string {lessons!r}")
+    course = Course(Path(course.root).resolve(), course.lessons)
     folder = course.root / "submitted" / student
     if lessons is None:
         lessons = [lesson for lesson in course.lessons if (folder / lesson).is_dir()]
@@ -183,18 +365,13 @@ def autograde(course: Course, student: str, lessons: Sequence[str] | None = None
             raise FileNotFoundError(f"nothing submitted for {student} in {folder}")
     for lesson in lessons:
         course.notebook("release", lesson)  # refuses a lesson the course does not have
-        if not (folder / lesson / f"{lesson}.ipynb").is_file():
+        if not (folder / lesson / f"{lesson}.ipynb").exists():
             raise FileNotFoundError(f"{student} submitted no {lesson} "
                                     f"(expected {folder / lesson / f'{lesson}.ipynb'})")
-    jobs = [(str(course.root), lesson, student) for lesson in lessons]
-    if not jobs:  # lessons=[]: nothing to grade
+    if not lessons:  # lessons=[]: nothing to grade
         return Grades(student, ())
-    if workers == 1 or len(jobs) == 1:
-        for root, lesson, _ in jobs:
-            _nbgrader.run(Path(root), "autograde", lesson, student)
-    else:
-        _nbgrader.add_student(course.root, student)
-        with ThreadPoolExecutor(min(workers, len(jobs))) as pool:
-            for future in [pool.submit(_autograde_apart, *job) for job in jobs]:
-                future.result()
-    return Grades(student, tuple(_read_grades(course, student, lesson) for lesson in lessons))
+    _nbgrader.add_student(course.root, student)
+    with ThreadPoolExecutor(min(workers, len(lessons))) as pool:
+        graded = pool.map(lambda lesson: _grade(course, student, lesson, float(notebook_timeout)),
+                          lessons)
+        return Grades(student, tuple(graded))

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,8 +71,8 @@ class Course:
 
     @classmethod
     def open(cls, root: Path) -> Course:
-        """The course ``build_course`` made at ``root``."""
-        root = Path(root)
+        """The course ``build_course`` made at ``root`` (a relative path is resolved)."""
+        root = Path(root).resolve()
         if not (root / "nbgrader_config.py").is_file() or not (root / "source").is_dir():
             raise FileNotFoundError(f"{root} is not a course directory (no nbgrader_config.py "
                                     "and source/): make one with python -m memorykit.classroom course "
@@ -157,13 +158,35 @@ def add_review_answer_cells(nb: Any) -> Any:
     return nb
 
 
-def _prepare(out: Path) -> Path:
+def graded_in(root: Path) -> tuple[int, int]:
+    """How many students and submissions the gradebook of the course at ``root`` holds."""
+    if not (root / "gradebook.db").is_file():
+        return 0, 0
+    db = sqlite3.connect(f"file:{root / 'gradebook.db'}?mode=ro", uri=True)
+    try:
+        return tuple(db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]  # type: ignore[return-value]
+                     for table in ("student", "submitted_assignment"))
+    except sqlite3.DatabaseError as exc:
+        raise FileExistsError(f"{root / 'gradebook.db'} is not a gradebook nbgrader made ({exc}): "
+                              "move it away, or pass --force to replace it") from None
+    finally:
+        db.close()
+
+
+def _prepare(out: Path, force: bool) -> Path:
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(f"--out must be a directory, {out} is a file")
     if out.is_dir() and any(out.iterdir()) and not (out / "nbgrader_config.py").is_file():
         raise FileExistsError(f"{out} is not empty and is not a course directory: choose an "
                               "empty or new folder")
+    students, submissions = (0, 0) if force else graded_in(out)
+    if students or submissions:
+        raise FileExistsError(
+            f"{out} is a course whose gradebook holds {students} students and {submissions} "
+            "graded submissions: a release replaces the gradebook and source/, release/, "
+            "instructor/, autograded/, feedback/ (every grade would be lost). Pass --force "
+            "(build_course(..., force=True)) to replace them, or choose another --out")
     out.mkdir(parents=True, exist_ok=True)
     for name in _MADE:
         made = out / name
@@ -175,10 +198,11 @@ def _prepare(out: Path) -> Path:
 
 
 def build_course(out: Path, *, repo: Path | None = None,
-                 lessons: Sequence[str] | None = None) -> Course:
-    """Make the course directory ``out`` (created; a previous course there is replaced) from
-    ``repo`` (default: the checkout holding this package): both editions, as the module says.
-    ``lessons`` limits it to some lessons (default: every ``notebooks/NN_*.ipynb``, NN >= 01)."""
+                 lessons: Sequence[str] | None = None, force: bool = False) -> Course:
+    """Make the course directory ``out`` (created) from ``repo`` (default: the checkout holding
+    this package): both editions, as the module says. ``lessons`` limits it to some lessons
+    (default: every ``notebooks/NN_*.ipynb``, NN >= 01). A course made there before is replaced,
+    gradebook included; one whose gradebook holds grades only with ``force``."""
     repo = Path(repo) if repo is not None else Path(__file__).resolve().parents[3]
     available = lesson_stems(repo / "notebooks")
     chosen = list(available if lessons is None else lessons)
@@ -187,7 +211,7 @@ def build_course(out: Path, *, repo: Path | None = None,
             raise ValueError(f"lesson must be one of {', '.join(available)}, got {lesson!r}")
     if not chosen:
         raise ValueError(f"no lesson to release in {repo / 'notebooks'}")
-    root = _prepare(out)
+    root = _prepare(out, force)
     (root / "nbgrader_config.py").write_text(_nbgrader.CONFIG, encoding="utf-8")
     course = Course(root, tuple(chosen))
     # a link to a lesson left out of this course (``lessons``) becomes its plain text
