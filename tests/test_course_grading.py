@@ -15,6 +15,7 @@ cells (a lesson without them fails the rhythm test, tests/test_notebook_rhythm.p
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from pathlib import Path
@@ -419,3 +420,146 @@ def test_kernel_sockets_stay_short_under_a_long_tmpdir(tmp_path, monkeypatch):
     if len(str(short)) < 60:
         with kernel_sockets() as prefix:
             assert Path(prefix).parent.parent == short, "a short TMPDIR is used as it is"
+
+
+# Issue 25: what a student hands in cannot stop the grader, hide a lesson or reach the course.
+
+LOOP = "while True:\n    try:\n        pass\n    except KeyboardInterrupt:\n        pass"
+SNOOP = ("import json, os\nhere = os.getcwd()\nprint(json.dumps({'cwd': here, 'home': os.environ"
+         ".get('HOME'), 'key': os.environ.get('OPENAI_API_KEY'), 'seen': sorted(os.listdir("
+         "os.path.join(here, '..', '..', '..', 'submitted'))), 'source': sorted(os.listdir("
+         "os.path.join(here, '..', '..', '..', 'source', '01_toy')))}))")
+
+
+def _with_cell(nb, source: str, at: int = 2):
+    nb.cells.insert(at, nbformat.v4.new_code_cell(source))
+    return nb
+
+
+@pytest.fixture(scope="module")
+def hostile(toy, tmp_path_factory):
+    """Three students' hostile submissions graded over the toy course (its reference grades
+    already in the gradebook): files that are no notebook, a kernel killed and a loop that
+    ignores interrupts, a deleted graded cell beside a cell that looks around."""
+    course, _ = toy
+    tmp = tmp_path_factory.mktemp("hostile")
+    (tmp / "text.ipynb").write_text("this is not JSON", encoding="utf-8")
+    (tmp / "empty.ipynb").write_text("{}", encoding="utf-8")
+    invalid = json.loads(nbformat.writes(_submission(course, "02_toy", "reference")))
+    del invalid["cells"][1]["source"]  # JSON, nbformat 4, but a cell without its source
+    (tmp / "invalid.ipynb").write_text(json.dumps(invalid), encoding="utf-8")
+    deleted = _with_cell(_submission(course, "01_toy", "reference"), SNOOP)
+    deleted.cells = [c for c in deleted.cells if _nbgrader(c).get("grade_id") != "01-ex2-check"]
+    submit(course, "broken", {"01_toy": tmp / "text.ipynb", "02_toy": tmp / "empty.ipynb"})
+    submit(course, "hostile", {
+        "01_toy": _with_cell(_submission(course, "01_toy", "reference"),
+                             "import os\nos.kill(os.getpid(), 9)"),
+        "02_toy": _with_cell(_submission(course, "02_toy", "reference"), LOOP)})
+    submit(course, "deleter", {"01_toy": deleted, "02_toy": tmp / "invalid.ipynb"})
+    os.environ["OPENAI_API_KEY"] = "sk-not-for-students"
+    try:
+        return course, {student: autograde(course, student, workers=WORKERS, notebook_timeout=20)
+                        for student in ("broken", "hostile", "deleter")}
+    finally:
+        del os.environ["OPENAI_API_KEY"]
+
+
+@pytest.mark.parametrize("student, lesson, reason", [
+    ("broken", "01_toy", "the notebook is not JSON"),
+    ("broken", "02_toy", "not a valid Jupyter notebook"),
+    ("deleter", "02_toy", "not a valid Jupyter notebook"),
+    ("hostile", "01_toy", "the kernel died"),
+    ("hostile", "02_toy", "took longer than 20 s"),
+])
+def test_a_notebook_that_cannot_be_graded_scores_0_with_the_reason(hostile, student, lesson, reason):
+    course, grades = hostile
+    grade = grades[student].lesson(lesson)
+    assert reason in grade.problem, grade.problem
+    assert grade.points == 0 and grade.max_points == (3 if lesson == "01_toy" else 1)
+    assert all(cell.feedback == grade.problem for cell in grade.cells)
+    assert f"{lesson}: 0 / {grade.max_points:g} (not graded: {grade.problem})" in grades[student].report()
+
+
+def test_a_deleted_graded_cell_scores_0_of_its_points(hostile):
+    """The lesson stays in the percentage (0/2 for the cell, not 0/0)."""
+    from nbgrader.api import Gradebook
+
+    course, grades = hostile
+    lesson = grades["deleter"].lesson("01_toy")
+    assert [(c.grade_id, c.points, c.max_points) for c in lesson.cells] == [
+        ("01-ex1-check", 1, 1), ("01-ex2-check", 0, 2)]
+    assert lesson.cells[1].feedback == "graded cell deleted from the notebook"
+    with Gradebook(f"sqlite:///{course.root}/gradebook.db") as gb:
+        stored = gb.find_submission_notebook("01_toy", "01_toy", "deleter")
+        assert (stored.score, stored.max_score) == (1, 3)
+
+
+def test_student_code_runs_in_a_scratch_course_without_secrets(hostile):
+    """Graded code once ran in the course itself: it read source/ (the reference answers) and
+    listed every student. It runs in a scratch course holding only that student's submission,
+    with HOME elsewhere and no API key in its environment."""
+    course, _ = hostile
+    graded = nbformat.read(course.root / "autograded" / "deleter" / "01_toy" / "01_toy.ipynb", 4)
+    seen = json.loads("".join(o.get("text", "") for o in graded.cells[2].outputs))
+    assert not Path(seen["cwd"]).is_relative_to(course.root), seen["cwd"]
+    assert seen["seen"] == ["deleter"] and seen["source"] == [], seen
+    assert seen["key"] is None and seen["home"] != os.environ.get("HOME")
+    assert not Path(seen["cwd"]).exists(), "the scratch course is removed"
+
+
+def test_cli_grades_hostile_notebooks_without_a_traceback(toy, tmp_path):
+    """`course grade` with a relative --course on a killed kernel and a non-notebook: each
+    lesson 0 with its reason, exit 0, nothing on stderr."""
+    import subprocess
+    import sys
+
+    course, _ = toy
+    folder = tmp_path / "mallory"
+    folder.mkdir()
+    nbformat.write(_with_cell(_submission(course, "01_toy", "reference"),
+                              "import os\nos.kill(os.getpid(), 9)"), folder / "01_toy.ipynb")
+    (folder / "02_toy.ipynb").write_bytes(b"\xff\xfe not a notebook")
+    done = subprocess.run([sys.executable, "-m", "memorykit.classroom", "course", "grade",
+                           "--course", os.path.relpath(course.root, tmp_path), "--student",
+                           "mallory", "--notebooks", "mallory", "--notebook-timeout", "120"],
+                          capture_output=True, text=True, cwd=tmp_path, check=False)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert done.stdout.startswith("mallory: 0 / 4 points"), done.stdout
+    assert "01_toy: 0 / 3 (not graded: the kernel died" in done.stdout
+    assert "02_toy: 0 / 1 (not graded: the notebook is not UTF-8 text" in done.stdout
+
+
+def test_cli_refuses_a_student_name_too_long_for_a_folder(toy, capsys):
+    from memorykit.classroom.__main__ import main
+
+    course, _ = toy
+    with pytest.raises(SystemExit) as exc:
+        main(["course", "grade", "--course", str(course.root), "--student", "x" * 300])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "1-64 letters" in err and "x" * 300 in err
+    assert "db upgrade" not in err and "Traceback" not in err
+    with pytest.raises(ValueError, match="notebook_timeout must be a positive"):
+        autograde(course, "blank", notebook_timeout=0)
+
+
+def test_release_refuses_to_replace_a_graded_course_without_force(toy, tmp_path, capsys):
+    """`course release` over a graded course emptied its gradebook (10 students -> 0)."""
+    import shutil
+
+    from memorykit.classroom.__main__ import main
+    from memorykit.classroom.course.release import graded_in
+
+    course, _ = toy
+    copy = tmp_path / "course"
+    shutil.copytree(course.root, copy)
+    before = graded_in(copy)
+    assert before[0] >= 3 and before[1] >= 6, before
+    with pytest.raises(SystemExit) as exc:
+        main(["course", "release", "--out", str(copy)])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2
+    assert f"holds {before[0]} students and {before[1]} graded submissions" in err
+    assert "--force" in err and graded_in(copy) == before
+    assert (copy / "autograded" / "reference").is_dir() and (copy / "source" / "01_toy").is_dir()
+    again = build_course(copy, repo=course.root.parent / "repo", lessons=["02_toy"], force=True)
+    assert graded_in(again.root) == (0, 0) and again.lessons == ("02_toy",)

@@ -146,6 +146,7 @@ DELETED = "graded cell deleted from the notebook"
 # the environment a student's code runs in: no API keys or tokens, HOME and TMPDIR scratch folders
 _KEPT_ENV = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "PYTHONPATH", "VIRTUAL_ENV")
 _SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH", re.I)
+_ERROR_LINE = re.compile(r"^\s*(?:\w+\.)*(\w*(?:Error|Exception|MissingEntry)): (.+)$", re.M)
 _GRADEBOOK = threading.Lock()  # the course's gradebook is read and written by one thread at a time
 
 
@@ -176,11 +177,14 @@ def _readable(path: Path) -> tuple[Any, str]:
 def _scratch_course(course: Course, student: str, lesson: str, nb: Any, root: Path) -> None:
     """At ``root``, a course holding only what autograding ``student``'s ``lesson`` needs: the
     config, a copy of the gradebook without the other students (it holds the release's cells, no
-    reference answer), an empty ``source/<lesson>/`` and the submission."""
+    reference answer), ``source/<lesson>/`` without its notebook, and the submission."""
     import nbformat
     from nbgrader.api import Gradebook
 
-    (root / "source" / lesson).mkdir(parents=True)
+    # nbgrader copies a lesson's other files from source/ (data an instructor put there), never
+    # its notebook: the reference answers stay in the course
+    shutil.copytree(course.root / "source" / lesson, root / "source" / lesson,
+                    ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints"))
     (root / "submitted" / student / lesson).mkdir(parents=True)
     shutil.copyfile(course.root / "nbgrader_config.py", root / "nbgrader_config.py")
     with _GRADEBOOK:
@@ -227,9 +231,11 @@ def _why(log: str, returncode: int) -> str:
         return "the kernel stopped answering and could not be interrupted"
     if returncode < 0:
         return f"the grader was stopped by signal {-returncode}"
-    lines = [line.strip() for line in _ANSI.sub("", log).splitlines()
-             if re.match(r"^\w*(Error|Exception)\b", line.strip())]
-    return f"nbgrader could not grade it ({(lines or ['exit status ' + str(returncode)])[-1][:300]})"
+    # the first error a traceback ends with (the cause; nbgrader's NbGraderException after it
+    # only wraps it, with advice meant for nbgrader's own commands)
+    errors = [f"{m[1]}: {m[2]}" for m in _ERROR_LINE.finditer(_ANSI.sub("", log))
+              if m[1] != "NbGraderException"]
+    return f"nbgrader could not grade it ({(errors or [f'exit status {returncode}'])[0][:300]})"
 
 
 def _autograde_apart(root: Path, lesson: str, student: str, timeout: float) -> str:
@@ -283,8 +289,8 @@ def _record(course: Course, student: str, lesson: str, graded: Any, scores: dict
     import nbformat
     from nbgrader.api import Gradebook
 
-    cells = {c.metadata["nbgrader"]["grade_id"]: c for c in graded.cells
-             if c.metadata.get("nbgrader", {}).get("grade")} if graded is not None else {}
+    metas = [(c, c.metadata.get("nbgrader")) for c in (graded.cells if graded is not None else [])]
+    cells = {meta.get("grade_id"): c for c, meta in metas if isinstance(meta, dict) and meta.get("grade")}
     found = []
     with _GRADEBOOK, _nbgrader.nbgrader_env(), _nbgrader.quiet_gradebook(), \
             Gradebook(f"sqlite:///{course.root}/gradebook.db") as gb:
