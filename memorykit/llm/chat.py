@@ -23,19 +23,26 @@ from __future__ import annotations
 
 import functools
 import operator
+import queue
 import re
+import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from memorykit._validate import require_between, require_int, require_optional_int, require_str
 from memorykit.llm.client import (
+    DeadlinePassed,
     LLMCallFailed,
+    call_deadline,
     classify_error,
     client_base_url,
     describe_error,
     require_openai,
     resolve_client,
+    run_with_deadline,
 )
 from memorykit.messages import validate_wire
 
@@ -134,6 +141,11 @@ class OpenAIChatModel:
         return kwargs
 
     def _fail(self, exc: BaseException) -> LLMCallFailed:
+        if isinstance(exc, DeadlinePassed):
+            return LLMCallFailed(
+                f"{self.name} at {client_base_url(self.client)}: request failed (timeout): "
+                f"{exc} (timeout {self.client.timeout} s per attempt, {self.client.max_retries} "
+                "retries): the server is too slow, or trickling its reply", kind="timeout")
         kind = classify_error(exc)
         return LLMCallFailed(
             f"{self.name} at {client_base_url(self.client)}: request failed ({kind}): "
@@ -149,9 +161,13 @@ class OpenAIChatModel:
         self.calls += 1
         self.last_usage, self.last_finish_reason = None, None  # never the previous call's
         try:
-            response = self.client.chat.completions.create(**kwargs)
-        except (openai.OpenAIError, ValueError, TypeError, KeyError) as exc:
+            response = run_with_deadline(partial(self.client.chat.completions.create, **kwargs),
+                                         call_deadline(self.client))
+        except (openai.OpenAIError, ValueError, TypeError, KeyError, DeadlinePassed) as exc:
             raise self._fail(exc) from exc
+        if isinstance(response, (str, bytes)):  # openai hands back a body that is not JSON
+            raise LLMCallFailed(f"{self.name} at {client_base_url(self.client)}: malformed "
+                                f"reply: {_not_json(response)}", kind="malformed reply")
         choices = getattr(response, "choices", None)
         if not choices:
             raise LLMCallFailed(
@@ -186,19 +202,25 @@ class OpenAIChatModel:
         self.calls += 1
         self.last_usage, self.last_finish_reason = None, None  # never the previous call's
         produced = False
+        chunks = _Chunks(partial(self.client.chat.completions.create, **kwargs),
+                         call_deadline(self.client))
         try:
-            stream = self.client.chat.completions.create(**kwargs)
-            with stream:
-                for chunk in stream:
-                    for choice in getattr(chunk, "choices", None) or ():
-                        piece = getattr(getattr(choice, "delta", None), "content", None)
-                        if choice.finish_reason is not None:
-                            self.last_finish_reason = choice.finish_reason
-                        if piece:
-                            produced = True
-                            yield piece
-        except (openai.OpenAIError, ValueError, TypeError, KeyError) as exc:
+            for chunk in chunks:
+                if isinstance(chunk, (str, bytes)):
+                    raise LLMCallFailed(f"{self.name} at {client_base_url(self.client)}: "
+                                        f"malformed reply: {_not_json(chunk)}",
+                                        kind="malformed reply")
+                for choice in getattr(chunk, "choices", None) or ():
+                    piece = getattr(getattr(choice, "delta", None), "content", None)
+                    if choice.finish_reason is not None:
+                        self.last_finish_reason = choice.finish_reason
+                    if piece:
+                        produced = True
+                        yield piece
+        except (openai.OpenAIError, ValueError, TypeError, KeyError, DeadlinePassed) as exc:
             raise self._fail(exc) from exc
+        finally:
+            chunks.close()
         if not produced:
             raise LLMCallFailed(f"{self.name}: the streamed reply is empty", kind="empty reply")
         if self.last_finish_reason is None:
@@ -212,6 +234,66 @@ class OpenAIChatModel:
             f"OpenAIChatModel(model={self.model!r}, base_url={client_base_url(self.client)!r}, "
             f"temperature={self.temperature:g})"
         )
+
+
+class _Chunks:
+    """A stream's chunks, read on a worker thread so that waiting for them keeps to
+    ``deadline`` (seconds spent waiting, in all): a server trickling bytes cannot hold the
+    stream open past it. ``DeadlinePassed`` is raised then, and the stream closed."""
+
+    def __init__(self, open_stream: Callable[[], Any], deadline: float | None) -> None:
+        self._queue: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+        self._left = deadline
+        self._stream: Any = None
+        self._closed = False
+        threading.Thread(target=self._read, args=(open_stream,), daemon=True,
+                         name="memorykit-llm-stream").start()
+
+    def _read(self, open_stream: Callable[[], Any]) -> None:
+        try:
+            self._stream = open_stream()
+            with self._stream:
+                if self._closed:  # abandoned while it opened
+                    return
+                for chunk in self._stream:
+                    self._queue.put(("chunk", chunk))
+            self._queue.put(("end", None))
+        except BaseException as exc:  # noqa: BLE001 - handed to the reading thread as is
+            self._queue.put(("error", exc))
+
+    def __iter__(self) -> Iterator[Any]:
+        while True:
+            start = time.monotonic()
+            try:
+                what, value = self._queue.get(timeout=self._left)
+            except queue.Empty:
+                raise DeadlinePassed(0.0 if self._left is None else self._left) from None
+            if self._left is not None:
+                self._left = max(0.0, self._left - (time.monotonic() - start))
+            if what == "end":
+                return
+            if what == "error":
+                raise value
+            yield value
+
+    def close(self) -> None:
+        """Close the stream (the worker's next read fails and it ends)."""
+        self._closed = True
+        if self._stream is not None:
+            try:
+                self._stream.close()
+            except Exception:  # noqa: BLE001 - closing under a read may fail; it is abandoned
+                pass
+
+
+def _not_json(body: str | bytes) -> str:
+    """What a reply that is not JSON looks like, for the error message."""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    head = text.lstrip()[:200].lower()
+    if head.startswith(("<!doctype html", "<html")) or "<html" in head:
+        return ("an HTML page, not JSON: is base_url an OpenAI-compatible API (it usually "
+                "ends in /v1)?")
+    return f"not JSON (starts {_short(text.lstrip()[:80])})"
 
 
 def resolve_chat_model(chat_model: Any = None, client: Any = None, model: str | None = None) -> Any:

@@ -10,7 +10,20 @@ timeout and retry count as parameters; it raises ``LLMNotConfigured`` (not the
 client's own error) when no key is available.
 
 The API key is never printed: ``describe_backend()`` says only whether a key is
-set, and no error message in this package includes it.
+set, and no error message in this package includes it. Nor does any error's attribute
+or traceback: the original error an ``LLMError`` keeps (``cause``, also its
+``__cause__``) is scrubbed in place of its request, its response and every echo of a
+key (key-shaped strings, and the very keys of the clients this package built or was
+handed, which an endpoint's 401 may echo whatever their shape).
+
+Deadlines. ``timeout`` is seconds per attempt *in total*, first byte to last, not per
+read: the client's own timeouts are per read, so a server trickling a byte at a time
+could hold a call for as long as it trickled. ``call_deadline`` bounds a whole call at
+``(max_retries + 1) x timeout`` plus openai's pauses between attempts (0.5 s, 1 s, 2 s,
+... at most 8 s each) plus 0.5 s of grace (so the client's own timeout reports first when
+it can), and ``run_with_deadline`` enforces it: the request runs on a worker thread that
+is abandoned (its result dropped) when the deadline passes. A ``Retry-After`` pause longer
+than openai's own counts against the deadline.
 
 ``openai`` is an optional dependency (the ``llm`` extra); it is imported only
 inside the functions that need it. Taught in
@@ -21,14 +34,15 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
-from typing import Any
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from memorykit._validate import require_int, require_positive
 
 DEFAULT_TIMEOUT = 30.0
-"""Seconds per request attempt (connect, read, write and pool each)."""
+"""Seconds per request attempt, in total (see ``call_deadline``)."""
 DEFAULT_MAX_RETRIES = 2
 """Retries after the first attempt: up to 3 requests for one call."""
 
@@ -50,7 +64,7 @@ class LLMError(RuntimeError):
 
     def __init__(self, message: str = "", *, cause: BaseException | None = None) -> None:
         super().__init__(redact(str(message)))
-        self.cause = _without_requests(cause)
+        self.cause = scrub(cause)
 
     def __reduce__(self) -> tuple[Any, ...]:
         state = {name: _portable(value) for name, value in vars(self).items()}
@@ -75,8 +89,13 @@ def _portable(value: Any) -> Any:
 _REQUEST_FIELDS = ("request", "response", "_request", "_response")
 
 
-def _without_requests(error: BaseException | None) -> BaseException | None:
-    """``error`` (and the errors it was raised from) with request/response references dropped."""
+def scrub(error: BaseException | None) -> BaseException | None:
+    """``error`` and the errors it was raised from, in place: request/response references
+    dropped (they hold the request headers, the key among them), every string in their
+    arguments and attributes redacted (a 401's message and body echo the key).
+
+    The type and the other attributes (``status_code``) stay, so callers can still tell
+    what failed."""
     seen: set[int] = set()
     todo = [error]
     while todo:
@@ -85,11 +104,24 @@ def _without_requests(error: BaseException | None) -> BaseException | None:
             continue
         seen.add(id(current))
         fields = vars(current)
-        for name in _REQUEST_FIELDS:
-            if name in fields:
-                fields[name] = None
+        for name, value in list(fields.items()):
+            fields[name] = None if name in _REQUEST_FIELDS else _redacted(value)
+        current.args = _redacted(current.args)
         todo += [current.__cause__, current.__context__]
     return error
+
+
+def _redacted(value: Any, depth: int = 0) -> Any:
+    """``value`` with every string in it redacted (through lists, tuples and dicts)."""
+    if isinstance(value, str):
+        return redact(value)
+    if depth > 8:  # a body nested deeper than any real error's: dropped, not walked
+        return None if isinstance(value, (dict, list, tuple)) else value
+    if isinstance(value, dict):
+        return {_redacted(k, depth + 1): _redacted(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_redacted(v, depth + 1) for v in value)
+    return value
 
 
 class LLMNotConfigured(LLMError):
@@ -217,6 +249,7 @@ def make_client(
     kwargs: dict[str, Any] = dict(client_kwargs)
     if url is not None:
         kwargs["base_url"] = url
+    remember_key(key)
     return openai.OpenAI(api_key=key, timeout=timeout, max_retries=max_retries, **kwargs)
 
 
@@ -239,7 +272,69 @@ def resolve_client(
         return make_client(**options)
     if not hasattr(client, needs):
         raise TypeError(f"client must be an openai.OpenAI client, got {type(client).__name__}")
+    remember_key(getattr(client, "api_key", None))
     return client.with_options(**options) if options else client
+
+
+_FIRST_PAUSE, _LONGEST_PAUSE = 0.5, 8.0  # openai's backoff between attempts
+_GRACE = 0.5
+_T = TypeVar("_T")
+
+
+def call_deadline(client: Any) -> float | None:
+    """Seconds one call on ``client`` may take in all: ``(max_retries + 1) x timeout`` plus
+    openai's pauses between attempts plus 0.5 s of grace; None when the client has no
+    numeric timeout (then nothing bounds the call but the client's own per-read timeouts).
+
+    ``timeout`` is the client's: a number, or the largest part of an ``httpx`` timeout."""
+    timeout = getattr(client, "timeout", None)
+    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool):
+        parts = [getattr(timeout, f, None) for f in ("connect", "read", "write", "pool")]
+        numbers = [p for p in parts if isinstance(p, (int, float)) and not isinstance(p, bool)]
+        timeout = max(numbers, default=None)
+    retries = getattr(client, "max_retries", 0)
+    if timeout is None or not timeout > 0 or not isinstance(retries, int) or retries < 0:
+        return None
+    pauses = sum(min(_FIRST_PAUSE * 2**k, _LONGEST_PAUSE) for k in range(retries))
+    return (retries + 1) * float(timeout) + pauses + _GRACE
+
+
+class DeadlinePassed(Exception):
+    """``run_with_deadline``'s call did not end in time (it is abandoned, not stopped)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        super().__init__(f"no whole reply within the call's deadline of {seconds:.1f} s")
+
+
+def run_with_deadline(call: Callable[[], _T], seconds: float | None) -> _T:
+    """``call()``, run on a worker thread; raises ``DeadlinePassed`` after ``seconds``.
+
+    A blocked socket read cannot be interrupted from outside, so the worker is abandoned
+    (a daemon thread: it ends when the server ends the response or the client's per-read
+    timeout fires; its result is dropped). Waiting stays interruptible (Ctrl-C, a notebook's
+    stop button). ``seconds=None``: ``call()`` runs here, unbounded.
+    """
+    if seconds is None:
+        return call()
+    outcome: list[Any] = []
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            outcome.append((True, call()))
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread as is
+            outcome.append((False, exc))
+        finally:
+            done.set()
+
+    threading.Thread(target=work, name="memorykit-llm-call", daemon=True).start()
+    if not done.wait(seconds):
+        raise DeadlinePassed(seconds)
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value
 
 
 def client_base_url(client: Any) -> str:
@@ -293,10 +388,24 @@ _BEARER = re.compile(r"\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{4,}", re.IGNORECAS
 _URL_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
 
 
+_KNOWN_KEYS: set[str] = set()
+"""Keys of the clients this package built or was handed: redacted wherever they appear."""
+_SHORTEST_KNOWN_KEY = 8  # shorter "keys" (a local server's "x") would redact ordinary text
+
+
+def remember_key(key: Any) -> None:
+    """Redact ``key`` from every message and error from now on (a key an endpoint may echo
+    in any shape, which the key-shaped patterns alone would miss)."""
+    if isinstance(key, str) and len(key.strip()) >= _SHORTEST_KNOWN_KEY:
+        _KNOWN_KEYS.add(key.strip())
+
+
 def redact(text: str) -> str:
-    """``text`` with anything shaped like an API key replaced: ``sk-...`` (even masked), the
-    value of a secret-named field (``api_key: X``, ``api-key=X``, ``Authorization: ...``),
-    a bare ``Bearer X`` and the user info of a URL."""
+    """``text`` with anything shaped like an API key replaced: a key this package's clients
+    use, ``sk-...`` (even masked), the value of a secret-named field (``api_key: X``,
+    ``api-key=X``, ``Authorization: ...``), a bare ``Bearer X`` and the user info of a URL."""
+    for key in sorted(_KNOWN_KEYS, key=len, reverse=True):  # a key inside a longer one: later
+        text = text.replace(key, "<redacted key>")
     text = _URL_USERINFO.sub("<redacted>@", text)
     text = _SECRET_FIELD.sub(r"\1\2<redacted>", text)
     text = _BEARER.sub(r"\1 <redacted>", text)
@@ -317,16 +426,21 @@ def describe_error(exc: BaseException) -> str:
 
 __all__ = [
     "DEFAULT_MAX_RETRIES",
+    "DeadlinePassed",
     "DEFAULT_TIMEOUT",
     "LLMCallFailed",
     "LLMError",
     "LLMNotConfigured",
+    "call_deadline",
     "configured",
     "describe_backend",
     "make_client",
     "resolve_client",
     "openai_available",
     "require_openai",
+    "remember_key",
     "resolve_base_url",
+    "run_with_deadline",
     "safe_url",
+    "scrub",
 ]
