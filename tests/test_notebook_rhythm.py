@@ -39,7 +39,7 @@ LESSON_HEADINGS = ["Objectives", "Background", "Exercises", "Summary", "Review q
 INDEX_HEADINGS = ["Objectives", "Summary", "Next"]
 TITLE = re.compile(r"^(\d{2})\s*[·:\-–—]\s*\S")
 DEFINITION = re.compile(r"\s*(?:async\s+def|def|class)\s")
-CHECKER_CALL = re.compile(r"\bcheck_\w*\s*\(")
+CHECKER_CALL = re.compile(r'\bcheck_\w*\s*\(|\bgraded\("lesson\d\d_checks\.check_')
 IGNORE_MARK = "# NBVAL_IGNORE_OUTPUT"
 RICH_ONLY = ("application/vnd.jupyter.widget-view+json", "application/vnd.plotly.v1+json")
 
@@ -171,7 +171,8 @@ def rule_checker_exercise(path: Path, nb: dict) -> list[str]:
 
 
 SOLUTION_BEGIN, SOLUTION_END = "### BEGIN SOLUTION", "### END SOLUTION"
-GRADED_CALL = re.compile(r"\bcheck_\w*\s*\(.*\)\s*\.assert_passed\(\)\s*$", re.S)
+# The checker re-imported and verified by name (issue 25): a redefined check_... is not run.
+GRADED_CALL = re.compile(r'^graded\("lesson\d\d_checks\.check_\w+"(?:,.*)?\)\Z', re.S | re.M)
 # A visible scaffold (a class header, a signature and its docstring) whose body the student
 # writes: the solution region is indented inside a def or class of the same cell.
 SCAFFOLDED_BODY = re.compile(r"^\s*(?:def|class)\s.*?^[ \t]+### BEGIN SOLUTION", re.M | re.S)
@@ -199,9 +200,9 @@ def _solution_regions(source: str) -> list[str] | None:
 
 def rule_graded_exercises(path: Path, nb: dict) -> list[str]:
     """nbgrader's conventions (docs/LESSON_FORMAT.md, "Exercises"): every reference answer sits in
-    a solution region of an answer cell, followed by a locked graded cell that calls a checker's
-    ``.assert_passed()``; at least one answer is code the student writes; every answer cell
-    carries a wrong answer for the grading test; no markdown reveals an answer."""
+    a solution region of an answer cell, followed by a locked graded cell that runs its checker
+    as ``graded("lessonNN_checks.check_...", ...)``; at least one answer is code the student
+    writes; every answer cell carries a wrong answer for the grading test; no markdown reveals an answer."""
     if _is_index(path):
         return []
     problems: list[str] = []
@@ -250,7 +251,8 @@ def rule_graded_exercises(path: Path, nb: dict) -> list[str]:
             if not (isinstance(meta.get("points"), (int, float)) and meta["points"] > 0):
                 problems.append(f"cell {i}: a graded cell needs points > 0")
             if not GRADED_CALL.search(_source(cell).strip()):
-                problems.append(f"cell {i}: a graded cell ends in check_...(...).assert_passed()")
+                problems.append(f"cell {i}: a graded cell ends in "
+                                'graded("lessonNN_checks.check_...", answer)')
     duplicates = sorted({g for g in ids if ids.count(g) > 1})
     if duplicates:
         problems.append(f"duplicate grade_ids: {duplicates}")

@@ -1,0 +1,137 @@
+"""A student cannot grade themself (issue 25, item 3): an answer cell that redefines the
+checkers, patches ``Verdict`` or replaces the checker on its lesson module does not make the
+lesson's real graded cells pass a wrong answer; a right answer still passes.
+
+Kernel-free: the graded cells' sources are read from the notebooks and run with ``exec`` in a
+namespace standing for the kernel's, after the cheat ran in it.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memorykit.classroom import lesson01_checks
+from memorykit.classroom.contracts import verdict as verdict_module
+from memorykit.classroom.contracts.graded import TamperedChecker, graded
+from memorykit.classroom.contracts.verdict import NotYet, Verdict
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+
+
+def graded_cells(path: Path) -> list[tuple[str, str]]:
+    """(grade_id, source) of every graded cell of a notebook."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return [(c["metadata"]["nbgrader"]["grade_id"], "".join(c["source"])) for c in cells
+            if c.get("metadata", {}).get("nbgrader", {}).get("grade")]
+
+
+def answer_cell(path: Path, grade_id: str) -> str:
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return next("".join(c["source"]) for c in cells
+                if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+LESSON01 = NOTEBOOKS / "01_tokens_and_budgets.ipynb"
+WRONG = {"answer": 1, "billed_tokens": lambda messages, counter: 0}
+
+
+def always_passes(*args: Any, **kwargs: Any) -> Verdict:
+    return Verdict("cheat", True, "redefined in the notebook")
+
+
+def run_graded_cells(namespace: dict) -> list[BaseException | None]:
+    outcomes: list[BaseException | None] = []
+    for _, source in graded_cells(LESSON01):
+        try:
+            exec(source, namespace)
+            outcomes.append(None)
+        except Exception as error:  # the cell fails: nbgrader scores it 0
+            outcomes.append(error)
+    return outcomes
+
+
+def test_redefined_checkers_in_an_answer_cell_grade_zero():
+    namespace = dict(WRONG, check_budget=always_passes, check_billed_tokens=always_passes)
+    outcomes = run_graded_cells(namespace)
+    assert all(type(o) is NotYet for o in outcomes), outcomes
+
+
+def test_patched_assert_passed_grades_zero(monkeypatch):
+    monkeypatch.setattr(Verdict, "assert_passed", lambda self: self)
+    outcomes = run_graded_cells(dict(WRONG))
+    assert all(isinstance(o, TamperedChecker) for o in outcomes), outcomes
+    assert "Verdict.assert_passed is not memorykit's own" in str(outcomes[0])
+
+
+@pytest.mark.parametrize("attribute", ["__bool__", "__init__", "__post_init__", "__getattribute__"])
+def test_any_patched_verdict_method_grades_zero(monkeypatch, attribute):
+    monkeypatch.setattr(Verdict, attribute, lambda self, *a, **k: True, raising=False)
+    assert all(isinstance(o, TamperedChecker) for o in run_graded_cells(dict(WRONG)))
+
+
+@pytest.mark.parametrize("module, name", [
+    (lesson01_checks, "check_budget"),
+    (lesson01_checks, "check_billed_tokens"),
+    (lesson01_checks, "report"),  # what every checker answers through
+    (lesson01_checks, "Verdict"),
+    (verdict_module, "Verdict"),
+])
+def test_a_checker_patched_on_its_module_grades_zero(monkeypatch, module, name):
+    fake = type("Verdict", (), {}) if name == "Verdict" else always_passes
+    monkeypatch.setattr(module, name, fake)
+    outcomes = run_graded_cells(dict(WRONG))
+    assert all(isinstance(o, TamperedChecker) for o in outcomes), outcomes
+
+
+def test_a_patched_checker_with_the_real_code_but_other_globals_grades_zero(monkeypatch):
+    import types
+    real = lesson01_checks.check_budget
+    copy = types.FunctionType(real.__code__, dict(vars(lesson01_checks), report=lambda v, s: v))
+    monkeypatch.setattr(lesson01_checks, "check_budget", copy)
+    with pytest.raises(TamperedChecker, match="other globals"):
+        graded("lesson01_checks.check_budget", 1)
+
+
+def test_a_right_answer_still_passes():
+    namespace: dict = {}
+    exec(answer_cell(LESSON01, "01-ex2-answer"), namespace)
+    [_, (_, source)] = graded_cells(LESSON01)
+    exec(source, namespace)  # no error: full points
+    assert graded("lesson01_checks.check_billed_tokens", namespace["billed_tokens"]).passed
+
+
+def test_graded_refuses_a_checker_that_is_not_a_lessons():
+    with pytest.raises(ValueError, match="os.system"):
+        graded("os.system", "true")
+    with pytest.raises(TamperedChecker, match="not a function"):
+        graded("lesson01_checks.check_nothing", 1)
+
+
+@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("[01][0-9]_*.ipynb"))[1:], ids=lambda p: p.stem)
+def test_every_graded_cell_ignores_checkers_redefined_in_the_notebook(path):
+    """Every lesson's graded cells run with every ``check_...`` name redefined to pass and
+    nonsense answers: none passes, and no redefinition is ever called."""
+    called: list[str] = []
+
+    def cheat(*args: Any, **kwargs: Any) -> Verdict:
+        called.append("cheat")
+        return Verdict("cheat", True, "redefined")
+
+    for grade_id, source in graded_cells(path):
+        call = ast.parse(source).body[-1].value
+        assert isinstance(call, ast.Call) and getattr(call.func, "id", None) == "graded", (
+            f"{path.stem} {grade_id}: a graded cell ends in graded(\"lessonNN_checks.check_...\", ...)")
+        names = {n.id for n in ast.walk(call) if isinstance(n, ast.Name)} - {"graded"}
+        namespace = {name: object() for name in names}
+        namespace.update({f"check_{k}": cheat for k in ("budget", "victim_choice")})
+        namespace.update({c.value.split(".")[-1]: cheat for c in ast.walk(call)
+                          if isinstance(c, ast.Constant) and isinstance(c.value, str)})
+        with pytest.raises(Exception) as failed:
+            exec(source, namespace)
+        assert not isinstance(failed.value, NameError), failed.value
+    assert called == []
