@@ -30,10 +30,12 @@ from memorykit.llm.client import (
     ENV_API_KEY,
     ENV_BASE_URL,
     LLMCallFailed,
+    call_deadline,
     classify_error,
     describe_error,
     make_client,
     openai_available,
+    run_with_deadline,
     safe_url,
 )
 from memorykit.llm.critic import Critic, OpenAICritic, ScriptedCritic
@@ -141,7 +143,8 @@ def served_model(client: Any, *, where: str) -> tuple[str, str]:
     (``kind="empty reply"``).
     """
     try:
-        ids = [str(m.id) for m in client.models.list().data]
+        listed = run_with_deadline(client.models.list, call_deadline(client))
+        ids = [str(m.id) for m in listed.data]
     except Exception as exc:  # noqa: BLE001 - every failure of the request is reported alike
         raise LLMCallFailed(f"could not ask {where} which models it serves ({describe_error(exc)});"
                             f" is the server running? (set {ENV_MODEL} to skip the question)",

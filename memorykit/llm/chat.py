@@ -141,11 +141,6 @@ class OpenAIChatModel:
         return kwargs
 
     def _fail(self, exc: BaseException) -> LLMCallFailed:
-        if isinstance(exc, DeadlinePassed):
-            return LLMCallFailed(
-                f"{self.name} at {client_base_url(self.client)}: request failed (timeout): "
-                f"{exc} (timeout {self.client.timeout} s per attempt, {self.client.max_retries} "
-                "retries): the server is too slow, or trickling its reply", kind="timeout")
         kind = classify_error(exc)
         return LLMCallFailed(
             f"{self.name} at {client_base_url(self.client)}: request failed ({kind}): "

@@ -304,7 +304,8 @@ class DeadlinePassed(Exception):
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
-        super().__init__(f"no whole reply within the call's deadline of {seconds:.1f} s")
+        super().__init__(f"no whole reply within the call's deadline of {seconds:.1f} s (the "
+                         "server is too slow, or trickling its reply)")
 
 
 def run_with_deadline(call: Callable[[], _T], seconds: float | None) -> _T:
@@ -364,7 +365,7 @@ def classify_error(exc: BaseException) -> str:
         openai = require_openai()
     except ImportError:  # pragma: no cover
         return "error"
-    if isinstance(exc, openai.APITimeoutError):
+    if isinstance(exc, (openai.APITimeoutError, DeadlinePassed)):
         return "timeout"
     if isinstance(exc, openai.APIConnectionError):
         return "connection"

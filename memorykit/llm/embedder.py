@@ -18,6 +18,7 @@ Taught in ``notebooks/11_llm_in_the_loop.ipynb``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -31,12 +32,15 @@ from memorykit._validate import (
 )
 from memorykit.embeddings import MAX_DIMENSION
 from memorykit.llm.client import (
+    DeadlinePassed,
     LLMError,
+    call_deadline,
     classify_error,
     client_base_url,
     describe_error,
     require_openai,
     resolve_client,
+    run_with_deadline,
 )
 
 KNOWN_DIMENSIONS: dict[str, int] = {
@@ -117,8 +121,9 @@ class OpenAIEmbedder:
             kwargs["dimensions"] = self.dimension
         self.requests += 1
         try:
-            response = self.client.embeddings.create(**kwargs)
-        except (openai.OpenAIError, ValueError, TypeError, KeyError) as exc:
+            response = run_with_deadline(partial(self.client.embeddings.create, **kwargs),
+                                         call_deadline(self.client))  # whole call, not per read
+        except (openai.OpenAIError, ValueError, TypeError, KeyError, DeadlinePassed) as exc:
             kind = classify_error(exc)
             raise self._fail(f"request failed ({kind}): {describe_error(exc)}", kind, exc) from exc
         data = list(getattr(response, "data", None) or [])

@@ -167,3 +167,16 @@ def test_an_html_page_with_status_200_is_a_malformed_reply_not_an_empty_one(serv
         model.complete(HELLO)
     assert info.value.kind == "malformed reply"
     assert "HTML" in str(info.value) and "/v1" in str(info.value)
+
+
+def test_an_embedding_request_keeps_the_same_deadline(server):
+    from memorykit.llm.embedder import EmbeddingFailed, OpenAIEmbedder
+
+    client = make_client(base_url=f"http://127.0.0.1:{server.server_port}/v1", api_key=KEY,
+                         timeout=1.0, max_retries=0)
+    start = time.monotonic()
+    with pytest.raises(EmbeddingFailed) as info:
+        OpenAIEmbedder("m", client, dimension=8).embed(["hello"])
+    took = time.monotonic() - start
+    assert info.value.kind == "timeout"
+    assert took < 4.0, f"the embedding call took {took:.1f} s against a 1 s timeout"
