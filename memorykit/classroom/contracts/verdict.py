@@ -59,10 +59,10 @@ class Verdict:
         """This verdict, or ``NotYet`` (an ``AssertionError``) carrying its whole text when it
         did not pass.
 
-        Graded cells end in ``check_...(answer).assert_passed()``: nbgrader awards a graded
-        cell's points when it runs without an error, and shows the error's text (the reason
-        and the numbers) as the feedback. A passing verdict is returned, so the cell displays
-        it once.
+        nbgrader awards a graded cell's points when it runs without an error and shows the
+        error's text (the reason and the numbers) as the feedback. Graded cells do not call
+        this (a notebook could patch it): they run ``contracts.graded.graded``, which reads
+        ``passed`` itself. A passing verdict is returned, so a cell displays it once.
         """
         if not self.passed:
             raise NotYet(str(self))
