@@ -135,3 +135,43 @@ def test_every_graded_cell_ignores_checkers_redefined_in_the_notebook(path):
             exec(source, namespace)
         assert not isinstance(failed.value, NameError), failed.value
     assert called == []
+
+
+# The three cheats in one answer cell, as a student hands them in (issue 25's held-out check).
+CHEATS = '''answer = 1
+import memorykit.classroom.lesson01_checks as checks
+from memorykit.classroom.contracts.verdict import Verdict
+
+def check_budget(*args, **kwargs):
+    return Verdict("01 budget", True, "redefined in the notebook")
+
+check_billed_tokens = check_budget
+checks.check_budget = checks.check_billed_tokens = check_budget
+Verdict.assert_passed = lambda self: self
+'''
+
+
+def cheating_submission(release_notebook: Path) -> Any:
+    """Lesson 01's release notebook answered with wrong answers and the three cheats in its
+    first answer cell (for the grader's own tests too)."""
+    import nbformat
+
+    nb = nbformat.read(release_notebook, 4)
+    answers = [c for c in nb.cells if c.get("metadata", {}).get("nbgrader", {}).get("solution")]
+    answers[0].source = CHEATS
+    answers[1].source = "def billed_tokens(messages, counter):\n    return 0\n"
+    return nb
+
+
+def test_a_cheating_notebook_autogrades_zero(tmp_path):
+    """Through the course's own grader (nbgrader autograde, graded cells restored from the
+    gradebook): the redefined-checker notebook of lesson 01 grades 0 of 3."""
+    from memorykit.classroom.course import autograde, build_course, submit
+
+    course = build_course(tmp_path / "course", lessons=["01_tokens_and_budgets"])
+    lesson = "01_tokens_and_budgets"
+    submit(course, "cheat", {lesson: cheating_submission(course.notebook("release", lesson))})
+    grades = autograde(course, "cheat", workers=1)
+    assert (grades.points, grades.max_points) == (0, 3), grades.report()
+    feedback = "\n".join(c.feedback for g in grades.lessons for c in g.cells)
+    assert "is not memorykit's own" in feedback, feedback
