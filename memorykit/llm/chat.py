@@ -23,10 +23,7 @@ from __future__ import annotations
 
 import functools
 import operator
-import queue
 import re
-import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from dataclasses import dataclass
@@ -40,6 +37,7 @@ from memorykit.llm.client import (
     classify_error,
     client_base_url,
     describe_error,
+    iterate_with_deadline,
     require_openai,
     resolve_client,
     run_with_deadline,
@@ -197,10 +195,9 @@ class OpenAIChatModel:
         self.calls += 1
         self.last_usage, self.last_finish_reason = None, None  # never the previous call's
         produced = False
-        chunks = _Chunks(partial(self.client.chat.completions.create, **kwargs),
-                         call_deadline(self.client))
         try:
-            for chunk in chunks:
+            for chunk in iterate_with_deadline(partial(self.client.chat.completions.create,
+                                                       **kwargs), call_deadline(self.client)):
                 if isinstance(chunk, (str, bytes)):
                     raise LLMCallFailed(f"{self.name} at {client_base_url(self.client)}: "
                                         f"malformed reply: {_not_json(chunk)}",
@@ -214,8 +211,6 @@ class OpenAIChatModel:
                         yield piece
         except (openai.OpenAIError, ValueError, TypeError, KeyError, DeadlinePassed) as exc:
             raise self._fail(exc) from exc
-        finally:
-            chunks.close()
         if not produced:
             raise LLMCallFailed(f"{self.name}: the streamed reply is empty", kind="empty reply")
         if self.last_finish_reason is None:
@@ -229,56 +224,6 @@ class OpenAIChatModel:
             f"OpenAIChatModel(model={self.model!r}, base_url={client_base_url(self.client)!r}, "
             f"temperature={self.temperature:g})"
         )
-
-
-class _Chunks:
-    """A stream's chunks, read on a worker thread so that waiting for them keeps to
-    ``deadline`` (seconds spent waiting, in all): a server trickling bytes cannot hold the
-    stream open past it. ``DeadlinePassed`` is raised then, and the stream closed."""
-
-    def __init__(self, open_stream: Callable[[], Any], deadline: float | None) -> None:
-        self._queue: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
-        self._left = deadline
-        self._stream: Any = None
-        self._closed = False
-        threading.Thread(target=self._read, args=(open_stream,), daemon=True,
-                         name="memorykit-llm-stream").start()
-
-    def _read(self, open_stream: Callable[[], Any]) -> None:
-        try:
-            self._stream = open_stream()
-            with self._stream:
-                if self._closed:  # abandoned while it opened
-                    return
-                for chunk in self._stream:
-                    self._queue.put(("chunk", chunk))
-            self._queue.put(("end", None))
-        except BaseException as exc:  # noqa: BLE001 - handed to the reading thread as is
-            self._queue.put(("error", exc))
-
-    def __iter__(self) -> Iterator[Any]:
-        while True:
-            start = time.monotonic()
-            try:
-                what, value = self._queue.get(timeout=self._left)
-            except queue.Empty:
-                raise DeadlinePassed(0.0 if self._left is None else self._left) from None
-            if self._left is not None:
-                self._left = max(0.0, self._left - (time.monotonic() - start))
-            if what == "end":
-                return
-            if what == "error":
-                raise value
-            yield value
-
-    def close(self) -> None:
-        """Close the stream (the worker's next read fails and it ends)."""
-        self._closed = True
-        if self._stream is not None:
-            try:
-                self._stream.close()
-            except Exception:  # noqa: BLE001 - closing under a read may fail; it is abandoned
-                pass
 
 
 def _not_json(body: str | bytes) -> str:

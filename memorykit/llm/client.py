@@ -32,10 +32,13 @@ inside the functions that need it. Taught in
 
 from __future__ import annotations
 
+import contextlib
 import os
+import queue
 import re
 import threading
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
@@ -338,6 +341,48 @@ def run_with_deadline(call: Callable[[], _T], seconds: float | None) -> _T:
     return value
 
 
+def iterate_with_deadline(open_stream: Callable[[], Any], seconds: float | None) -> Iterator[Any]:
+    """The items of the stream ``open_stream()`` returns, read on a worker thread so that the
+    time spent waiting for them keeps to ``seconds`` in all (None: unbounded); past it
+    ``DeadlinePassed`` is raised and the stream closed (the worker's next read then fails)."""
+    items: queue.SimpleQueue[tuple[bool, Any]] = queue.SimpleQueue()
+    opened: list[Any] = []
+
+    def read() -> None:
+        try:
+            with open_stream() as stream:
+                opened.append(stream)
+                for item in stream:
+                    items.put((True, item))
+            items.put((True, _END))
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread as is
+            items.put((False, exc))
+
+    threading.Thread(target=read, name="memorykit-llm-stream", daemon=True).start()
+    left = seconds
+    try:
+        while True:
+            start = time.monotonic()
+            try:
+                ok, item = items.get(timeout=left)
+            except queue.Empty:
+                raise DeadlinePassed(seconds or 0.0) from None
+            if left is not None:
+                left = max(0.0, left - (time.monotonic() - start))
+            if not ok:
+                raise item
+            if item is _END:
+                return
+            yield item
+    finally:
+        for stream in opened:
+            with contextlib.suppress(Exception):  # closing under a read may fail: abandoned
+                stream.close()
+
+
+_END = object()
+
+
 def client_base_url(client: Any) -> str:
     """The client's base URL as text (for names and reprs; never includes the key)."""
     return safe_url(str(getattr(client, "base_url", "?")))
@@ -435,6 +480,7 @@ __all__ = [
     "call_deadline",
     "configured",
     "describe_backend",
+    "iterate_with_deadline",
     "make_client",
     "resolve_client",
     "openai_available",
