@@ -3,21 +3,24 @@
 ``submit(course, student, notebooks)`` places a student's notebooks where nbgrader collects them
 (``submitted/<student>/<lesson>/<lesson>.ipynb``); ``autograde(course, student)`` runs
 nbgrader's ``autograde`` on each (the graded cells are restored from the gradebook, so a student
-cannot edit a check away; every cell is executed) and reads back, per lesson and per graded cell,
-the points and the feedback: the text of the error a failed graded cell raised, which for
-``check_...(...).assert_passed()`` is the checker's verdict ("NOT YET: ..." with its numbers).
-Lessons are graded in ``workers`` processes at once (each executes whole notebooks; they share
-the course's SQLite gradebook, whose writes are short).
+cannot edit a check away; every cell is executed) and reads back, per lesson and per graded cell
+the gradebook holds, the points and the feedback: the text of the error a failed graded cell
+raised, which for ``check_...(...).assert_passed()`` is the checker's verdict ("NOT YET: ...").
+
+Grading runs student code, so each lesson is autograded in a process of its own (``workers`` at
+once) in a scratch course: only that submission, the gradebook without the other students, no
+reference answer; HOME and TMPDIR scratch, no secret in the environment; killed with what it
+started after ``notebook_timeout``. The points come back into the course's gradebook. A notebook
+that cannot be read or run grades 0 with the reason. What this does not stop, and how to isolate
+grading properly: docs/INSTRUCTOR_GUIDE.md, "Grading runs student code".
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
 import shutil
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -159,18 +162,14 @@ def _readable(path: Path) -> tuple[Any, str]:
     if path.stat().st_size > MAX_NOTEBOOK_BYTES:
         return None, f"the notebook has {path.stat().st_size:,} bytes (at most {MAX_NOTEBOOK_BYTES:,})"
     try:
-        text = path.read_bytes().decode("utf-8")
-        json.loads(text)
+        nb = nbformat.reads(path.read_bytes().decode("utf-8"), as_version=4)
+        nbformat.validate(nb)
     except UnicodeDecodeError as exc:
         return None, f"the notebook is not UTF-8 text (byte {exc.start})"
-    except (ValueError, RecursionError) as exc:
-        return None, f"the notebook is not JSON ({str(exc)[:200]})"
-    try:
-        nb = nbformat.reads(text, as_version=4)
-        nbformat.validate(nb)
     except Exception as exc:  # noqa: BLE001 - whatever a student's file breaks is its grade
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        return None, f"the notebook is not a valid Jupyter notebook ({first[:200]})"
+        kind = "JSON" if isinstance(exc, nbformat.reader.NotJSONError) else "a valid Jupyter notebook"
+        return None, f"the notebook is not {kind} ({first[:200]})"
     return nb, ""
 
 
@@ -199,27 +198,17 @@ def _scratch_course(course: Course, student: str, lesson: str, nb: Any, root: Pa
     nbformat.write(nb, root / "submitted" / student / lesson / f"{lesson}.ipynb")
 
 
-def _kill(pids: list[int]) -> None:
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:  # already gone
-            pass
-
-
-def _left_behind(tmp: Path) -> list[int]:
-    """Processes still running with ``TMPDIR`` = ``tmp``: the grader's and the student's
-    (a kernel starts a session of its own, so it is not in the grader's process group)."""
+def _kill_left_behind(tmp: Path) -> None:
+    """Kill every process still running with ``TMPDIR`` = ``tmp``: the grader's and what it
+    started (a kernel starts a session of its own, so a process group would miss it)."""
     import psutil  # installed with IPython, which every kernel needs
 
-    found = []
     for proc in psutil.process_iter():
         try:
             if proc.environ().get("TMPDIR") == str(tmp):
-                found.append(proc.pid)
-        except psutil.Error:
+                proc.kill()
+        except psutil.Error:  # gone, or another user's
             pass
-    return found
 
 
 def _why(log: str, returncode: int) -> str:
@@ -260,26 +249,13 @@ def _autograde_apart(root: Path, lesson: str, student: str, timeout: float) -> s
             returncode = proc.wait(timeout)
         except subprocess.TimeoutExpired:
             returncode = None
-        _kill(_left_behind(tmp))
+        _kill_left_behind(tmp)
         proc.wait()
     if returncode is None:
         return f"took longer than {timeout:g} s (the time limit per notebook): stopped"
     if returncode != 0:
         return _why(log_path.read_text(encoding="utf-8", errors="replace"), returncode)
     return ""
-
-
-def _scratch_results(root: Path, student: str, lesson: str) -> tuple[Any, dict[str, float]]:
-    import nbformat
-    from nbgrader.api import Gradebook
-
-    path = root / "autograded" / student / lesson / f"{lesson}.ipynb"
-    if path.is_symlink() or not path.is_file():
-        return None, {}
-    with _nbgrader.nbgrader_env(), Gradebook(f"sqlite:///{root}/gradebook.db") as gb:
-        scores = {g.name: float(g.score)
-                  for g in gb.find_submission_notebook(lesson, lesson, student).grades}
-    return nbformat.read(path, as_version=4), scores
 
 
 def _record(course: Course, student: str, lesson: str, graded: Any, scores: dict[str, float],
@@ -312,23 +288,29 @@ def _record(course: Course, student: str, lesson: str, graded: Any, scores: dict
 def _grade(course: Course, student: str, lesson: str, timeout: float) -> LessonGrade:
     """Autograde one lesson in a scratch course (the module says what it isolates); the graded
     notebook is copied to the course's ``autograded/``. Never raises for what the student sent."""
-    nb, problem = _readable(course.root / "submitted" / student / lesson / f"{lesson}.ipynb")
+    import nbformat
+    from nbgrader.api import Gradebook
+
+    name = f"{student}/{lesson}/{lesson}.ipynb"
+    nb, problem = _readable(course.root / "submitted" / name)
     graded, scores = None, {}
-    out = course.root / "autograded" / student / lesson
-    if out.exists():
-        shutil.rmtree(out)
+    out = course.root / "autograded" / name
+    if out.parent.exists():
+        shutil.rmtree(out.parent)
     if not problem:
-        with tempfile.TemporaryDirectory(prefix="mk-grade-") as tmp:
+        with tempfile.TemporaryDirectory(prefix="mk-grade-", ignore_cleanup_errors=True) as tmp:
             root = Path(tmp) / "course"
             _scratch_course(course, student, lesson, nb, root)
             problem = _autograde_apart(root, lesson, student, timeout)
+            if not problem and not (root / "autograded" / name).is_file():
+                problem = "nbgrader wrote no graded notebook"
             if not problem:
-                graded, scores = _scratch_results(root, student, lesson)
-                problem = "" if graded is not None else "nbgrader wrote no graded notebook"
-            if graded is not None:
-                out.mkdir(parents=True)
-                shutil.copyfile(root / "autograded" / student / lesson / f"{lesson}.ipynb",
-                                out / f"{lesson}.ipynb")
+                graded = nbformat.read(root / "autograded" / name, as_version=4)
+                with _nbgrader.nbgrader_env(), Gradebook(f"sqlite:///{root}/gradebook.db") as gb:
+                    scores = {g.name: float(g.score)
+                              for g in gb.find_submission_notebook(lesson, lesson, student).grades}
+                out.parent.mkdir(parents=True)
+                nbformat.write(graded, out)
     return _record(course, student, lesson, graded, scores, problem)
 
 # a failed check raises the verdict as an AssertionError (NotYet, memorykit.classroom.verdict):
