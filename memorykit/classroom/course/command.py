@@ -1,11 +1,14 @@
 """``python -m memorykit.classroom course release|grade``: the course commands of ``memorykit.cli``.
 
-* ``course release --out DIR [--lessons NN_name ...]``: the course directory, the student edition
-  in ``DIR/release`` and the instructor edition in ``DIR/instructor`` (``build_course``).
-* ``course grade --course DIR --student NAME [--notebooks FOLDER] [--workers N]``: submit the
+* ``course release --out DIR [--lessons NN_name ...] [--force]``: the course directory, the student
+  edition in ``DIR/release`` and the instructor edition in ``DIR/instructor`` (``build_course``;
+  a course whose gradebook holds grades is replaced only with ``--force``).
+* ``course grade --course DIR --student NAME [--notebooks FOLDER] [--workers N]
+  [--notebook-timeout SECONDS]``: submit the
   student's notebooks from ``FOLDER`` (``NN_name.ipynb`` or ``NN_name/NN_name.ipynb``, as in the
   release; without it, what already is in ``DIR/submitted/NAME``), autograde them with nbgrader
-  and print the points per lesson and graded cell with the feedback of every failed cell.
+  (each lesson in a scratch course, stopped at the time limit) and print the points per lesson
+  and graded cell with the feedback of every failed cell, or why a lesson could not be graded.
 * ``course student --out DIR``: make or refresh the student edition in the folder a student
   works in, keeping every file the student changed (``student_workspace``; ``./run lab --student``).
 """
@@ -21,6 +24,8 @@ __all__ = ["add_course_commands", "run_course"]
 
 def add_course_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``course`` and its ``release`` and ``grade`` subcommands to ``commands``."""
+    from memorykit.classroom.course.grading import NOTEBOOK_TIMEOUT_SECONDS
+
     course = commands.add_parser(
         "course", help="course editions and grading (nbgrader)",
         description="Make the student and instructor editions of the lessons and grade "
@@ -54,7 +59,7 @@ def add_course_commands(commands: argparse._SubParsersAction) -> None:  # type: 
                        help="lessons graded at once, one process each (default 1)")
     grade.add_argument("--notebook-timeout", metavar="SECONDS", type=float, default=None,
                        help="time limit per notebook; a notebook stopped at it grades 0 "
-                            "(default 900)")
+                            f"(default {NOTEBOOK_TIMEOUT_SECONDS:g})")
 
 
 def _found(folder: Path, lesson: str) -> Path | None:
