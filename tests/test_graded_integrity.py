@@ -88,6 +88,13 @@ def test_a_checker_patched_on_its_module_grades_zero(monkeypatch, module, name):
     assert all(isinstance(o, TamperedChecker) for o in outcomes), outcomes
 
 
+@pytest.mark.parametrize("name", ["isinstance", "round", "abs"])
+def test_a_builtin_hidden_by_a_global_of_the_checks_module_grades_zero(monkeypatch, name):
+    monkeypatch.setattr(lesson01_checks, name, lambda *args: True, raising=False)
+    with pytest.raises(TamperedChecker, match="hiding builtins"):
+        graded("lesson01_checks.check_budget", 1)
+
+
 def test_a_patched_checker_with_the_real_code_but_other_globals_grades_zero(monkeypatch):
     import types
     real = lesson01_checks.check_budget

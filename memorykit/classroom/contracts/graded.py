@@ -18,6 +18,7 @@ source, and the instructor guide says how to isolate grading.
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import importlib
 import re
@@ -133,6 +134,10 @@ def _verify_module(module: types.ModuleType, seen: set[str]) -> None:
     space = module.__dict__
     # State the module keeps (``global`` in a function) is not a constant to compare.
     state = {n for g in ast.walk(tree) if isinstance(g, ast.Global) for n in g.names}
+    bound = state | set(_module_level_names(tree))
+    shadowing = sorted(set(space) & set(vars(builtins)) - bound - {"__builtins__"})
+    if any(not n.startswith("__") for n in shadowing):  # a global found before the builtin
+        raise TamperedChecker(f"{name} is not memorykit's own: {shadowing} added, hiding builtins")
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             _verify_function(f"{name}.{node.name}", space.get(node.name), codes.get(node.name), space,
@@ -181,6 +186,19 @@ def _verify_module(module: types.ModuleType, seen: set[str]) -> None:
             for alias in node.names:
                 if alias.name.split(".")[0] == "memorykit":
                     _verify_module(importlib.import_module(alias.name), seen)
+
+
+def _module_level_names(node: ast.AST) -> Any:
+    """The names a module's own statements bind (not those inside its functions and classes)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            yield child.name
+        elif isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+            yield child.id
+        elif isinstance(child, ast.alias):
+            yield (child.asname or child.name).split(".")[0]
+        elif not isinstance(child, ast.Lambda):
+            yield from _module_level_names(child)
 
 
 def _verify_dataclass(cls: type, module: types.ModuleType) -> None:
