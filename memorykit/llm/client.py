@@ -472,22 +472,16 @@ def describe_error(exc: BaseException) -> str:
 
 __all__ = [
     "DEFAULT_MAX_RETRIES",
-    "DeadlinePassed",
     "DEFAULT_TIMEOUT",
     "LLMCallFailed",
     "LLMError",
     "LLMNotConfigured",
-    "call_deadline",
     "configured",
     "describe_backend",
-    "iterate_with_deadline",
     "make_client",
     "resolve_client",
     "openai_available",
     "require_openai",
-    "remember_key",
     "resolve_base_url",
-    "run_with_deadline",
     "safe_url",
-    "scrub",
 ]
