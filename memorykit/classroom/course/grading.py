@@ -17,10 +17,12 @@ grading properly: docs/INSTRUCTOR_GUIDE.md, "Grading runs student code".
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -198,11 +200,15 @@ def _scratch_course(course: Course, student: str, lesson: str, nb: Any, root: Pa
     nbformat.write(nb, root / "submitted" / student / lesson / f"{lesson}.ipynb")
 
 
-def _kill_left_behind(tmp: Path) -> None:
+def _kill_left_behind(tmp: Path, group: int) -> None:
     """Kill every process still running with ``TMPDIR`` = ``tmp``: the grader's and what it
-    started (a kernel starts a session of its own, so a process group would miss it)."""
-    import psutil  # installed with IPython, which every kernel needs
-
+    started (a kernel starts a session of its own, so the grader's process ``group`` misses it)."""
+    try:
+        import psutil  # IPython 9 (every kernel) requires it
+    except ImportError:
+        with contextlib.suppress(OSError):
+            os.killpg(group, signal.SIGKILL)
+        return
     for proc in psutil.process_iter():
         try:
             if proc.environ().get("TMPDIR") == str(tmp):
@@ -249,7 +255,7 @@ def _autograde_apart(root: Path, lesson: str, student: str, timeout: float) -> s
             returncode = proc.wait(timeout)
         except subprocess.TimeoutExpired:
             returncode = None
-        _kill_left_behind(tmp)
+        _kill_left_behind(tmp, proc.pid)
         proc.wait()
     if returncode is None:
         return f"took longer than {timeout:g} s (the time limit per notebook): stopped"
