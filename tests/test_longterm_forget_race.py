@@ -131,3 +131,21 @@ def test_an_add_that_reaches_the_session_after_forget_is_refused_and_told():
         assert service.stored_ids("other") == {kept.id}
         assert [m.id for m in service.session("other").working] == [kept.id]
     assert leaks == 0, f"{leaks} of {TRIALS} trials left the forgotten session recallable"
+
+
+def test_a_forget_whose_store_delete_fails_changes_nothing():
+    """The store refuses the delete: forget raises, and the session is still whole (not
+    dropped from memory with its entries left recallable in the store)."""
+    service, store = _service()
+    make = MessageFactory()
+    message = make.user("the parcel code is 5")
+    service.add("s", message)
+
+    def down(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise ConnectionError("store down")
+
+    store.delete = down  # type: ignore[method-assign]
+    with pytest.raises(ConnectionError):
+        service.forget("s")
+    assert service.stored_ids("s") == {message.id}
+    assert [m.id for m in service.session("s").working] == [message.id]

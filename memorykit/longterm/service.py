@@ -461,10 +461,11 @@ class MemoryService:
                 if s.forgotten:
                     continue  # another forget won the lock; a fresh session may exist now
                 with self._lock:  # no fresh session of this id is made while the store deletes
+                    deleted = self._delete(session_id)  # first: a failed delete changes nothing
                     s.forgotten = True
                     s.pending.clear()
                     del self.sessions[session_id]
-                    return self._delete(session_id)
+                    return deleted
 
     def _delete(self, session_id: str) -> int:
         return self.store.delete({"session_id": session_id}) if len(self.store) else 0
