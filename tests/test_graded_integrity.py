@@ -182,3 +182,35 @@ def test_a_cheating_notebook_autogrades_zero(tmp_path):
     assert (grades.points, grades.max_points) == (0, 3), grades.report()
     feedback = "\n".join(c.feedback for g in grades.lessons for c in g.cells)
     assert "is not memorykit's own" in feedback, feedback
+
+
+SWALLOWING_RUN_CODE = '''import types
+
+async def run_code(self, code_obj, result=None, *, async_=False):
+    try:
+        exec(code_obj, self.user_global_ns, self.user_ns)
+    except BaseException:
+        pass
+    return False
+
+get_ipython().run_code = types.MethodType(run_code, get_ipython())'''
+
+
+@pytest.mark.parametrize("cheat", [
+    "get_ipython().set_custom_exc((Exception,), lambda *args, **kwargs: None)",
+    "get_ipython()._showtraceback = lambda *args, **kwargs: None",
+    SWALLOWING_RUN_CODE,
+], ids=["custom-exc", "showtraceback", "run-code"])
+def test_a_hidden_error_display_still_scores_zero(cheat):
+    """nbgrader scores a graded cell 0 when it shows an error or writes to stderr: a notebook
+    that keeps IPython from showing (or the kernel from reporting) the failed check still gets
+    one of the two."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cheat), nbformat.v4.new_code_cell(
+        graded_cells(LESSON01)[0][1].replace("answer", "1"))])
+    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True).execute()
+    shown = [o for o in nb.cells[1].outputs
+             if o.output_type == "error" or o.get("name") == "stderr"]
+    assert shown and "error display is not its own" in str(shown[0]), nb.cells[1].outputs

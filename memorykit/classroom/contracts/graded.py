@@ -31,6 +31,10 @@ from memorykit.classroom.contracts.verdict import NotYet, Verdict
 
 _PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # .../memorykit
 _CHECKER = re.compile(r"(lesson\d\d_checks)\.(check_\w+)")
+# What IPython runs a cell's error through, up to the error output nbgrader reads.
+_SHOWS_ERRORS = ("run_code", "showtraceback", "_showtraceback", "showsyntaxerror",
+                 "get_exception_only")
+_NO_CODE = compile("", "<none>", "exec")
 _SOURCES: dict[Path, tuple[int, ast.Module, dict[str, types.CodeType]]] = {}
 
 
@@ -52,6 +56,7 @@ def graded(checker: str, /, *args: Any, **kwargs: Any) -> Verdict:
     for trusted in (sys.modules[__name__], verdict_module, module):
         _verify_module(trusted, seen)
     _verify_dataclass(verdict_module.Verdict, verdict_module)
+    _check_error_display()
     check = module.__dict__.get(found.group(2))
     if not isinstance(check, types.FunctionType):
         raise TamperedChecker(f"{checker} is not a function of memorykit's (got {check!r})")
@@ -62,6 +67,28 @@ def graded(checker: str, /, *args: Any, **kwargs: Any) -> Verdict:
     if object.__getattribute__(result, "__dict__").get("passed") is not True:
         raise NotYet(str(result))
     return result
+
+
+def _check_error_display() -> None:
+    """nbgrader scores a graded cell 0 when it shows an error or the kernel reports one: refuse
+    a shell a notebook kept from doing either (a custom exception handler, its own
+    ``run_code`` or ``showtraceback``), printing to stderr too, which nbgrader also scores 0."""
+    get_ipython = getattr(sys.modules.get("IPython"), "get_ipython", None)
+    shell = get_ipython() if callable(get_ipython) else None
+    if shell is None:
+        return
+    patched = [name for name in _SHOWS_ERRORS if not _from_disk(
+        getattr(getattr(type(shell), name, None), "__code__", _NO_CODE)) or (
+        # ipykernel sets its own bound method on the instance; anything else hides errors
+        name in vars(shell) and getattr(vars(shell)[name], "__func__", None) is not getattr(
+            type(shell), name))]
+    if getattr(shell, "custom_exceptions", ()):
+        patched.append("set_custom_exc")
+    if patched:
+        shell.custom_exceptions = ()
+        problem = f"IPython's error display is not its own: {patched} patched"
+        print(problem, file=sys.stderr)
+        raise TamperedChecker(problem)
 
 
 def _source(path: Path) -> tuple[ast.Module, dict[str, types.CodeType]]:
