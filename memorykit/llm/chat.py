@@ -196,12 +196,8 @@ class OpenAIChatModel:
         self.last_usage, self.last_finish_reason = None, None  # never the previous call's
         produced = False
         try:
-            for chunk in iterate_with_deadline(partial(self.client.chat.completions.create,
-                                                       **kwargs), call_deadline(self.client)):
-                if isinstance(chunk, (str, bytes)):
-                    raise LLMCallFailed(f"{self.name} at {client_base_url(self.client)}: "
-                                        f"malformed reply: {_not_json(chunk)}",
-                                        kind="malformed reply")
+            for chunk in iterate_with_deadline(partial(self._open_stream, kwargs),
+                                               call_deadline(self.client)):
                 for choice in getattr(chunk, "choices", None) or ():
                     piece = getattr(getattr(choice, "delta", None), "content", None)
                     if choice.finish_reason is not None:
@@ -218,6 +214,14 @@ class OpenAIChatModel:
             raise LLMCallFailed(f"{self.name}: the stream ended before the reply did (no "
                                 "finish_reason): the pieces so far are not a whole reply",
                                 kind="cut off")
+
+    def _open_stream(self, kwargs: dict[str, Any]) -> Any:
+        stream = self.client.chat.completions.create(**kwargs)
+        headers = getattr(getattr(stream, "response", None), "headers", None) or {}
+        if "html" in str(headers.get("content-type", "")).lower():  # no event would ever come
+            stream.close()
+            raise ValueError(f"the reply is {_not_json('<html>')}")
+        return stream
 
     def __repr__(self) -> str:
         return (

@@ -167,6 +167,9 @@ def test_an_html_page_with_status_200_is_a_malformed_reply_not_an_empty_one(serv
         model.complete(HELLO)
     assert info.value.kind == "malformed reply"
     assert "HTML" in str(info.value) and "/v1" in str(info.value)
+    with pytest.raises(LLMCallFailed) as streamed:
+        list(model.stream(HELLO))
+    assert streamed.value.kind == "malformed reply" and "HTML" in str(streamed.value)
 
 
 def test_an_embedding_request_keeps_the_same_deadline(server):
