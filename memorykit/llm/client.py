@@ -298,8 +298,11 @@ def call_deadline(client: Any) -> float | None:
     retries = getattr(client, "max_retries", 0)
     if timeout is None or not timeout > 0 or not isinstance(retries, int) or retries < 0:
         return None
-    pauses = sum(min(_FIRST_PAUSE * 2**k, _LONGEST_PAUSE) for k in range(retries))
-    return (retries + 1) * float(timeout) + pauses + _GRACE
+    doubling = min(retries, 4)  # 0.5 s, 1 s, 2 s, 4 s, then 8 s each
+    pauses = sum(_FIRST_PAUSE * 2**k for k in range(doubling))
+    pauses += _LONGEST_PAUSE * (retries - doubling)
+    deadline = (retries + 1) * float(timeout) + pauses + _GRACE
+    return deadline if deadline < threading.TIMEOUT_MAX else None  # inf: no deadline to keep
 
 
 class DeadlinePassed(Exception):

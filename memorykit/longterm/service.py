@@ -67,7 +67,8 @@ respect to an ``add`` for the same session: an add that holds the lock first lan
 whole and is then forgotten with the rest; an add that reaches the lock after forget
 is refused with ``SessionForgotten`` (nothing of it is stored: the caller can add it
 again, to a fresh session of that id). Either way nothing of the session is recallable
-once ``forget`` returns. Reads that reach a forgotten session's lock go to the fresh one. The embedder is shared too: the library's embedders are safe
+once ``forget`` returns. Reads that reach a forgotten session's lock go to the fresh one.
+The embedder is shared too: the library's embedders are safe
 to call from several threads; a user's own embedder must be as well.
 
 ``MemoryService`` is also a ``ContextPolicy``: ``build_context(history, query,

@@ -183,3 +183,16 @@ def test_an_embedding_request_keeps_the_same_deadline(server):
     took = time.monotonic() - start
     assert info.value.kind == "timeout"
     assert took < 4.0, f"the embedding call took {took:.1f} s against a 1 s timeout"
+
+
+def test_the_call_deadline_is_attempts_times_timeout_plus_pauses_plus_grace():
+    from types import SimpleNamespace as Client
+
+    from memorykit.llm.client import call_deadline
+
+    assert call_deadline(Client(timeout=1.0, max_retries=0)) == 1.0 + 0.5
+    assert call_deadline(Client(timeout=1.0, max_retries=2)) == 3 * 1.0 + (0.5 + 1) + 0.5
+    pauses = 0.5 + 1 + 2 + 4 + 8 + 8  # doubling up to openai's longest pause, 8 s
+    assert call_deadline(Client(timeout=2.0, max_retries=6)) == 7 * 2.0 + pauses + 0.5
+    for unbounded in (float("inf"), None, "30"):
+        assert call_deadline(Client(timeout=unbounded, max_retries=0)) is None
