@@ -456,12 +456,10 @@ def hostile(toy, tmp_path_factory):
                              "import os\nos.kill(os.getpid(), 9)"),
         "02_toy": _with_cell(_submission(course, "02_toy", "reference"), LOOP)})
     submit(course, "deleter", {"01_toy": deleted, "02_toy": tmp / "invalid.ipynb"})
-    os.environ["OPENAI_API_KEY"] = "sk-not-for-students"
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OPENAI_API_KEY", "sk-not-for-students")
         return course, {student: autograde(course, student, workers=WORKERS, notebook_timeout=20)
                         for student in ("broken", "hostile", "deleter")}
-    finally:
-        del os.environ["OPENAI_API_KEY"]
 
 
 @pytest.mark.parametrize("student, lesson, reason", [
