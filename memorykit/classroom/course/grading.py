@@ -264,6 +264,17 @@ def _autograde_apart(root: Path, lesson: str, student: str, timeout: float) -> s
     return ""
 
 
+def _collected_at(course: Course, student: str, lesson: str) -> dict[str, Any]:
+    """``timestamp=`` of the submission from nbgrader collect's ``timestamp.txt`` (for late
+    submissions, as nbgrader's autograde reads it), or nothing when there is none or it is bad."""
+    from nbgrader.utils import parse_utc
+
+    with contextlib.suppress(OSError, ValueError, OverflowError):
+        text = (course.root / "submitted" / student / lesson / "timestamp.txt").read_text("utf-8")
+        return {"timestamp": parse_utc(text.strip())}
+    return {}
+
+
 def _record(course: Course, student: str, lesson: str, graded: Any, scores: dict[str, float],
             problem: str) -> LessonGrade:
     """Enter the grades in the course's gradebook and return them: every graded cell the
@@ -276,7 +287,7 @@ def _record(course: Course, student: str, lesson: str, graded: Any, scores: dict
     found = []
     with _GRADEBOOK, _nbgrader.nbgrader_env(), _nbgrader.quiet_gradebook(), \
             Gradebook(f"sqlite:///{course.root}/gradebook.db") as gb:
-        gb.update_or_create_submission(lesson, student)
+        gb.update_or_create_submission(lesson, student, **_collected_at(course, student, lesson))
         for grade in gb.find_submission_notebook(lesson, lesson, student).grades:
             most = float(grade.max_score)
             cell = cells.get(grade.name)
