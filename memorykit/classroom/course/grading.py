@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -233,10 +234,12 @@ def _why(log: str, returncode: int) -> str:
     return f"nbgrader could not grade it ({(errors or [f'exit status {returncode}'])[0][:300]})"
 
 
-def _autograde_apart(root: Path, lesson: str, student: str, timeout: float) -> str:
+def _autograde_apart(root: Path, lesson: str, student: str, timeout: float,
+                     stop: threading.Event) -> str:
     """nbgrader's autograde of the scratch course at ``root`` in a process of its own, its
     working folder ``root``, HOME and TMPDIR scratch, no secret in its environment; stopped
-    (with every process it started) after ``timeout`` seconds. ``""``, or why it did not grade."""
+    (with every process it started) after ``timeout`` seconds. ``""``, or why it did not grade;
+    ``InterruptedError`` when ``stop`` is set meanwhile (the caller was interrupted)."""
     home, tmp = root.parent / "home", root.parent / "tmp"
     home.mkdir()
     tmp.mkdir()
@@ -251,12 +254,14 @@ def _autograde_apart(root: Path, lesson: str, student: str, timeout: float) -> s
             [sys.executable, "-c", code, str(root), str(cell_timeout), "autograde", lesson, student],
             cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
             start_new_session=True)
-        try:
-            returncode = proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            returncode = None
+        deadline = time.monotonic() + timeout
+        while proc.poll() is None and time.monotonic() < deadline and not stop.is_set():
+            stop.wait(0.2)
+        returncode = proc.poll()
         _kill_left_behind(tmp, proc.pid)
         proc.wait()
+    if stop.is_set():
+        raise InterruptedError(f"grading {student}'s {lesson} was interrupted")
     if returncode is None:
         return f"took longer than {timeout:g} s (the time limit per notebook): stopped"
     if returncode != 0:
@@ -302,7 +307,8 @@ def _record(course: Course, student: str, lesson: str, graded: Any, scores: dict
     return LessonGrade(lesson, tuple(found), problem)
 
 
-def _grade(course: Course, student: str, lesson: str, timeout: float) -> LessonGrade:
+def _grade(course: Course, student: str, lesson: str, timeout: float,
+           stop: threading.Event) -> LessonGrade:
     """Autograde one lesson in a scratch course (the module says what it isolates); the graded
     notebook is copied to the course's ``autograded/``. Never raises for what the student sent."""
     import nbformat
@@ -318,7 +324,7 @@ def _grade(course: Course, student: str, lesson: str, timeout: float) -> LessonG
         with tempfile.TemporaryDirectory(prefix="mk-grade-", ignore_cleanup_errors=True) as tmp:
             root = Path(tmp) / "course"
             _scratch_course(course, student, lesson, nb, root)
-            problem = _autograde_apart(root, lesson, student, timeout)
+            problem = _autograde_apart(root, lesson, student, timeout, stop)
             if not problem and not (root / "autograded" / name).is_file():
                 problem = "nbgrader wrote no graded notebook"
             if not problem:
@@ -376,7 +382,13 @@ def autograde(course: Course, student: str, lessons: Sequence[str] | None = None
     if not lessons:  # lessons=[]: nothing to grade
         return Grades(student, ())
     _nbgrader.add_student(course.root, student)
-    with ThreadPoolExecutor(min(workers, len(lessons))) as pool:
-        graded = pool.map(lambda lesson: _grade(course, student, lesson, float(notebook_timeout)),
-                          lessons)
-        return Grades(student, tuple(graded))
+    stop = threading.Event()
+    pool = ThreadPoolExecutor(min(workers, len(lessons)))
+    try:
+        return Grades(student, tuple(pool.map(
+            lambda lesson: _grade(course, student, lesson, float(notebook_timeout), stop), lessons)))
+    except BaseException:  # Ctrl-C: the lessons grading are stopped, and recorded nowhere
+        stop.set()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
