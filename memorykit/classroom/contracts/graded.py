@@ -22,6 +22,7 @@ import builtins
 import functools
 import importlib
 import re
+import site
 import sys
 import types
 from pathlib import Path
@@ -111,7 +112,9 @@ def _source(path: Path) -> tuple[ast.Module, dict[str, types.CodeType]]:
 def _from_disk(code: types.CodeType) -> bool:
     """``code`` is what its own file, memorykit's or an installed library's, compiles to."""
     path = Path(code.co_filename).resolve()
-    installed = (Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), _PACKAGE_ROOT)
+    # where libraries are installed (a student's ``pip install --user`` too), not a notebook's /tmp
+    installed = [Path(p).resolve() for p in (sys.prefix, sys.base_prefix, site.USER_SITE) if p]
+    installed.append(_PACKAGE_ROOT)
     return (path.suffix == ".py" and path.is_file() and any(path.is_relative_to(p) for p in installed)
             and _source(path)[1].get(code.co_qualname) == code)
 
