@@ -561,3 +561,26 @@ def test_release_refuses_to_replace_a_graded_course_without_force(toy, tmp_path,
     assert (copy / "autograded" / "reference").is_dir() and (copy / "source" / "01_toy").is_dir()
     again = build_course(copy, repo=course.root.parent / "repo", lessons=["02_toy"], force=True)
     assert graded_in(again.root) == (0, 0) and again.lessons == ("02_toy",)
+
+
+def test_a_broken_or_missing_gradebook_is_a_clear_error(toy, tmp_path, capsys):
+    """Not SQLAlchemy's traceback, nor nbgrader's advice to run `nbgrader db upgrade`."""
+    import shutil
+
+    from memorykit.classroom.__main__ import main
+
+    course, _ = toy
+    copy = tmp_path / "course"
+    shutil.copytree(course.root, copy, ignore=shutil.ignore_patterns("autograded"))
+    (copy / "gradebook.db").write_text("not a database", encoding="utf-8")
+    for argv, named in ((["grade", "--course", str(copy), "--student", "reference"],
+                         "is not a gradebook nbgrader can use (file is not a database)"),
+                        (["release", "--out", str(copy)], "is not a gradebook nbgrader made")):
+        with pytest.raises(SystemExit) as exc:
+            main(["course", *argv])
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and named in err and "db upgrade" not in err, err
+    (copy / "gradebook.db").unlink()
+    with pytest.raises(SystemExit):
+        main(["course", "grade", "--course", str(copy), "--student", "reference"])
+    assert "no gradebook at" in capsys.readouterr().err

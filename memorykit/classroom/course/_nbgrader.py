@@ -120,9 +120,17 @@ def add_student(root: Path, student: str) -> None:
     """Enter ``student`` in the gradebook (before lessons are graded at once: each autograde
     would otherwise create the same student, and all but one would fail)."""
     from nbgrader.api import Gradebook
+    from sqlalchemy.exc import SQLAlchemyError
 
-    with nbgrader_env(), Gradebook(f"sqlite:///{root}/gradebook.db") as gb:
-        gb.update_or_create_student(student)
+    path = root / "gradebook.db"
+    if not path.is_file():  # nbgrader would make an empty one, which knows no lesson
+        raise FileNotFoundError(f"no gradebook at {path}: make the course with `course release`")
+    try:
+        with nbgrader_env(), Gradebook(f"sqlite:///{path}") as gb:
+            gb.update_or_create_student(student)
+    except SQLAlchemyError as exc:  # never nbgrader's advice to run `nbgrader db upgrade`
+        raise ValueError(f"{path} is not a gradebook nbgrader can use "
+                         f"({str(getattr(exc, 'orig', exc)).splitlines()[0]})") from None
 
 
 def main(argv: list[str]) -> int:
