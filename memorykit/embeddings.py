@@ -22,10 +22,12 @@ Taught in ``notebooks/03_summary_buffer.ipynb`` (the attention window).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import os
 import re
+import stat
 import struct
 import tempfile
 import threading
@@ -131,13 +133,28 @@ def default_cache_dir() -> Path | None:
     """Where embeddings are cached on disk by default, or None when the user opted out.
 
     ``$MEMORYKIT_EMBEDDING_CACHE`` when set ("off", "0" or "" turn the cache off), else
-    ``${XDG_CACHE_HOME:-~/.cache}/memorykit/embeddings``.
+    ``${XDG_CACHE_HOME:-~/.cache}/memorykit/embeddings``. A leading ``~`` means the home folder
+    and a relative path is taken from the working directory now, so the result is absolute.
     """
     chosen = os.environ.get(ENV_CACHE_DIR)
     if chosen is not None:
-        return None if chosen.strip().lower() in ("", "0", "off", "no", "false") else Path(chosen)
+        if chosen.strip().lower() in ("", "0", "off", "no", "false"):
+            return None
+        return _absolute(chosen)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "memorykit" / "embeddings"
+    return _absolute(base) / "memorykit" / "embeddings"
+
+
+def _absolute(folder: str | os.PathLike[str]) -> Path:
+    # "~/mk" from a shell variable must not become a folder named "~" in the working directory,
+    # and a notebook that changes directory later must keep using the same cache
+    return Path(folder).expanduser().absolute()
+
+
+# Opening a vector never follows a symlink at its path and never waits on a FIFO or a device
+# (Windows has neither flag, nor FIFOs; there the regular-file and size checks still hold)
+_READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+               | getattr(os, "O_BINARY", 0))
 
 
 class _DiskVectors:
@@ -148,6 +165,12 @@ class _DiskVectors:
     colliding file reads as missing (and is embedded again), never as a wrong vector. Writes go
     to a temporary file in the same directory, then ``os.replace``: two processes writing the
     same text both leave a whole file, and readers never see half of one.
+
+    The folder is not trusted: only a regular file of exactly the expected size is read (a FIFO,
+    device, symlink or huge file at a vector's path is a miss, replaced by the next write), a
+    row that is not finite is a miss, and the cache's own folders (the embedder's and the
+    shards under it) must be real directories, never symlinks: through one nothing is read or
+    written (a miss, and a warning that the cache is not written).
     """
 
     _MAGIC = b"memorykit-vector-1\n"
@@ -161,6 +184,7 @@ class _DiskVectors:
         self.root = Path(root) / f"{slug}-{tag}-{dimension}"
         self._size = len(self._MAGIC) + 32 + 4 + 4 * dimension + self._DIGEST
         self._warned = False
+        self._checked: set[Path] = set()  # shards found to be real directories
 
     def _key(self, text: str) -> bytes:
         return hashlib.sha256(self.name.encode() + b"\0" + text.encode("utf-8", "surrogatepass")
@@ -170,12 +194,42 @@ class _DiskVectors:
         hexkey = key.hex()
         return self.root / hexkey[:2] / f"{hexkey}.vec"
 
+    def _real_folders(self, shard: Path, *, make: bool = False) -> bool:
+        """Whether the embedder's folder and ``shard`` are directories, not symlinks (``make``:
+        each is made first, once the one above it is known to be real)."""
+        for folder in (self.root, shard):
+            if make:
+                with contextlib.suppress(FileExistsError):
+                    folder.mkdir()
+            try:
+                if not stat.S_ISDIR(os.lstat(folder).st_mode):
+                    return False
+            except OSError:
+                return False
+        return True
+
     def get(self, text: str) -> np.ndarray | None:
         key = self._key(text)
+        path = self._path(key)
+        # checked once per shard: a folder swapped for a symlink later could only serve files
+        # that pass every check below, as a file planted in the cache itself could
+        if path.parent not in self._checked:
+            if not self._real_folders(path.parent):
+                return None
+            self._checked.add(path.parent)
         try:
-            data = self._path(key).read_bytes()
+            fd = os.open(path, _READ_FLAGS)
+        except OSError:  # absent, or a symlink (ELOOP)
+            return None
+        try:
+            info = os.fstat(fd)  # the size is known: nothing else is read, a FIFO never waited on
+            if not stat.S_ISREG(info.st_mode) or info.st_size != self._size:
+                return None
+            data = os.read(fd, self._size)
         except OSError:
             return None
+        finally:
+            os.close(fd)
         body, digest = data[:-self._DIGEST], data[-self._DIGEST:]
         head = len(self._MAGIC)
         if (len(data) != self._size or not data.startswith(self._MAGIC)
@@ -183,20 +237,26 @@ class _DiskVectors:
                 or struct.unpack("<I", body[head + 32:head + 36])[0] != self.dimension
                 or hashlib.blake2b(body, digest_size=self._DIGEST).digest() != digest):
             return None
-        return np.frombuffer(body, dtype="<f4", offset=head + 36).astype(np.float32)
+        vector = np.frombuffer(body, dtype="<f4", offset=head + 36).astype(np.float32)
+        return vector if np.isfinite(vector).all() else None
 
     def put(self, text: str, vector: np.ndarray) -> None:
         key = self._key(text)
-        body = (self._MAGIC + key + struct.pack("<I", self.dimension)
-                + np.ascontiguousarray(vector, dtype="<f4").tobytes())
+        row = np.ascontiguousarray(vector, dtype="<f4")
+        if not np.isfinite(row).all():  # it would be a miss when read: not worth a file
+            return
+        body = self._MAGIC + key + struct.pack("<I", self.dimension) + row.tobytes()
         path = self._path(key)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            self.root.parent.mkdir(parents=True, exist_ok=True)  # the user's: may be a symlink
+            if not self._real_folders(path.parent, make=True):
+                raise OSError(f"{path.parent} or the folder above it is not a directory "
+                              "(a symlink is not followed)")
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
             try:
                 with os.fdopen(fd, "wb") as f:
                     f.write(body + hashlib.blake2b(body, digest_size=self._DIGEST).digest())
-                os.replace(tmp, path)
+                os.replace(tmp, path)  # replaces whatever entry was there, never its target
             except BaseException:
                 Path(tmp).unlink(missing_ok=True)
                 raise
@@ -224,6 +284,8 @@ class MemoEmbedder:
     ``cache_dir`` adds a disk layer under the memory one (see ``default_cache_dir``): vectors are
     keyed by the embedder's ``name`` and the text, so the name must change whenever the
     vectors would (a model, its version or settings). Safe with several processes sharing it.
+    ``~`` in ``cache_dir`` is the home folder; a relative one is taken from the working directory
+    when the memo is made. What the folder holds is checked, never trusted (see ``_DiskVectors``).
     """
 
     def __init__(self, embedder: Embedder | None = None, *, maxsize: int = 16_384,
@@ -236,8 +298,8 @@ class MemoEmbedder:
         """Vectors remembered at most (least recently used leave first)."""
         self.name = self.embedder.name
         self.dimension = self.embedder.dimension
-        self.cache_dir = None if cache_dir is None else Path(cache_dir)
-        """Directory of the on-disk layer, or None for memory only."""
+        self.cache_dir = None if cache_dir is None else _absolute(cache_dir)
+        """Directory of the on-disk layer (absolute, ``~`` expanded), or None for memory only."""
         self._disk = (None if self.cache_dir is None
                       else _DiskVectors(self.cache_dir, self.name, self.dimension))
         self._rows: OrderedDict[str, np.ndarray] = OrderedDict()
