@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -73,6 +74,10 @@ def _tune(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(f"--budgets must be >= 1, got {args.budgets}")
     if args.workers < 0:
         parser.error(f"--workers must be >= 0, got {args.workers}")
+    if args.json_out is not None:  # before the run: a bad path must not cost a whole sweep
+        problem = _output_problem(args.json_out, [args.conversations, args.questions])
+        if problem:
+            parser.error(f"--json {args.json_out}: {problem}")
     try:
         data = load_chat_logs(args.conversations, args.questions)
     except (ChatLogError, FileNotFoundError) as exc:
@@ -112,9 +117,37 @@ def _tune(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                                             "questions": data.n_questions,
                                             "categories": data.categories()},
                                    **result.to_json()}
-        args.json_out.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+        try:
+            args.json_out.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+        except OSError as exc:  # checked up front; a full disk can still refuse it
+            print(f"python -m memorykit: error: --json {args.json_out}: cannot be written "
+                  f"({exc.strerror})", file=sys.stderr)
+            return 1
         print(f"\njson: {args.json_out}")
     return 0
+
+
+def _output_problem(out: Path, inputs: Sequence[Path]) -> str:
+    """Why ``out`` cannot take the results, or ``""``. Its folder must exist (it is not made:
+    a mistyped folder should be an error, not a new tree) and be writable, and it must not be an
+    input file (compared after resolving symlinks, and by inode for hard links)."""
+    folder = out.parent
+    if out.is_dir():
+        return "is a directory; name a file to write"
+    if not folder.is_dir():
+        return f"folder {folder} does not exist (it is not created for you)"
+    if not os.access(folder, os.W_OK | os.X_OK) or (out.exists() and not os.access(out, os.W_OK)):
+        return "is not writable"
+    for given in inputs:
+        same = out.resolve() == given.resolve()
+        if not same and out.exists() and given.exists():
+            try:
+                same = os.path.samefile(out, given)
+            except OSError:
+                same = False
+        if same:
+            return f"is the input file {given}; refusing to overwrite it"
+    return ""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

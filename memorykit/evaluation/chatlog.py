@@ -30,12 +30,15 @@ Taught in ``notebooks/12_parameter_tuning.ipynb``.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+import stat
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from memorykit._validate import require_bool, require_str
 from memorykit.evaluation.dataset import EvalConversation, EvalDataset, EvalQuestion
@@ -63,22 +66,56 @@ class ChatLogError(ValueError):
         super().__init__(f"{location}: {field + ': ' if field else ''}{problem}")
 
 
-class _Records:
-    """The JSON records of one file, each with the place an error should name."""
+_JSON_MAX_BYTES = 64 * 2**20
+"""A ``.json`` file is one document, read whole (Python's json cannot stream one); past this
+size it is refused with advice to write ``.jsonl``, which is read one line at a time."""
 
-    def __init__(self, source: str, text: str, jsonl: bool) -> None:
+
+class _Records:
+    """The JSON records of one file, each with the place an error should name.
+
+    ``items`` yields them one at a time: a JSONL file is decoded line by line as it is read,
+    so a large log never sits in memory as text or as decoded JSON (only as the messages built
+    from it)."""
+
+    def __init__(self, source: str, lines: Iterable[bytes | str] | None = None,
+                 text: str | bytes | None = None) -> None:
         self.source = source
-        self.items: list[tuple[str, Any]] = []
-        if jsonl:
-            for lineno, line in enumerate(text.splitlines(), 1):
-                if line.strip():
-                    self.items.append((f"line {lineno}", self._decode(line, f"line {lineno}")))
+        self._lines = lines
+        self._text = text
+
+    @property
+    def items(self) -> Iterator[tuple[str, Any]]:
+        if self._lines is not None:
+            for lineno, line in enumerate(self._lines, 1):
+                where = f"line {lineno}"
+                text = self._utf8(line, where) if isinstance(line, bytes) else line
+                if lineno == 1:
+                    text = text.removeprefix("\ufeff")
+                if text.strip():
+                    yield where, self._decode(text, where)
             return
+        raw = self._text if self._text is not None else ""
+        text = self._utf8(raw, "") if isinstance(raw, bytes) else raw
+        text = text.removeprefix("\ufeff")
+        if not text.strip():
+            raise self.error("", "", "is empty: it holds no JSON document")
         data = self._decode(text, "")
+        self._text = None  # the decoded records are all that is kept
         if isinstance(data, list) and not (data and _looks_like_message(data[0])):
-            self.items = [(f"item {i}", item) for i, item in enumerate(data)]
+            yield from ((f"item {i}", item) for i, item in enumerate(data))
         else:
-            self.items = [("", data)]  # one conversation (or one question) for the whole file
+            yield "", data  # one conversation (or one question) for the whole file
+
+    def _utf8(self, raw: bytes, where: str) -> str:
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            newline = b"\n"
+            at = where or f"line {raw.count(newline, 0, exc.start) + 1}"
+            column = exc.start - raw.rfind(newline, 0, exc.start)
+            raise self.error(at, "", f"is not UTF-8 text (byte 0x{raw[exc.start]:02x} at column "
+                             f"{column})") from None
 
     def _decode(self, text: str, where: str) -> Any:
         try:
@@ -87,6 +124,12 @@ class _Records:
             at = where or f"line {exc.lineno}"
             raise ChatLogError(self.source, at, "", f"not valid JSON ({exc.msg}, column "
                                f"{exc.colno})") from None
+        except RecursionError:
+            raise self.error(where, "", "not readable: arrays or objects nested too deeply "
+                             "(about 1,000 levels)") from None
+        except ValueError as exc:  # Python's cap on digits in an int: a 5,000-digit number
+            raise self.error(where, "", f"not readable: a number of more than "
+                             f"{sys.get_int_max_str_digits():,} digits ({exc})") from None
 
     def error(self, where: str, field: str, problem: str) -> ChatLogError:
         return ChatLogError(self.source, where, field, problem)
@@ -96,14 +139,43 @@ def _looks_like_message(item: Any) -> bool:
     return isinstance(item, Mapping) and "role" in item
 
 
-def _read(path: str | os.PathLike[str]) -> _Records:
+def _read(path: str | os.PathLike[str]) -> tuple[_Records, BinaryIO]:
+    """The records of ``path`` and the open file (the caller closes it after reading them).
+
+    Only a regular file is read: a directory, a FIFO (which would block forever) or a device
+    is refused by name before a byte is read."""
     p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"no such file: {p}")
+    source = str(p)
     suffix = p.suffix.lower()
-    if suffix not in (".json", ".jsonl"):
-        raise ChatLogError(str(p), "", "", f"expected a .json or .jsonl file, got {suffix!r}")
-    return _Records(str(p), p.read_text(encoding="utf-8"), suffix == ".jsonl")
+    try:  # non-blocking, so opening a FIFO returns at once and fstat can refuse it
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no such file: {p}") from None
+    except IsADirectoryError:
+        raise ChatLogError(source, "", "", "is a directory, not a file") from None
+    except OSError as exc:
+        raise ChatLogError(source, "", "", f"cannot be opened ({exc.strerror})") from None
+    info = os.fstat(fd)
+    problem = ("is a directory, not a file" if stat.S_ISDIR(info.st_mode) else
+               "is not a regular file (a FIFO, socket or device)"
+               if not stat.S_ISREG(info.st_mode) else
+               f"expected a .json or .jsonl file, got {suffix!r}"
+               if suffix not in (".json", ".jsonl") else
+               f"is {info.st_size:,} bytes; a .json file is read whole and may hold at most "
+               f"{_JSON_MAX_BYTES:,}: write one conversation (or question) per line as .jsonl, "
+               f"which is read line by line" if suffix == ".json" and
+               info.st_size > _JSON_MAX_BYTES else "")
+    if problem:
+        os.close(fd)
+        raise ChatLogError(source, "", "", problem)
+    file = os.fdopen(fd, "rb")
+    try:
+        if suffix == ".jsonl":
+            return _Records(source, lines=file), file
+        return _Records(source, text=file.read()), file
+    except OSError as exc:
+        file.close()
+        raise ChatLogError(source, "", "", f"cannot be read ({exc.strerror})") from None
 
 
 # ---------------------------------------------------------------- conversations
@@ -183,8 +255,11 @@ def _messages(records: _Records, where: str, raw: Any, factory: MessageFactory) 
                                 f"it answers, got {call_id!r}")
         meta = {"index": i, **({"role": m["role"]} if role != m["role"] else {}),
                 **({"name": m["name"]} if isinstance(m.get("name"), str) else {})}
-        out.append(factory.message(role, content, tool_calls=calls, id=mid, metadata=meta,
-                                   tool_call_id=call_id if role == "tool" else None))
+        try:
+            out.append(factory.message(role, content, tool_calls=calls, id=mid, metadata=meta,
+                                       tool_call_id=call_id if role == "tool" else None))
+        except (TypeError, ValueError) as exc:
+            raise records.error(where, at, str(exc)) from None
     try:
         validate_wire([x.to_openai() for x in out], system_first=False)
     except ValueError as exc:
@@ -212,7 +287,10 @@ def _conversations(records: _Records) -> list[tuple[str, str, list[Message], dic
             raise records.error(where, "id", f"repeats conversation id {cid!r} (first at "
                                 f"{ids[cid] or 'the top'})")
         ids[cid] = where
-        out.append((cid, where, _messages(records, where, raw, MessageFactory()), meta))
+        try:
+            out.append((cid, where, _messages(records, where, raw, MessageFactory()), meta))
+        except RecursionError:
+            raise records.error(where, "", "nests arrays or objects too deeply") from None
     if not out:
         raise records.error("", "", "holds no conversation")
     return out
@@ -274,10 +352,16 @@ def _question(records: _Records, where: str, n: int, item: Any,
     for name, value in (("id", qid), ("category", category)):
         if not isinstance(value, str) or not value.strip():
             raise records.error(where, name, f"must be a non-empty str, got {value!r}")
-    meta = dict(item.get("metadata") or {})
+    raw_meta = item.get("metadata")
+    if raw_meta is not None and not isinstance(raw_meta, Mapping):
+        raise records.error(where, "metadata", f"must be an object, got {raw_meta!r:.80}")
+    meta = dict(raw_meta or {})
     meta["evidence_from"] = "answer" if item.get("evidence") is None else "evidence"
     answer = None if answers is None else " | ".join(answers)
-    return cid, EvalQuestion(qid, text, answer, evidence, category, position, meta)  # type: ignore[arg-type]
+    try:
+        return cid, EvalQuestion(qid, text, answer, evidence, category, position, meta)  # type: ignore[arg-type]
+    except (TypeError, ValueError) as exc:  # what the checks above missed, still named
+        raise records.error(where, "", str(exc)) from None
 
 
 def _evidence(records: _Records, where: str, raw: Any, messages: Sequence[Message],
@@ -317,14 +401,22 @@ def _dataset(name: str, chats: _Records, questions: _Records | None) -> EvalData
     if questions is not None:
         seen: dict[tuple[str, str], str] = {}
         for n, (where, item) in enumerate(questions.items, 1):
-            cid, q = _question(questions, where, n, item, by_id)
+            try:
+                cid, q = _question(questions, where, n, item, by_id)
+            except RecursionError:
+                raise questions.error(where, "", "nests arrays or objects too deeply") from None
             if (cid, q.id) in seen:
                 raise questions.error(where, "id", f"repeats question id {q.id!r} of conversation "
                                       f"{cid!r} (first at {seen[cid, q.id]})")
             seen[cid, q.id] = where
             asked[cid].append(q)
-    return EvalDataset(name, tuple(EvalConversation(cid, tuple(msgs), tuple(asked[cid]), (), meta)
-                                   for cid, _, msgs, meta in convs))
+    made = []
+    for cid, where, msgs, meta in convs:
+        try:
+            made.append(EvalConversation(cid, tuple(msgs), tuple(asked[cid]), (), meta))
+        except (TypeError, ValueError) as exc:
+            raise chats.error(where, "", str(exc)) from None
+    return EvalDataset(name, tuple(made))
 
 
 def load_chat_logs(path: str | os.PathLike[str],
@@ -335,8 +427,13 @@ def load_chat_logs(path: str | os.PathLike[str],
     conversation has no question: there is nothing to score yet (``python -m memorykit tune``
     refuses such a run and says why).
     """
-    chats = _read(path)
-    return _dataset(Path(path).name, chats, None if questions is None else _read(questions))
+    chats, chats_file = _read(path)
+    with chats_file:  # both files are opened (and so checked) before either is read
+        if questions is None:
+            return _dataset(Path(path).name, chats, None)
+        asked, questions_file = _read(questions)
+        with questions_file:
+            return _dataset(Path(path).name, chats, asked)
 
 
 def parse_chat_logs(conversations: str, questions: str | None = None, *, jsonl: bool = True,
@@ -347,6 +444,9 @@ def parse_chat_logs(conversations: str, questions: str | None = None, *, jsonl: 
     require_str("conversations", conversations)
     if questions is not None:
         require_str("questions", questions)
-    chats = _Records(name, conversations, jsonl)
-    q = None if questions is None else _Records(f"{name} (questions)", questions, jsonl)
+    def records(source: str, text: str) -> _Records:
+        return _Records(source, lines=io.StringIO(text)) if jsonl else _Records(source, text=text)
+
+    chats = records(name, conversations)
+    q = None if questions is None else records(f"{name} (questions)", questions)
     return _dataset(name, chats, q)

@@ -75,6 +75,8 @@ class EvalQuestion:
         require_str("category", self.category, non_empty=True)
         if self.position is not None:
             require_int("position", self.position, minimum=0)
+        if not isinstance(self.metadata, Mapping):
+            raise TypeError(f"metadata must be a mapping, got {self.metadata!r:.80}")
         if type(self.metadata) is not MappingProxyType:
             object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
 
