@@ -39,7 +39,11 @@ data = None if sys.argv[1] == "-" else load_chat_logs(sys.argv[1], sys.argv[2])
 seconds = time.perf_counter() - start
 messages = 0 if data is None else data.n_messages
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(peak, messages, round(seconds, 2))
+import gc, os
+gc.collect()
+with open("/proc/self/statm") as f:  # resident pages now: what the loaded dataset keeps
+    held = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+print(peak, held, messages, round(seconds, 2))
 """
 
 
@@ -63,12 +67,13 @@ def write_log(folder: Path, megabytes: float) -> tuple[Path, Path]:
     return log, questions
 
 
-def measure(args: list[str]) -> tuple[int, int, float]:
-    """Peak RSS (KiB), messages read and seconds of a child running ``load_chat_logs``."""
+def measure(args: list[str]) -> tuple[int, int, int, float]:
+    """Peak and final RSS (KiB), messages read and seconds of a child running
+    ``load_chat_logs``."""
     done = subprocess.run([sys.executable, "-c", _CHILD, *args], capture_output=True, text=True,
                           cwd=ROOT, check=True)
-    peak, messages, seconds = done.stdout.split()
-    return int(peak), int(messages), float(seconds)
+    peak, held, messages, seconds = done.stdout.split()
+    return int(peak), int(held), int(messages), float(seconds)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,14 +85,15 @@ def main(argv: list[str] | None = None) -> int:
         log, questions = write_log(Path(tmp), args.mb)
         size = log.stat().st_size
         print(f"log: {size / 1e6:.1f} MB written in {time.perf_counter() - start:.1f} s")
-        base, _, _ = measure(["-", "-"])
-        peak, messages, seconds = measure([str(log), str(questions)])
+        base, _, _, _ = measure(["-", "-"])
+        peak, held, messages, seconds = measure([str(log), str(questions)])
     print(f"machine: {platform.machine()}, Python {platform.python_version()}, "
           f"{platform.system()} {platform.release()}")
-    print(f"\n| log | messages | load s | peak RSS | of which the empty child |")
-    print("|---|---|---|---|---|")
+    print("\n| log | messages | load s | peak RSS | RSS after loading (the dataset held) "
+          "| empty child |")
+    print("|---|---|---|---|---|---|")
     print(f"| {size / 1e6:.0f} MB .jsonl | {messages:,} | {seconds:.1f} | {peak / 1024:,.0f} MiB "
-          f"| {base / 1024:,.0f} MiB |")
+          f"| {held / 1024:,.0f} MiB | {base / 1024:,.0f} MiB |")
     return 0
 
 

@@ -253,8 +253,10 @@ def _messages(records: _Records, where: str, raw: Any, factory: MessageFactory) 
         if role == "tool" and (not isinstance(call_id, str) or not call_id):
             raise records.error(where, f"{at}.tool_call_id", f"a tool result must name the call "
                                 f"it answers, got {call_id!r}")
-        meta = {"index": i, **({"role": m["role"]} if role != m["role"] else {}),
-                **({"name": m["name"]} if isinstance(m.get("name"), str) else {})}
+        # No per-message dict unless there is something to keep: a large log holds millions of
+        # messages (the index is the message's place, ``EvalConversation.index_of``).
+        meta = {**({"role": m["role"]} if role != m["role"] else {}),
+                **({"name": m["name"]} if isinstance(m.get("name"), str) else {})} or None
         try:
             out.append(factory.message(role, content, tool_calls=calls, id=mid, metadata=meta,
                                        tool_call_id=call_id if role == "tool" else None))
