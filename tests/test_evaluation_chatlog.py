@@ -191,3 +191,88 @@ def test_repeated_question_id_names_both_lines():
     with pytest.raises(ChatLogError, match=r":line 2: id: repeats question id 'a' of conversation "
                                            r"'1' \(first at line 1\)"):
         load([CHAT], [{**Q, "id": "a"}, {**Q, "id": "a"}])
+
+
+# ------------------------------------------------------------ hostile files (issue 25)
+def write(path, data: bytes):
+    path.write_bytes(data)
+    return path
+
+
+Q1 = {"conversation": "1", "question": "Order?", "evidence": [1]}
+
+
+@pytest.mark.parametrize("name, data, message", [
+    ("chats.jsonl", lines(CHAT).encode() + b'[{"role": "user", "content": "caf\xe9"}]\n',
+     r"^.*chats.jsonl:line 2: is not UTF-8 text \(byte 0xe9 at column 34\)$"),
+    ("chats.json", b'[\n' + json.dumps(CHAT).encode() + b',\n"\xff"]',
+     r"^.*chats.json:line 3: is not UTF-8 text \(byte 0xff at column 2\)$"),
+    ("chats.jsonl", b"[" * 100_000 + b"]" * 100_000 + b"\n",
+     r"^.*chats.jsonl:line 1: not readable: arrays or objects nested too deeply"),
+    ("chats.json", b"[" * 100_000 + b"]" * 100_000, r"^.*chats.json: not readable: arrays or "
+                                                    r"objects nested too deeply"),
+    ("chats.jsonl", lines(CHAT).encode() + b'{"messages": ' + json.dumps(CHAT).encode()
+     + b', "n": ' + b"9" * 5000 + b"}\n",
+     r"^.*chats.jsonl:line 2: not readable: a number of more than 4,300 digits"),
+    ("chats.json", b"", r"^.*chats.json: is empty: it holds no JSON document$"),
+    ("chats.json", b" \n\n", r"^.*chats.json: is empty: it holds no JSON document$"),
+    ("chats.jsonl", b"", r"^.*chats.jsonl: holds no conversation$"),
+])
+def test_unreadable_conversation_files_name_file_and_line(tmp_path, name, data, message):
+    with pytest.raises(ChatLogError, match=message):
+        load_chat_logs(write(tmp_path / name, data))
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"metadata": [1, 2]}, r"^.*q.jsonl:line 1: metadata: must be an object, got \[1, 2\]$"),
+    ({"metadata": "x"}, r"^.*q.jsonl:line 1: metadata: must be an object, got 'x'$"),
+    ({"evidence": [1], "position": 10 ** 4000}, r"^.*q.jsonl:line 1: position: must be an int"),
+    ({"metadata": {"deep": json.loads("[" * 900 + "]" * 900)}}, None),  # deep but readable
+])
+def test_question_fields_of_the_wrong_type_name_the_field(tmp_path, change, message):
+    chats = write(tmp_path / "chats.jsonl", lines(CHAT).encode())
+    questions = write(tmp_path / "q.jsonl", lines({**Q1, **change}).encode())
+    if message is None:
+        assert load_chat_logs(chats, questions).n_questions == 1
+        return
+    with pytest.raises(ChatLogError, match=message):
+        load_chat_logs(chats, questions)
+
+
+def test_a_directory_or_fifo_is_named_as_such_and_never_read(tmp_path):
+    import os
+
+    folder = tmp_path / "logs.jsonl"
+    folder.mkdir()
+    with pytest.raises(ChatLogError, match=r"logs.jsonl: is a directory, not a file$"):
+        load_chat_logs(folder)
+    chats = write(tmp_path / "chats.jsonl", lines(CHAT).encode())
+    with pytest.raises(ChatLogError, match=r"logs.jsonl: is a directory, not a file$"):
+        load_chat_logs(chats, folder)
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)  # nobody writes: reading it would block forever
+    with pytest.raises(ChatLogError, match=r"pipe.jsonl: is not a regular file \(a FIFO"):
+        load_chat_logs(fifo)
+    with pytest.raises(ChatLogError, match=r"pipe.jsonl: is not a regular file \(a FIFO"):
+        load_chat_logs(chats, fifo)
+
+
+def test_a_large_json_document_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    from memorykit.evaluation import chatlog
+
+    big = write(tmp_path / "chats.json", json.dumps([CHAT, CHAT]).encode())
+    assert len(load_chat_logs(big)) == 2
+    monkeypatch.setattr(chatlog, "_JSON_MAX_BYTES", big.stat().st_size - 1)
+    with pytest.raises(ChatLogError, match=r"chats.json: is [\d,]+ bytes; a .json file is read "
+                                           r"whole and may hold at most [\d,]+: write one .* .jsonl"):
+        load_chat_logs(big)
+
+
+def test_jsonl_lines_end_at_newlines_only_and_a_bom_is_skipped(tmp_path):
+    # A raw U+2028 inside a JSON string is legal (json.dumps(ensure_ascii=False) writes it):
+    # it does not end a JSONL record, from a file or from text.
+    chat = [{"role": "user", "content": "one\u2028two\x85three"}]
+    text = "\ufeff" + json.dumps(chat, ensure_ascii=False) + "\n"
+    assert parse_chat_logs(text).conversations[0].messages[0].content == "one\u2028two\x85three"
+    path = write(tmp_path / "chats.jsonl", text.encode())
+    assert load_chat_logs(path).conversations[0].messages[0].content == "one\u2028two\x85three"
