@@ -142,3 +142,89 @@ def test_notes_compare_question_by_question_not_averages(data):
     assert twins.notes()[1].startswith(f"fifo, importance, window-20 give identical results on all {n}")
     with pytest.raises(ValueError, match="fingerprints must hold one per row \\(3\\), got 1"):
         TuneResult(rows, (1000,), result.policies, 0.0, data, ["x"])
+
+
+# ------------------------------------------------------------ hostile files (issue 25)
+def first_question(**changes) -> str:
+    return json.dumps({**json.loads(QUESTIONS.read_text().splitlines()[0]), **changes}) + "\n"
+
+
+HOSTILE = {  # name -> (bytes, what the message must say after the file's name)
+    "latin1.jsonl": (b'{"conversation": "support-01", "question": "caf\xe9?"}\n',
+                     ":line 1: is not UTF-8 text (byte 0xe9 at column 48)"),
+    "deep.jsonl": (b"[" * 100_000 + b"]" * 100_000 + b"\n",
+                   ":line 1: not readable: arrays or objects nested too deeply"),
+    "number.jsonl": (first_question()[:-2].encode() + b', "position": ' + b"9" * 5000 + b"}\n",
+                     ":line 1: not readable: a number of more than 4,300 digits"),
+    "meta.jsonl": (first_question(metadata=[1, 2]).encode(),
+                   ":line 1: metadata: must be an object, got [1, 2]"),
+    "empty.json": (b"", ": is empty: it holds no JSON document"),
+}
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+@pytest.mark.parametrize("role", ["conversations", "questions"])
+def test_hostile_files_are_a_message_and_exit_2(tmp_path, capsys, name, role):
+    from memorykit.cli import main
+
+    data, said = HOSTILE[name]
+    bad = tmp_path / name
+    bad.write_bytes(data)
+    if role == "conversations" and name == "meta.jsonl":
+        said = ":line 1: messages: must be a non-empty list of messages, got None"
+    files = [str(bad), "-q", str(QUESTIONS)] if role == "conversations" else \
+        [str(CHATS), "-q", str(bad)]
+    with pytest.raises(SystemExit) as exit_:
+        main(["tune", *files, "--no-progress"])
+    assert exit_.value.code == 2
+    assert f"error: {bad}{said}" in capsys.readouterr().err
+
+
+def test_a_directory_is_not_called_missing_and_no_traceback_escapes(tmp_path):
+    folder = tmp_path / "logs.jsonl"
+    folder.mkdir()
+    deep = tmp_path / "deep.jsonl"
+    deep.write_bytes(HOSTILE["deep.jsonl"][0])
+    for args, said in [([folder, "-q", QUESTIONS], f"{folder}: is a directory, not a file"),
+                       ([CHATS, "-q", folder], f"{folder}: is a directory, not a file"),
+                       ([CHATS, "-q", deep], f"{deep}:line 1: not readable: arrays or objects "
+                                             "nested too deeply")]:
+        done = run_cli("tune", *map(str, args), "--no-progress")
+        assert done.returncode == 2 and done.stdout == ""
+        assert "Traceback" not in done.stderr and "no such file" not in done.stderr
+        assert said in done.stderr
+
+
+@pytest.fixture()
+def no_run(monkeypatch):
+    """The sweep fails the test if it starts: output checks must come before it."""
+    import memorykit.evaluation.tune as tune_module
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the run started before the output path was checked")
+
+    monkeypatch.setattr(tune_module, "tune", refuse)
+
+
+def test_output_paths_are_checked_before_the_run(tmp_path, capsys, no_run, monkeypatch):
+    from memorykit.cli import main
+
+    chats = tmp_path / "chats.jsonl"
+    chats.write_bytes(CHATS.read_bytes())
+    link = tmp_path / "link.json"
+    link.symlink_to(chats)
+    hard = tmp_path / "hard.json"
+    os.link(chats, hard)
+    monkeypatch.chdir(tmp_path)
+    for out, said in [("no/such/dir/out.json", "folder no/such/dir does not exist"),
+                      (str(tmp_path), "is a directory; name a file to write"),
+                      (str(chats), f"is the input file {chats}; refusing to overwrite it"),
+                      ("chats.jsonl", f"is the input file {chats}; refusing to overwrite it"),
+                      (str(link), f"is the input file {chats}; refusing to overwrite it"),
+                      (str(hard), f"is the input file {chats}; refusing to overwrite it"),
+                      (str(QUESTIONS), f"is the input file {QUESTIONS}; refusing")]:
+        with pytest.raises(SystemExit) as exit_:
+            main(["tune", str(chats), "-q", str(QUESTIONS), "--json", out, "--no-progress"])
+        assert exit_.value.code == 2
+        assert f"error: --json {out}: {said}" in capsys.readouterr().err
+    assert chats.read_bytes() == CHATS.read_bytes()
