@@ -45,6 +45,11 @@ def test_validation_names_the_problem():
         EvalConversation("c", (a, a), ())
     with pytest.raises(TypeError, match="evidence_ids must be a sequence"):
         EvalQuestion("q", "?", None, "m1", "x")
+    # metadata of the wrong type is named, not dict()'s "cannot convert ... sequence" (issue 25)
+    with pytest.raises(TypeError, match=r"^metadata must be a mapping, got \[1, 2\]$"):
+        EvalQuestion("q", "?", None, (a.id,), "x", metadata=[1, 2])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^metadata must be a mapping, got \[\(1, 2\)\]$"):
+        EvalConversation("c", (a, b), (), metadata=[(1, 2)])  # type: ignore[arg-type]
 
 
 def test_select_and_counts():

@@ -157,6 +157,8 @@ class EvalConversation:
         object.__setattr__(self, "questions", questions)
         object.__setattr__(self, "sessions", sessions)
         object.__setattr__(self, "_index", index)
+        if not isinstance(self.metadata, Mapping):
+            raise TypeError(f"metadata must be a mapping, got {self.metadata!r:.80}")
         if type(self.metadata) is not MappingProxyType:
             object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
 
