@@ -50,6 +50,7 @@ from __future__ import annotations
 import copyreg
 import dataclasses
 import importlib
+import inspect
 import json
 import math
 import random
@@ -64,15 +65,85 @@ STATE_VERSION = 1
 """The layout of ``save_state``'s dict; ``restore_state`` refuses any other."""
 
 _OWN_PACKAGE = "memorykit"
+
+MAX_DEPTH = 100
+"""Nesting a state may have (the catalogue's deepest is far less): deeper is refused, not a
+``RecursionError``."""
+
+MAX_TEXT_CHARS = 256 * 2**20
+"""Characters of JSON text ``loads`` reads by default (``max_chars=`` raises or lowers it)."""
+
+_MEMORIES = (
+    "memorykit.buffers.base:MessageBuffer", "memorykit.buffers.policies:BufferWindow",
+    "memorykit.buffers.policies:FIFOBuffer", "memorykit.buffers.policies:HybridBuffer",
+    "memorykit.buffers.policies:ImportanceBuffer", "memorykit.buffers.policies:RecencyWeightedBuffer",
+    "memorykit.buffers.policies:TokenBuffer", "memorykit.buffers.summary_buffer:SummaryBuffer",
+    "memorykit.entities.hybrid:EntitySummaryMemory", "memorykit.entities.memory:EntityMemory",
+    "memorykit.entities.memory:RelevanceMemory", "memorykit.entities.memory:SlidingWindowMemory",
+    "memorykit.entities.store:ReadThroughMemory", "memorykit.longterm.episodic:EpisodicMemory",
+    "memorykit.longterm.reflection:ReflectionMemory", "memorykit.longterm.semantic:SemanticMemory",
+    "memorykit.longterm.service:MemoryService", "memorykit.workspace.memory:WorkingMemory",
+)
+"""The memory kinds a state's ``kind`` may name (and ``Message``, a record saved alone)."""
+
+ALLOWED: tuple[str, ...] = _MEMORIES + (
+    "memorykit.messages:Message", "memorykit.messages:MessageFactory", "memorykit.messages:ToolCall",
+    "memorykit.buffers.summary_buffer:TokenSample", "memorykit.clock:StepClock",
+    "memorykit.clock:TurnClock", "memorykit.clock:WallClock", "memorykit.tokens:ChatFormat",
+    "memorykit.tokens:Tokenizer", "memorykit.tokens:MemoCounter", "memorykit.trace:Eviction",
+    "memorykit.trace:Summarization", "memorykit.trace:Trace", "memorykit.provenance:IdRuns",
+    "memorykit.summary:ExtractiveSummarizer", "memorykit.summary:_Sentence",
+    "memorykit.embeddings:LexicalHashingEmbedder", "memorykit.entities.memory:_Slot",
+    "memorykit.entities.records:Entity", "memorykit.entities.records:EntityEviction",
+    "memorykit.entities.scoring:RelevanceWeights", "memorykit.entities.store:InMemoryStore",
+    "memorykit.entities.store:Lookup", "memorykit.llm.critic:Rule", "memorykit.llm.critic:ScriptedCritic",
+    "memorykit.longterm._fitting:ItemPricer", "memorykit.longterm.episodic:Episode",
+    "memorykit.longterm.episodic:EpisodicSettings", "memorykit.longterm.events:RuleLearned",
+    "memorykit.longterm.events:Stored", "memorykit.longterm.reflection:ReflectionSettings",
+    "memorykit.longterm.semantic:SemanticSettings", "memorykit.longterm.service:LongTermSettings",
+    "memorykit.longterm.service:MemorySettings", "memorykit.longterm.service:Session",
+    "memorykit.longterm.vectorstore:NumpyVectorStore",
+    "memorykit.workspace.events:NoteEscalation", "memorykit.workspace.events:NoteExpiry",
+    "memorykit.workspace.events:NoteSurfacing", "memorykit.workspace.events:TaskAdmission",
+    "memorykit.workspace.events:TaskPromotion", "memorykit.workspace.events:TaskTransition",
+    "memorykit.workspace.extract:VocabularyExtractor", "memorykit.workspace.graph:KnowledgeGraph",
+    "memorykit.workspace.notes:Note", "memorykit.workspace.notes:NoteQueue",
+    "memorykit.workspace.notes:NoteSettings", "memorykit.workspace.notes:_Ticked",
+    "memorykit.workspace.objects:SalienceWeights", "memorykit.workspace.objects:WorkspaceObject",
+    "memorykit.workspace.tasks:SlotSettings", "memorykit.workspace.tasks:Task",
+    "memorykit.workspace.tasks:TaskHistoryEntry", "memorykit.workspace.tasks:TaskSlots",
+    "memorykit.workspace.events:TaskDemotion", "memorykit.workspace.tasks:AdmissionDecision",
+    "memorykit.longterm.events:Recall", "memorykit.longterm.events:StoreFailed",
+    "memorykit.longterm.events:Trimmed", "memorykit.longterm.episodic:EpisodeScore",
+    "memorykit.trace:Victim", "memorykit.trace:OverBudget",
+)
+"""Every memorykit class a state may name: the memories and the parts they hold. Nothing else
+is built (no function, no module, no attribute of either); a memorykit object of another class
+is saved as a collaborator to pass again. Reviewed by hand: each constructor only checks and
+stores its arguments."""
+
 _STDLIB_CALLABLES: dict[str, Any] = {
-    "random:Random": random.Random,
-    "re:Pattern": re.Pattern,
-    "re:_compile": re._compile,  # type: ignore[attr-defined]
-    "copyreg:__newobj__": copyreg.__newobj__,  # type: ignore[attr-defined]
-    "copyreg:_reconstructor": copyreg._reconstructor,  # type: ignore[attr-defined]
-    "builtins:object": object,
+    "random:Random": random.Random,  # called with no arguments, then its state is set
+    "re:_compile": re._compile,  # type: ignore[attr-defined]  # (pattern: str, flags: int) only
+    "copyreg:__newobj__": copyreg.__newobj__,  # type: ignore[attr-defined]  # an ALLOWED class only
 }
 """The only things outside memorykit a state may name (what pickle needs for these types)."""
+
+_ALLOWED_SET = frozenset(ALLOWED)
+_resolved: dict[str, Any] = {}
+
+
+def _allowed(name: str) -> Any:
+    """The class ``name`` on ``ALLOWED`` names: imported from memorykit, checked to be defined
+    exactly there (a name is never walked from a module the file chooses)."""
+    obj = _resolved.get(name)
+    if obj is None:
+        module_name, qualname = name.split(":")
+        obj = getattr(importlib.import_module(module_name), qualname)
+        assert isinstance(obj, type) and _name_of(obj) == name, name
+        _resolved[name] = obj
+    return obj
+
 
 _TAGS = ("$id", "$ref", "$tuple", "$set", "$frozenset", "$deque", "$dict", "$float",
          "$ndarray", "$np", "$global", "$reduce", "$collaborator", "$bytes")
@@ -96,11 +167,30 @@ def dumps(memory: Any, **json_kw: Any) -> str:
     return json.dumps(save_state(memory), allow_nan=False, **json_kw)
 
 
-def loads(text: str, **collaborators: Any) -> Any:
-    """The memory the JSON text ``dumps`` wrote, restored by ``restore_state``."""
+def loads(text: str | bytes, *, kind: type | None = None, max_chars: int = MAX_TEXT_CHARS,
+          **collaborators: Any) -> Any:
+    """The memory the JSON text ``dumps`` wrote, restored by ``restore_state``.
+
+    The JSON state is the format for files from others: it is data, and ``loads`` treats it so.
+    It builds only the classes on ``ALLOWED`` (memorykit's memories and their parts; no
+    function, module or attribute the file names), rebuilds every object through its
+    constructor's checks (a state its constructor would refuse is refused, naming the field),
+    recomputes a buffer's token totals, and refuses text over ``max_chars`` characters, nesting
+    over ``MAX_DEPTH``, arrays that are not numbers or whose shape disagrees with their data,
+    before allocating them. ``kind``, when given, is the memory class expected: a state of
+    another kind is refused. A pickle, by contrast, runs code by design: unpickle only files
+    you wrote yourself.
+    """
     if not isinstance(text, (str, bytes, bytearray)):
         raise TypeError(f"text must be the str dumps() wrote, got {type(text).__name__}")
-    return restore_state(json.loads(text), **collaborators)
+    if len(text) > max_chars:
+        raise ValueError(f"state text has {len(text):,} characters, over max_chars={max_chars:,} "
+                         "(pass a larger max_chars= for a state you trust to be that big)")
+    try:
+        state = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"state nests deeper than MAX_DEPTH={MAX_DEPTH}") from None
+    return restore_state(state, kind=kind, **collaborators)
 
 
 def _name_of(obj: Any) -> str:
@@ -113,7 +203,7 @@ _SCALARS = (type(None), bool, int, float, str)
 def _is_value(obj: Any) -> bool:
     """A frozen dataclass of memorykit's own holding only scalars (and tuples of them)."""
     params = getattr(type(obj), "__dataclass_params__", None)
-    if params is None or not params.frozen or not _is_own(type(obj)):
+    if params is None or not params.frozen or _name_of(type(obj)) not in _ALLOWED_SET:
         return False
     for f in dataclasses.fields(obj):
         value = getattr(obj, f.name)
@@ -121,12 +211,6 @@ def _is_value(obj: Any) -> bool:
                 type(value) is tuple and all(isinstance(v, _SCALARS) for v in value)):
             return False
     return True
-
-
-def _is_own(obj: Any) -> bool:
-    module = getattr(obj, "__module__", None) or ""
-    return (module == _OWN_PACKAGE or module.startswith(_OWN_PACKAGE + ".")) and "<" not in getattr(
-        obj, "__qualname__", "<")
 
 
 class _Encoder:
@@ -180,10 +264,10 @@ class _Encoder:
         elif isinstance(obj, np.generic):
             return {"$np": obj.dtype.str, "value": self.encode(obj.item(), name)}
         elif isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)):
-            if _is_own(obj) or _name_of(obj) in _STDLIB_CALLABLES:
+            if _name_of(obj) in _ALLOWED_SET or _name_of(obj) in _STDLIB_CALLABLES:
                 return {"$global": _name_of(obj)}
             return self._collaborator(obj, name)
-        elif _is_own(kind) or _name_of(kind) in _STDLIB_CALLABLES:
+        elif _name_of(kind) in _ALLOWED_SET or kind in (random.Random, re.Pattern):
             node = self._reduce(obj, name)
         else:
             return self._collaborator(obj, name)
@@ -252,20 +336,23 @@ class _Encoder:
 
 
 # ------------------------------------------------------------------------- restoring
-def restore_state(state: Any, **collaborators: Any) -> Any:
+def restore_state(state: Any, *, kind: type | None = None, **collaborators: Any) -> Any:
     """The memory ``save_state`` described, with ``collaborators`` (by the names the state lists
-    under ``"collaborators"``) put back where the saved memory held them."""
+    under ``"collaborators"``) put back where the saved memory held them. ``kind``, when given,
+    is the class expected; the checks are those of ``loads``."""
     if not isinstance(state, dict):
         raise TypeError(f"state must be the dict save_state() returned, got {type(state).__name__}")
     for key in ("kind", "version", "memory"):
         if key not in state:
             raise ValueError(f"state has no {key!r} field: not a memorykit state "
                              f"(fields: {', '.join(map(repr, state)) or 'none'})")
-    if state["version"] != STATE_VERSION:
+    if type(state["version"]) is not int or state["version"] != STATE_VERSION:
         raise ValueError(f"state version must be {STATE_VERSION}, got {state['version']!r}")
-    kind = _resolve(state["kind"], "kind")
-    if not isinstance(kind, type):
-        raise ValueError(f"kind must name a memorykit class, got {state['kind']!r}")
+    if kind is not None and state["kind"] != _name_of(kind):
+        raise ValueError(f"state is a {state['kind']!r}, expected a {_name_of(kind)!r}")
+    cls = _resolve(state["kind"], "kind")
+    if _name_of(cls) not in _MEMORIES + ("memorykit.messages:Message",):
+        raise ValueError(f"kind must name a memory kind, got {state['kind']!r}")
     needed = state.get("collaborators", {})
     if not isinstance(needed, dict):
         raise TypeError(f"state's collaborators must be a dict, got {needed!r}")
@@ -280,44 +367,69 @@ def restore_state(state: Any, **collaborators: Any) -> Any:
         raise ValueError(f"state needs no collaborator named {', '.join(map(repr, unknown))}; "
                          f"it needs: {', '.join(map(repr, needed)) or 'none'}")
     memory = _Decoder(collaborators).decode(state["memory"])
-    if type(memory) is not kind:
+    if type(memory) is not cls:
         raise ValueError(f"state's memory is a {type(memory).__qualname__}, its kind says "
                          f"{state['kind']!r}")
     return memory
 
 
 def _resolve(name: Any, what: str) -> Any:
+    """The class or function a state names: one of ``ALLOWED`` or ``_STDLIB_CALLABLES``."""
     if not isinstance(name, str) or ":" not in name:
         raise ValueError(f"{what} must be 'module:name', got {name!r}")
     if name in _STDLIB_CALLABLES:
         return _STDLIB_CALLABLES[name]
-    module_name, qualname = name.split(":", 1)
+    if name in _ALLOWED_SET:
+        return _allowed(name)
+    module_name = name.split(":", 1)[0]
     if not (module_name == _OWN_PACKAGE or module_name.startswith(_OWN_PACKAGE + ".")):
         raise ValueError(f"{what} {name!r} is not part of memorykit: a state only names "
                          "memorykit's own classes and functions")
+    raise ValueError(f"{what} {name!r} names nothing in this version of memorykit that a state "
+                     "may build (memorykit.state.ALLOWED lists what it may)")
+
+
+_NUMERIC_KINDS = "fiub"
+
+
+def _dtype(value: Any) -> np.dtype[Any]:
+    """A numeric dtype named by its ``str`` (``'<f8'``): no text, object or structured dtype."""
+    if not isinstance(value, str) or len(value) > 8:
+        raise ValueError(f"an array's dtype must be a numeric dtype string, got {value!r}")
     try:
-        obj: Any = importlib.import_module(module_name)
-        for part in qualname.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError):
-        raise ValueError(f"{what} {name!r} names nothing in this version of memorykit") from None
-    return obj
+        dtype = np.dtype(value)
+    except TypeError:
+        raise ValueError(f"an array's dtype must be a numeric dtype string, got {value!r}") from None
+    if dtype.kind not in _NUMERIC_KINDS or dtype.itemsize > 16:
+        raise ValueError(f"an array's dtype must be numeric (kinds {_NUMERIC_KINDS}), got {value!r}")
+    return dtype
 
 
 class _Decoder:
     def __init__(self, collaborators: dict[str, Any]) -> None:
         self.collaborators = collaborators
         self.refs: dict[int, Any] = {}
+        self.depth = 0
 
     def decode(self, node: Any) -> Any:
         kind = type(node)
         if node is None or kind in (bool, int, float, str):
             return node
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise ValueError(f"state nests deeper than MAX_DEPTH={MAX_DEPTH}")
+        try:
+            return self._container(node)
+        finally:
+            self.depth -= 1
+
+    def _container(self, node: Any) -> Any:
+        kind = type(node)
         if kind is list:
             out: list[Any] = []
             items = node
             if items and type(items[0]) is dict and set(items[0]) == {"$id"}:
-                self.refs[items[0]["$id"]] = out
+                self._register(items[0], out)
                 items = items[1:]
             out.extend(self.decode(x) for x in items)
             return out
@@ -335,14 +447,17 @@ class _Decoder:
 
     def _register(self, node: dict[str, Any], obj: Any) -> None:
         if "$id" in node:
-            self.refs[node["$id"]] = obj
+            ref = node["$id"]
+            if type(ref) is not int or ref in self.refs:
+                raise ValueError(f"$id must be a new integer, got {ref!r}")
+            self.refs[ref] = obj
 
     def _tagged(self, tag: str, node: dict[str, Any]) -> Any:
         value = node[tag]
         if tag in _LIST_TAGS and type(value) is not list:
             raise TypeError(f"{tag} must hold a JSON list, got {value!r}")
         if tag == "$ref":
-            if value not in self.refs:
+            if type(value) is not int or value not in self.refs:
                 raise ValueError(f"state refers to object {value!r} before defining it")
             return self.refs[value]
         if tag == "$tuple":
@@ -353,11 +468,17 @@ class _Decoder:
             return float(value)
         if tag in ("$set", "$frozenset"):
             items = [self.decode(x) for x in value]
-            obj: Any = set(items) if tag == "$set" else frozenset(items)
+            try:
+                obj: Any = set(items) if tag == "$set" else frozenset(items)
+            except TypeError:
+                raise ValueError(f"{tag} items must be hashable, got {value!r:.200}") from None
             self._register(node, obj)
             return obj
         if tag == "$deque":
-            d: deque[Any] = deque(maxlen=node.get("maxlen"))
+            maxlen = node.get("maxlen")
+            if maxlen is not None and (type(maxlen) is not int or maxlen < 0):
+                raise ValueError(f"$deque maxlen must be None or an integer >= 0, got {maxlen!r}")
+            d: deque[Any] = deque(maxlen=maxlen)
             self._register(node, d)
             d.extend(self.decode(x) for x in value)
             return d
@@ -367,62 +488,200 @@ class _Decoder:
             for pair in value:
                 if type(pair) is not list or len(pair) != 2:
                     raise ValueError(f"$dict items must be [key, value] pairs, got {pair!r}")
-                out[self.decode(pair[0])] = self.decode(pair[1])
+                key = self.decode(pair[0])
+                try:
+                    out[key] = self.decode(pair[1])
+                except TypeError:
+                    raise ValueError(f"$dict key must be hashable, got {pair[0]!r:.200}") from None
             return out
         if tag == "$bytes":
-            return bytes.fromhex(value)
+            if type(value) is not str:
+                raise ValueError(f"$bytes must be a hex string, got {value!r:.200}")
+            try:
+                return bytes.fromhex(value)
+            except ValueError:
+                raise ValueError(f"$bytes must be a hex string, got {value!r:.200}") from None
         if tag == "$ndarray":
-            data = [self.decode(x) for x in node["data"]]
-            array = np.array(data, dtype=np.dtype(value)).reshape(node["shape"])
-            self._register(node, array)
-            return array
+            return self._array(node, value)
         if tag == "$np":
-            return np.dtype(value).type(self.decode(node["value"]))
+            item = node.get("value")
+            if type(item) not in (bool, int, float) and not (
+                    type(item) is dict and set(item) == {"$float"}):
+                raise ValueError(f"$np value must be a number, got {item!r:.200}")
+            return _dtype(value).type(self.decode(item))
         if tag == "$global":
             return _resolve(value, "$global")
         if tag == "$collaborator":
+            if type(value) is not str or value not in self.collaborators:
+                raise ValueError(f"state names a collaborator {value!r:.200} it does not list "
+                                 "under 'collaborators'")
             return self.collaborators[value]
         if tag == "$reduce":
             return self._rebuild(node)
         raise ValueError(f"unknown tag {tag!r} in state (known: {', '.join(_TAGS)})")
 
+    def _array(self, node: dict[str, Any], value: Any) -> np.ndarray:
+        dtype = _dtype(value)
+        shape, data = node.get("shape"), node.get("data")
+        if (type(shape) is not list or len(shape) > 32
+                or not all(type(n) is int and n >= 0 for n in shape)):
+            raise ValueError(f"an array's shape must be a list of integers >= 0, got {shape!r:.200}")
+        if type(data) is not list or math.prod(shape) != len(data):
+            size = len(data) if type(data) is list else data
+            raise ValueError(f"an array of shape {shape} needs {math.prod(shape)} values, "
+                             f"got {size!r:.200}")
+        items = [self.decode(x) for x in data]
+        if not all(type(x) in (bool, int, float) for x in items):
+            raise ValueError("an array's data must be numbers")
+        try:
+            array = np.array(items, dtype=dtype).reshape(shape)
+        except (OverflowError, ValueError) as exc:
+            raise ValueError(f"an array's data do not fit its dtype {value!r}: {exc}") from None
+        self._register(node, array)
+        return array
+
     def _rebuild(self, node: dict[str, Any]) -> Any:
         if "args" not in node:
             raise ValueError(f"an object in the state lacks its 'args' field: {node['$reduce']!r}")
-        func = self.decode(node["$reduce"])
+        named = node["$reduce"]
+        if type(named) is not dict or set(named) != {"$global"}:
+            raise ValueError(f"$reduce must name a class: {{'$global': ...}}, got {named!r:.200}")
+        func = _resolve(named["$global"], "$reduce")
+        args = self.decode(node["args"])
+        if type(args) is not tuple:
+            raise ValueError(f"an object's args must be a $tuple, got {node['args']!r:.200}")
         if func is copyreg.__newobj__:  # type: ignore[attr-defined]
-            cls, *args = self.decode(node["args"])
-            obj = cls.__new__(cls, *args)
-        else:
-            if not callable(func):
-                raise ValueError(f"$reduce must name a class or function, got {node['$reduce']!r}")
-            obj = func(*self.decode(node["args"]))
+            cls = args[0] if args else None
+            if (not isinstance(cls, type) or _name_of(cls) not in _ALLOWED_SET
+                    or (len(args) > 1 and not issubclass(cls, tuple))):
+                raise ValueError(f"copyreg:__newobj__ builds only memorykit's ALLOWED classes, "
+                                 f"got {args!r:.200}")
+            obj = cls.__new__(cls, *args[1:])  # a named tuple's fields are its new-arguments
+        elif func is re._compile:  # type: ignore[attr-defined]
+            if (len(args) != 2 or type(args[0]) is not str or type(args[1]) is not int
+                    or args[1] & ~0x1FF):
+                raise ValueError(f"re:_compile takes (pattern: str, flags: int), got {args!r:.200}")
+            obj = re.compile(args[0], args[1])
+        elif func is random.Random:
+            if args:
+                raise ValueError(f"random:Random takes no arguments, got {args!r:.200}")
+            obj = random.Random()
+        else:  # an ALLOWED class whose own __reduce__ rebuilds it through its constructor
+            try:
+                obj = func(*args)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"{func.__qualname__} in the state is invalid: {exc}") from None
         self._register(node, obj)
         if "state" in node:
             _set_state(obj, self.decode(node["state"]))
+        if func is copyreg.__newobj__ and not isinstance(obj, tuple):  # type: ignore[attr-defined]
+            _check(obj)
         return obj
 
 
 def _set_state(obj: Any, state: Any) -> None:
-    """What ``pickle`` does with an object's state, with the fields checked for dataclasses."""
-    setstate = getattr(obj, "__setstate__", None)
+    """What ``pickle`` does with an object's state, with the fields checked: only names the
+    object's class gives it (a dataclass's fields; no dunder or private-to-Python name)."""
+    name = type(obj).__qualname__
+    setstate = getattr(type(obj), "__setstate__", None)
     if setstate is not None:
+        if isinstance(obj, random.Random):
+            if (type(state) is not tuple or len(state) != 3 or type(state[1]) is not tuple
+                    or len(state[1]) != 625 or not all(type(x) is int for x in state[1])):
+                raise ValueError(f"a random generator's state is malformed: {state!r:.200}")
         if dataclasses.is_dataclass(obj) and isinstance(state, list):
             fields = dataclasses.fields(obj)
             if len(state) != len(fields):
-                raise ValueError(f"{type(obj).__qualname__} state must have {len(fields)} fields "
+                raise ValueError(f"{name} state must have {len(fields)} fields "
                                  f"({', '.join(f.name for f in fields)}), got {len(state)}")
-        setstate(state)
+        try:
+            obj.__setstate__(state)
+        except (TypeError, ValueError, KeyError, IndexError) as exc:
+            raise ValueError(f"{name} state is invalid: {exc!r:.300}") from None
         return
-    slots: dict[str, Any] = {}
+    slots: Any = {}
     if isinstance(state, tuple) and len(state) == 2:
         state, slots = state
+    for part in (state, slots):
+        if part is not None and type(part) is not dict:
+            raise ValueError(f"{name} state must be a dict of attributes, got {part!r:.200}")
+        for key in part or {}:
+            if type(key) is not str or not key.isidentifier() or key.startswith("__"):
+                raise ValueError(f"{name} state sets attribute {key!r:.100}: not allowed")
+    if dataclasses.is_dataclass(obj):
+        fields = {f.name for f in dataclasses.fields(obj)}
+        given = set(state or {}) | set(slots or {})
+        if fields - given:
+            raise ValueError(f"{name} state lacks fields {', '.join(sorted(fields - given))}")
     if state:
-        if dataclasses.is_dataclass(obj):
-            missing = {f.name for f in dataclasses.fields(obj)} - set(state)
-            if missing:
-                raise ValueError(f"{type(obj).__qualname__} state lacks fields "
-                                 f"{', '.join(sorted(missing))}")
         obj.__dict__.update(state)
     for key, value in (slots or {}).items():
         setattr(obj, key, value)
+
+
+_UNSET = object()
+
+
+def _check(obj: Any) -> None:
+    """Refuse an object whose settings its constructor would refuse: the constructor is run
+    again on the settings the state gave it (its plain values; objects it holds are checked
+    where they are built), and a buffer's token totals must be those of its messages."""
+    cls = type(obj)
+    kwargs: dict[str, Any] = {}
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None or klass is object:
+            continue
+        passes_on = False
+        for p in list(inspect.signature(init).parameters.values())[1:]:
+            if p.kind is p.VAR_KEYWORD:
+                passes_on = True
+            if p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL) or p.name in kwargs:
+                continue
+            value = next((v for v in (getattr(obj, a, _UNSET) for a in (p.name, "_" + p.name))
+                          if v is not _UNSET and not inspect.ismethod(v)), _UNSET)
+            if value is _UNSET:
+                if p.default is p.empty:
+                    return  # a constructor this object's fields do not mirror: nothing to replay
+                continue
+            if p.default is p.empty or _is_plain(value):
+                kwargs[p.name] = value
+        if not passes_on:
+            break
+    while True:
+        try:
+            cls(**kwargs)
+            break
+        except (TypeError, ValueError) as exc:
+            # a subclass that sets a base setting itself (BufferWindow's max_tokens): drop it
+            clash = re.search(r"(?:multiple values for|unexpected) (?:keyword )?argument '(\w+)'",
+                              str(exc))
+            if isinstance(exc, TypeError) and clash and clash.group(1) in kwargs:
+                del kwargs[clash.group(1)]
+                continue
+            raise ValueError(f"{cls.__qualname__} in the state is invalid: {exc}") from None
+    if isinstance(obj, _allowed("memorykit.buffers.base:MessageBuffer")):
+        _check_buffer(obj)
+
+
+def _is_plain(value: Any) -> bool:
+    if value is None or type(value) in (bool, int, float, str):
+        return True
+    if type(value) is tuple:
+        return all(_is_plain(v) for v in value)
+    return _is_value(value)
+
+
+def _check_buffer(buffer: Any) -> None:
+    """A buffer's totals are derived from its messages: a state must agree with them."""
+    message_cls = _allowed("memorykit.messages:Message")
+    messages = buffer._messages
+    if type(messages) is not dict or not all(
+            type(m) is message_cls and m.id == k for k, m in messages.items()):
+        raise ValueError(f"{type(buffer).__qualname__} state's _messages must map ids to messages")
+    tokens = buffer.chat_format.reply_primer + sum(m.billed_tokens for m in messages.values())
+    content = sum(m.content_tokens for m in messages.values())
+    if (buffer._tokens, buffer._content_tokens) != (tokens, content):
+        raise ValueError(f"{type(buffer).__qualname__} state's _tokens={buffer._tokens!r}, "
+                         f"_content_tokens={buffer._content_tokens!r} disagree with its messages "
+                         f"({tokens}, {content})")
