@@ -12,7 +12,9 @@ to choose). Everything runs locally: nothing is uploaded.
 Without a questions file it refuses: a log alone does not say what the agent should have
 remembered, and guessing probes from it would score a policy against our guess, not against
 the agent's needs. Exit codes: 0 done, 2 bad arguments or a bad file (the message names the
-file, the line and the field).
+file, the line and the field), 1 the results could not be written. Every file is read, and the
+``--json`` path checked, before the first evaluation: its folder must exist (it is not created)
+and be writable, and it may not be one of the input files (after symlinks; hard links too).
 """
 
 from __future__ import annotations

@@ -23,8 +23,16 @@ tune`` score like any other:
   in the history when it is asked) defaults to all of them.
 
 Every problem raises ``ChatLogError`` naming the file, the line (``.jsonl``) or item (``.json``)
-and the field: ``chats.jsonl:3: messages[4].tool_calls[0].function.name: ...``. Everything is
-read locally; nothing is sent anywhere.
+and the field: ``chats.jsonl:3: messages[4].tool_calls[0].function.name: ...``; that includes
+bytes that are not UTF-8, nesting too deep for Python's JSON reader, a number past Python's
+4,300-digit limit, an empty ``.json``, a directory, a FIFO or a device (refused before a byte
+is read). Only a missing file is ``FileNotFoundError``. Everything is read locally; nothing is
+sent anywhere.
+
+Memory: a ``.jsonl`` file is read and decoded one line at a time, so reading adds nothing to
+the conversations it builds (every message is held: the policies replay them). A ``.json`` file
+is one document that Python reads whole, so one over 64 MiB is refused with advice to write
+``.jsonl``. (``bench/tune_log.py``: a 200 MB log peaks at the dataset it builds, BENCHMARKS.md.)
 Taught in ``notebooks/12_parameter_tuning.ipynb``.
 """
 
