@@ -109,7 +109,7 @@ class _Records:
         if not text.strip():
             raise self.error("", "", "is empty: it holds no JSON document")
         data = self._decode(text, "")
-        self._text = None  # the decoded records are all that is kept
+        self._text = raw = text = None  # type: ignore[assignment]  # keep only the records
         if isinstance(data, list) and not (data and _looks_like_message(data[0])):
             yield from ((f"item {i}", item) for i, item in enumerate(data))
         else:
@@ -159,8 +159,6 @@ def _read(path: str | os.PathLike[str]) -> tuple[_Records, BinaryIO]:
         fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         raise FileNotFoundError(f"no such file: {p}") from None
-    except IsADirectoryError:
-        raise ChatLogError(source, "", "", "is a directory, not a file") from None
     except OSError as exc:
         raise ChatLogError(source, "", "", f"cannot be opened ({exc.strerror})") from None
     info = os.fstat(fd)
