@@ -226,6 +226,9 @@ def test_unreadable_conversation_files_name_file_and_line(tmp_path, name, data, 
 @pytest.mark.parametrize("change, message", [
     ({"metadata": [1, 2]}, r"^.*q.jsonl:line 1: metadata: must be an object, got \[1, 2\]$"),
     ({"metadata": "x"}, r"^.*q.jsonl:line 1: metadata: must be an object, got 'x'$"),
+    ({"conversation": [1, 2]}, r"^.*q.jsonl:line 1: conversation: names no conversation: got "
+                               r"\[1, 2\]"),
+    ({"conversation": {"a": 1}}, r"^.*q.jsonl:line 1: conversation: names no conversation"),
     ({"evidence": [1], "position": 10 ** 4000}, r"^.*q.jsonl:line 1: position: must be an int"),
     ({"metadata": {"deep": json.loads("[" * 900 + "]" * 900)}}, None),  # deep but readable
 ])
@@ -276,3 +279,10 @@ def test_jsonl_lines_end_at_newlines_only_and_a_bom_is_skipped(tmp_path):
     assert parse_chat_logs(text).conversations[0].messages[0].content == "one\u2028two\x85three"
     path = write(tmp_path / "chats.jsonl", text.encode())
     assert load_chat_logs(path).conversations[0].messages[0].content == "one\u2028two\x85three"
+
+
+@pytest.mark.parametrize("role", [[1, 2], {"a": 1}, None, 3])
+def test_a_role_of_the_wrong_type_is_named(role):
+    with pytest.raises(ChatLogError, match=r"^chats.jsonl:line 1: messages\[1\].role: must be "
+                                           r"system, developer, user, assistant or tool, got "):
+        load([[CHAT[0], {**CHAT[1], "role": role}]])

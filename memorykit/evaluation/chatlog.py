@@ -240,7 +240,8 @@ def _messages(records: _Records, where: str, raw: Any, factory: MessageFactory) 
         at = f"messages[{i}]"
         if not isinstance(m, Mapping):
             raise records.error(where, at, f"must be an object, got {m!r:.80}")
-        role = _ROLE_ALIASES.get(m.get("role"), m.get("role"))
+        role = m.get("role")
+        role = _ROLE_ALIASES.get(role, role) if isinstance(role, str) else None
         if role not in ("system", "user", "assistant", "tool"):
             raise records.error(where, f"{at}.role", "must be system, developer, user, assistant "
                                 f"or tool, got {m.get('role')!r}")
@@ -326,7 +327,7 @@ def _question(records: _Records, where: str, n: int, item: Any,
         raise records.error(where, unknown[0], f"is not a question field (fields: "
                             f"{', '.join(sorted(_QUESTION_KEYS))})")
     cid = item.get("conversation")
-    if cid not in conversations:
+    if not isinstance(cid, str) or cid not in conversations:
         raise records.error(where, "conversation", f"names no conversation: got {cid!r}, ids are "
                             f"{', '.join(list(conversations)[:8])}")
     messages = conversations[cid]  # type: ignore[index]
