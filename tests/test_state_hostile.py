@@ -1,0 +1,217 @@
+"""Hostile state files (issue 25, findings 1 and 2): none runs code, none restores an invalid
+memory, none exhausts the stack or memory; each is a ValueError/TypeError naming what is wrong."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from memorykit.buffers.policies import FIFOBuffer
+from memorykit.buffers.summary_buffer import SummaryBuffer
+from memorykit.messages import MessageFactory
+from memorykit.state import MAX_DEPTH, dumps, loads, restore_state
+from memorykit.tokens import Tokenizer
+
+CANARY: list[str] = []
+"""Set by ``_ran``: a hostile state that manages to call it would show here."""
+
+
+def _ran(*args: Any) -> None:
+    CANARY.append(repr(args))
+
+
+def _buffer() -> FIFOBuffer:
+    buffer = FIFOBuffer(500)
+    factory = MessageFactory(Tokenizer())
+    for text in ("You are terse.", "Hello there", "Hi, how can I help?"):
+        buffer.add(factory.user(text))
+    return buffer
+
+
+def _state() -> dict[str, Any]:
+    return json.loads(dumps(_buffer()))
+
+
+def _call(name: str, *args: Any) -> dict[str, Any]:
+    return {"$reduce": {"$global": name}, "args": {"$tuple": list(args)}}
+
+
+def _hidden(node: dict[str, Any]) -> dict[str, Any]:
+    """An ordinary FIFOBuffer state with ``node`` hidden in one of its fields."""
+    state = _state()
+    state["memory"]["state"]["_newest"] = node
+    return state
+
+
+@pytest.fixture(autouse=True)
+def _no_code_ran(tmp_path):
+    CANARY.clear()
+    yield
+    assert CANARY == []
+
+
+CODE_RUNNERS = [
+    "memorykit.embeddings:os.system",
+    "memorykit.llm.local_server:subprocess.Popen",
+    "memorykit.course.release:shutil.rmtree",
+    "memorykit.state:importlib.import_module",
+    "memorykit.state:json.loads",
+    "memorykit:os",
+    "memorykit.state",
+    "memorykit.state:",
+    "memorykit:state",
+    "builtins:eval",
+    "os:system",
+    "tests.test_state_hostile:_ran",
+    "memorykit.state:_resolve",
+    "memorykit.state:restore_state",
+    "memorykit.course.release:release",
+    "memorykit.buffers:FIFOBuffer",  # a re-export: names are where a class is defined
+    "memorykit.buffers.policies:FIFOBuffer.__init__.__globals__",
+    "memorykit.buffers.policies:FIFOBuffer.add",
+]
+
+
+@pytest.mark.parametrize("name", CODE_RUNNERS)
+def test_a_state_cannot_name_a_function_or_module(name, tmp_path):
+    target = tmp_path / "pwned"
+    for node in (_call(name, f"touch {target}"), {"$global": name}):
+        with pytest.raises(ValueError, match="not part of memorykit|names nothing|module:name"):
+            restore_state(_hidden(node))
+    assert not target.exists()
+
+
+def test_no_code_runs_through_the_few_standard_callables(tmp_path):
+    hostile = [
+        _call("copyreg:__newobj__", {"$global": "random:Random"}),  # not a memorykit class
+        _call("copyreg:__newobj__", {"$global": "builtins:object"}),
+        _call("copyreg:__newobj__", {"$global": "memorykit.buffers.policies:FIFOBuffer"}, 5),
+        _call("copyreg:__newobj__"),
+        _call("re:_compile", {"$global": "os:system"}, 0),
+        _call("re:_compile", ["(a+)+"], 0),
+        _call("re:_compile", "x", 1 << 20),
+        _call("random:Random", "seed"),
+        _call("copyreg:_reconstructor", {"$global": "memorykit.buffers.policies:FIFOBuffer"}),
+        {"$reduce": _call("memorykit.tokens:Tokenizer", "cl100k_base"), "args": {"$tuple": []}},
+    ]
+    for node in hostile:
+        with pytest.raises(ValueError):
+            restore_state(_hidden(node))
+
+
+def _set(field: str, value: Any) -> dict[str, Any]:
+    state = _state()
+    state["memory"]["state"][field] = value
+    return state
+
+
+@pytest.mark.parametrize("field, value, error", [
+    ("max_tokens", {"$float": "nan"}, "max_tokens must be an integer, got nan"),
+    ("max_tokens", {"$float": "inf"}, "max_tokens must be finite|max_tokens must be an integer"),
+    ("max_tokens", -5, "max_tokens must be >= 1"),
+    ("max_tokens", "abc", "max_tokens must be an integer"),
+    ("max_tokens", 2.5, "max_tokens must be an integer"),
+    ("max_entries", -1, "max_entries must be >= "),
+    ("pin_system", "false", "pin_system must be a bool"),
+    ("_tokens", 0, "_tokens=0.*disagree with its messages"),
+    ("_content_tokens", 10**9, "disagree with its messages"),
+    ("_messages", {"m1": "not a message"}, "_messages must map ids to messages"),
+])
+def test_a_setting_its_constructor_would_refuse_is_refused(field, value, error):
+    with pytest.raises(ValueError, match=error):
+        restore_state(_set(field, value))
+
+
+def test_a_message_is_checked_as_new_input():
+    state = _state()
+    message = next(iter(state["memory"]["state"]["_messages"].values()))
+    message["args"]["$tuple"][3] = -4  # a negative token count
+    with pytest.raises(ValueError, match="Message in the state is invalid"):
+        restore_state(state)
+
+
+@pytest.mark.parametrize("version", [True, 1.0, "1", None])
+def test_version_must_be_the_integer_1(version):
+    state = _state()
+    state["version"] = version
+    with pytest.raises(ValueError, match="state version must be 1"):
+        restore_state(state)
+
+
+@pytest.mark.parametrize("kind, error", [
+    ("memorykit.tokens:Tokenizer", "must name a memory kind"),
+    ("memorykit.trace:Trace", "must name a memory kind"),
+    ("memorykit.state:dumps", "names nothing"),
+    ("memorykit.buffers.summary_buffer:SummaryBuffer", "its kind says"),
+])
+def test_kind_must_be_the_memory_the_state_holds(kind, error):
+    state = _state()
+    state["kind"] = kind
+    with pytest.raises(ValueError, match=error):
+        restore_state(state)
+
+
+def test_the_expected_kind_is_checked():
+    text = dumps(_buffer())
+    assert type(loads(text, kind=FIFOBuffer)) is FIFOBuffer
+    with pytest.raises(ValueError, match="FIFOBuffer.*expected.*SummaryBuffer"):
+        loads(text, kind=SummaryBuffer)
+
+
+def test_deep_nesting_is_a_clear_error_not_a_recursion_error():
+    for depth in (400, 5_000, 100_000):
+        text = json.dumps(_hidden({"$tuple": []}))
+        text = text.replace('{"$tuple": []}', "[" * depth + "]" * depth)
+        with pytest.raises(ValueError, match=f"MAX_DEPTH={MAX_DEPTH}"):
+            loads(text)
+
+
+def test_text_over_max_chars_is_refused_before_parsing():
+    text = dumps(_buffer())
+    with pytest.raises(ValueError, match="over max_chars=100"):
+        loads(text, max_chars=100)
+    assert type(loads(text, max_chars=len(text))) is FIFOBuffer
+
+
+@pytest.mark.parametrize("node, error", [
+    ({"$ndarray": "<U250000000", "shape": [1], "data": ["x"]}, "must be numeric|numeric dtype"),
+    ({"$ndarray": "|O", "shape": [1], "data": [1]}, "must be numeric"),
+    ({"$ndarray": "<f8", "shape": [10**9, 10**9], "data": []}, "needs .* values"),
+    ({"$ndarray": "<f8", "shape": [-1], "data": [1.0]}, "integers >= 0"),
+    ({"$ndarray": "<f8", "shape": [2], "data": [1.0]}, "needs 2 values"),
+    ({"$ndarray": "<f8", "shape": [1], "data": [[1.0]]}, "must be numbers"),
+    ({"$ndarray": "<f8", "shape": "7", "data": []}, "shape must be a list"),
+    ({"$np": "<U9999999", "value": 1}, "numeric dtype"),
+    ({"$np": "<f8", "value": [1]}, "must be a number"),
+    ({"$deque": [], "maxlen": "5"}, "maxlen must be"),
+    ({"$deque": [], "maxlen": -1}, "maxlen must be"),
+    ({"$deque": [], "maxlen": True}, "maxlen must be"),
+    ({"$bytes": 5}, "hex string"),
+    ({"$bytes": "zz"}, "hex string"),
+    ({"$ref": 1}, "before defining it"),
+    ({"$id": 1, "$ref": 1}, "before defining it"),
+    ({"$ref": [1]}, "before defining it"),
+    ({"$collaborator": "summarizer", "type": "x"}, "does not list"),
+    ({"$set": [[1]]}, "hashable"),
+    ({"$float": "1e999"}, r"\$float must be"),
+])
+def test_a_malformed_value_is_refused_before_it_is_allocated(node, error):
+    with pytest.raises(ValueError, match=error):
+        restore_state(_hidden(node))
+
+
+@pytest.mark.parametrize("key", ["__class__", "__dict__", "__reduce__", "__setstate__", "not an identifier", "1x"])
+def test_state_cannot_set_dunder_or_odd_attributes(key):
+    state = _state()
+    state["memory"]["state"][key] = {"$global": "memorykit.buffers.policies:FIFOBuffer"}
+    with pytest.raises(ValueError, match="state sets attribute"):
+        restore_state(state)
+    assert type(restore_state(_state())) is FIFOBuffer
+
+
+def test_a_ref_cycle_to_itself_is_refused_or_harmless():
+    state = _hidden([{"$id": 99}, {"$ref": 99}])  # a list holding itself: data, no code
+    buffer = restore_state(state)
+    assert buffer._newest[0] is buffer._newest
