@@ -136,6 +136,8 @@ def _output_problem(out: Path, inputs: Sequence[Path]) -> str:
     folder = out.parent
     if out.is_dir():
         return "is a directory; name a file to write"
+    if out.exists() and not out.is_file():  # a FIFO would block the write until read
+        return "is not a regular file"
     if not folder.is_dir():
         return f"folder {folder} does not exist (it is not created for you)"
     if not os.access(folder, os.W_OK | os.X_OK) or (out.exists() and not os.access(out, os.W_OK)):

@@ -215,6 +215,8 @@ def test_output_paths_are_checked_before_the_run(tmp_path, capsys, no_run, monke
     link.symlink_to(chats)
     hard = tmp_path / "hard.json"
     os.link(chats, hard)
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
     monkeypatch.chdir(tmp_path)
     for out, said in [("no/such/dir/out.json", "folder no/such/dir does not exist"),
                       (str(tmp_path), "is a directory; name a file to write"),
@@ -222,7 +224,8 @@ def test_output_paths_are_checked_before_the_run(tmp_path, capsys, no_run, monke
                       ("chats.jsonl", f"is the input file {chats}; refusing to overwrite it"),
                       (str(link), f"is the input file {chats}; refusing to overwrite it"),
                       (str(hard), f"is the input file {chats}; refusing to overwrite it"),
-                      (str(QUESTIONS), f"is the input file {QUESTIONS}; refusing")]:
+                      (str(QUESTIONS), f"is the input file {QUESTIONS}; refusing"),
+                      (str(fifo), "is not a regular file")]:
         with pytest.raises(SystemExit) as exit_:
             main(["tune", str(chats), "-q", str(QUESTIONS), "--json", out, "--no-progress"])
         assert exit_.value.code == 2
