@@ -83,6 +83,7 @@ _MEMORIES = (
     "memorykit.entities.store:ReadThroughMemory", "memorykit.longterm.episodic:EpisodicMemory",
     "memorykit.longterm.reflection:ReflectionMemory", "memorykit.longterm.semantic:SemanticMemory",
     "memorykit.longterm.service:MemoryService", "memorykit.workspace.memory:WorkingMemory",
+    "memorykit.buffers.context_manager:ContextManager",
 )
 """The memory kinds a state's ``kind`` may name (and ``Message``, a record saved alone)."""
 
@@ -116,6 +117,7 @@ ALLOWED: tuple[str, ...] = _MEMORIES + (
     "memorykit.longterm.events:Recall", "memorykit.longterm.events:StoreFailed",
     "memorykit.longterm.events:Trimmed", "memorykit.longterm.episodic:EpisodeScore",
     "memorykit.trace:Victim", "memorykit.trace:OverBudget",
+    "memorykit.buffers.context_manager:RecencyFactory",
 )
 """Every memorykit class a state may name: the memories and the parts they hold. Nothing else
 is built (no function, no module, no attribute of either); a memorykit object of another class

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memorykit.buffers.base import MessageBuffer
+from memorykit.buffers.context_manager import ContextManager
 from memorykit.buffers.policies import FIFOBuffer
 from memorykit.buffers.registry import POLICIES
 from memorykit.clock import StepClock
@@ -261,6 +262,22 @@ def _semantic_add(memory: SemanticMemory, item: Message) -> Any:
     return memory.add([item])
 
 
+def _context_add(memory: ContextManager, item: Message) -> Any:
+    # now and then the agent moves to another task's context, or back to the one it left
+    if item.role != "user":  # a tool result must follow its call in the same context
+        pass
+    elif item.turn % 5 == 4:
+        memory.switch(f"task{int(item.turn) % 3}")
+    elif item.turn % 7 == 6:
+        memory.return_to_previous()
+    return memory.add(item)
+
+
+def _context_manager(**overrides: Any) -> ContextManager:
+    return ContextManager(**{"max_tokens_per_context": BUDGET // 2, "clock": StepClock(),
+                             **overrides})
+
+
 def _service_add(memory: MemoryService, item: Message) -> Any:
     return memory.add(f"s{int(item.turn) % 4}", item)
 
@@ -365,6 +382,8 @@ MEMORY_KINDS: dict[str, MemoryKind] = {
     "semantic": MemoryKind("semantic", SemanticMemory, SemanticMemory,
                            message_stream, _semantic_add),
     "service": MemoryKind("service", MemoryService, _service, message_stream, _service_add),
+    "context-manager": MemoryKind("context-manager", ContextManager, _context_manager,
+                                  message_stream, _context_add),
 }
 """Every memory kind, by name: each buffer policy of the registry (``buffer-<policy>``) and
 the plain buffer, the entity memories, the workspace, and the long-term memories."""

@@ -15,6 +15,7 @@ task" (switch, stack, return, merge on the default conversation), and its Exerci
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from memorykit._validate import require_int, require_str
@@ -25,6 +26,17 @@ from memorykit.messages import Message, check_importance
 from memorykit.trace import Eviction
 
 BufferFactory = Callable[[int], MessageBuffer]
+
+
+@dataclass(frozen=True)
+class RecencyFactory:
+    """The default ``buffer_factory``: a ``RecencyWeightedBuffer`` of ``n`` tokens on ``clock``
+    (a class, not a closure, so a manager pickles and saves as a state)."""
+
+    clock: Clock | None = None
+
+    def __call__(self, n: int) -> MessageBuffer:
+        return RecencyWeightedBuffer(max_tokens=n, clock=self.clock)
 
 
 class ContextManager:
@@ -50,8 +62,7 @@ class ContextManager:
             "max_tokens_per_context", max_tokens_per_context, minimum=1
         )
         if buffer_factory is None:
-            def buffer_factory(n: int) -> MessageBuffer:
-                return RecencyWeightedBuffer(max_tokens=n, clock=clock)
+            buffer_factory = RecencyFactory(clock)
         elif not callable(buffer_factory):
             raise TypeError(f"buffer_factory must be callable, got {buffer_factory!r}")
         self.buffer_factory = buffer_factory
