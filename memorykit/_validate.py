@@ -25,10 +25,13 @@ def _is_real(value: Any) -> bool:
 def require_real(name: str, value: Any) -> float:
     if not _is_real(value):
         raise TypeError(f"{name} must be a number, got {value!r} ({type(value).__name__})")
-    value = float(value)
-    if math.isnan(value) or math.isinf(value):
+    try:
+        number = float(value)
+    except OverflowError:  # an int past float's range (10**400) is not finite either
+        raise ValueError(f"{name} must be finite, got an integer of {len(str(abs(value)))} digits") from None
+    if math.isnan(number) or math.isinf(number):
         raise ValueError(f"{name} must be finite, got {value!r}")
-    return value
+    return number
 
 
 def require_positive(name: str, value: Any) -> float:

@@ -536,8 +536,11 @@ def test_cli_refuses_a_student_name_too_long_for_a_folder(toy, capsys):
     err = capsys.readouterr().err
     assert exc.value.code == 2 and "1-64 letters" in err and "x" * 300 in err
     assert "db upgrade" not in err and "Traceback" not in err
-    with pytest.raises(ValueError, match="notebook_timeout must be a positive"):
-        autograde(course, "blank", notebook_timeout=0)
+    for bad, message in [(0, r"must be in \[0.001, 86400\], got 0"),
+                         (10**400, "must be finite, got an integer of 401 digits"),
+                         (float("nan"), "must be finite, got nan")]:
+        with pytest.raises(ValueError, match=f"notebook_timeout {message}"):
+            autograde(course, "blank", notebook_timeout=bad)
 
 
 def test_release_refuses_to_replace_a_graded_course_without_force(toy, tmp_path, capsys):

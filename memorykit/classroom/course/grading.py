@@ -18,7 +18,6 @@ grading properly: docs/INSTRUCTOR_GUIDE.md, "Grading runs student code".
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import re
 import shutil
@@ -36,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import memorykit.classroom.course._nbgrader as _nbgrader
+from memorykit._validate import require_between
 from memorykit.classroom.course.release import Course
 
 __all__ = ["CellGrade", "LessonGrade", "Grades", "submit", "autograde"]
@@ -143,6 +143,9 @@ NOTEBOOK_TIMEOUT_SECONDS = 900.0
 """Default time limit for autograding one notebook, kernel start included: about five times the
 slowest lesson's autograde measured (under 3 minutes on 2 shared cores). ``autograde(...,
 notebook_timeout=)``, ``course grade --notebook-timeout SECONDS``."""
+_DAY_SECONDS = 86_400.0
+"""The longest notebook_timeout taken: a larger one is a typo, not a lesson."""
+
 
 MAX_NOTEBOOK_BYTES = 50_000_000
 """A submitted notebook larger than this is not read (grades 0); the lessons' are under 1 MB."""
@@ -361,10 +364,7 @@ def autograde(course: Course, student: str, lessons: Sequence[str] | None = None
         raise TypeError(f"workers must be an int number of processes, got {workers!r}")
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
-    if isinstance(notebook_timeout, bool) or not isinstance(notebook_timeout, (int, float)):
-        raise TypeError(f"notebook_timeout must be a number of seconds, got {notebook_timeout!r}")
-    if not math.isfinite(notebook_timeout) or notebook_timeout <= 0:
-        raise ValueError(f"notebook_timeout must be a positive number of seconds, got {notebook_timeout!r}")
+    notebook_timeout = require_between("notebook_timeout", notebook_timeout, 1e-3, _DAY_SECONDS)
     _check_student(student)
     if isinstance(lessons, str):
         raise TypeError(f"lessons must be a list of lesson names, got the string {lessons!r}")
