@@ -5,7 +5,8 @@
 nbgrader's ``autograde`` on each (the graded cells are restored from the gradebook, so a student
 cannot edit a check away; every cell is executed) and reads back, per lesson and per graded cell
 the gradebook holds, the points and the feedback: the text of the error a failed graded cell
-raised, which for ``check_...(...).assert_passed()`` is the checker's verdict ("NOT YET: ...").
+raised, which for a graded cell's ``graded("lessonNN_checks.check_...", answer)`` is the
+checker's verdict ("NOT YET: ...").
 
 Grading runs student code, so each lesson is autograded in a process of its own (``workers`` at
 once) in a scratch course: only that submission, the gradebook without the other students, no
