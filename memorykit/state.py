@@ -103,7 +103,7 @@ ALLOWED: tuple[str, ...] = _MEMORIES + (
     "memorykit.longterm.events:Stored", "memorykit.longterm.reflection:ReflectionSettings",
     "memorykit.longterm.semantic:SemanticSettings", "memorykit.longterm.service:LongTermSettings",
     "memorykit.longterm.service:MemorySettings", "memorykit.longterm.service:Session",
-    "memorykit.longterm.vectorstore:NumpyVectorStore",
+    "memorykit.longterm.vectorstore:NumpyVectorStore", "memorykit.longterm.vectorstore:QdrantVectorStore",
     "memorykit.workspace.events:NoteEscalation", "memorykit.workspace.events:NoteExpiry",
     "memorykit.workspace.events:NoteSurfacing", "memorykit.workspace.events:TaskAdmission",
     "memorykit.workspace.events:TaskPromotion", "memorykit.workspace.events:TaskTransition",

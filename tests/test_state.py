@@ -211,3 +211,33 @@ def test_a_message_pickles_and_saves_with_metadata_tool_calls_and_sources():
         for copy in (pickle.loads(pickle.dumps(m)), loads(dumps(m))):
             assert copy == m and type(copy.metadata) is type(m.metadata)
             assert copy.tool_calls == m.tool_calls and copy.sources == m.sources
+
+
+def test_a_qdrant_backed_semantic_memory_saves_with_its_client_passed_again():
+    # the points live in Qdrant behind the client (a connection, not data): the state holds
+    # the store's settings and counter and names the client, which restore must be given
+    qdrant_client = pytest.importorskip("qdrant_client")
+    from memorykit.embeddings import LexicalHashingEmbedder
+    from memorykit.longterm.semantic import SemanticMemory
+    from memorykit.longterm.vectorstore import QdrantVectorStore
+
+    embedder, client = LexicalHashingEmbedder(), qdrant_client.QdrantClient(":memory:")
+    memory = SemanticMemory(embedder=embedder, store=QdrantVectorStore(embedder.dimension, client=client))
+    ours, theirs = list(message_stream(4, 60)), list(message_stream(4, 60))
+    for m in ours[:30]:
+        memory.add([m])
+    text = dumps(memory)
+    assert json.loads(text)["collaborators"] == {"client": "qdrant_client.qdrant_client:QdrantClient"}
+    with pytest.raises(ValueError, match=r"client= \(a qdrant_client"):
+        loads(text)
+    with pytest.raises(ValueError, match="has no collection 'memorykit'"):
+        loads(text, client=qdrant_client.QdrantClient(":memory:"))
+    restored = loads(text, client=client, kind=SemanticMemory)
+    assert restored.store.client is client and dumps(restored) == text
+    for m in ours[:30]:  # the same store behind both: the same recollections
+        assert [(r.unit_id, round(r.score, 5)) for r in restored.recall(m.content, limit=5)] == [
+            (r.unit_id, round(r.score, 5)) for r in memory.recall(m.content, limit=5)]
+    for m in theirs[30:]:  # and the restored one goes on adding where the original left off
+        restored.add([m])
+    assert dumps(restored) != text and len(client.scroll("memorykit", limit=1000)[0]) == len(
+        restored.store)

@@ -340,6 +340,21 @@ class QdrantVectorStore(_LockedStore):
     def __len__(self) -> int:
         return self.client.count(self.collection, exact=True).count
 
+    def __getstate__(self) -> dict[str, Any]:
+        # the points live in Qdrant, behind the client: a state holds the settings and the
+        # insertion counter, and names the client as a collaborator to pass again
+        return {k: v for k, v in without_locks(self.__dict__).items() if k != "_models"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        from qdrant_client import models
+
+        self.__dict__.update(state)
+        self._models = models
+        self._lock = threading.RLock()
+        if not self.client.collection_exists(self.collection):
+            raise ValueError(f"the Qdrant client passed again has no collection "
+                             f"{self.collection!r}: pass the client the store was saved from")
+
     def _filter(self, where: Mapping[str, Any] | None) -> Any:
         if not where:
             return None
