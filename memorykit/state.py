@@ -40,8 +40,17 @@ What goes in the JSON and what must be passed again:
 
 ``pickle`` cannot save a lambda or a local function the user injected: it raises
 ``PicklingError`` naming the function; the JSON state names it as a collaborator instead.
-A state names only classes and functions of ``memorykit`` (and a few standard ones: deque,
-random generators, compiled patterns): restoring never imports or calls anything else.
+
+Trust: a pickle runs code by design (it can call any function it names), so unpickle only
+files you wrote yourself. The JSON state is the format for files from others: restoring builds
+only the classes on ``ALLOWED`` (memorykit's memories and their parts, each named where it is
+defined) and three standard helpers (a random generator with no arguments, ``re`` compiling a
+str pattern, ``copyreg.__newobj__`` for an ``ALLOWED`` class); it never walks an attribute or
+imports a module the file chooses. Each rebuilt object's constructor is run again on the
+settings the state gave it (a setting it would refuse is refused, naming the field), a buffer's
+token totals must be those of its messages, no dunder attribute is set, and nesting
+(``MAX_DEPTH``), text size (``max_chars``) and arrays (numeric dtypes, shape matching the data)
+are checked before anything is allocated. ``loads(text, kind=FIFOBuffer)`` also checks the kind.
 Not taught by a notebook: it is plumbing.
 """
 
