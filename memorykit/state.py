@@ -673,6 +673,15 @@ def _check(obj: Any) -> None:
             raise ValueError(f"{cls.__qualname__} in the state is invalid: {exc}") from None
     if isinstance(obj, _allowed("memorykit.buffers.base:MessageBuffer")):
         _check_buffer(obj)
+    elif isinstance(obj, _allowed("memorykit.buffers.context_manager:ContextManager")):
+        buffer_cls, contexts = _allowed("memorykit.buffers.base:MessageBuffer"), obj.contexts
+        if type(contexts) is not dict or not all(
+                type(k) is str and isinstance(b, buffer_cls) for k, b in contexts.items()):
+            raise ValueError("ContextManager state's contexts must map names to buffers")
+        if type(obj.stack) is not list or any(n not in contexts for n in obj.stack) or (
+                obj.active_context is not None and obj.active_context not in contexts):
+            raise ValueError(f"ContextManager state's active_context {obj.active_context!r:.100} "
+                             f"and stack {obj.stack!r:.200} must name its contexts")
 
 
 def _is_plain(value: Any) -> bool:

@@ -215,3 +215,27 @@ def test_a_ref_cycle_to_itself_is_refused_or_harmless():
     state = _hidden([{"$id": 99}, {"$ref": 99}])  # a list holding itself: data, no code
     buffer = restore_state(state)
     assert buffer._newest[0] is buffer._newest
+
+
+def test_allowed_names_only_classes_defined_where_named():
+    from memorykit.state import ALLOWED, _allowed
+
+    for name in ALLOWED:
+        cls = _allowed(name)
+        assert isinstance(cls, type) and f"{cls.__module__}:{cls.__qualname__}" == name
+
+
+@pytest.mark.parametrize("field, value", [
+    ("active_context", "nowhere"), ("stack", ["main", "nowhere"]), ("stack", "main"),
+    ("contexts", {"main": 5}), ("max_tokens_per_context", 0), ("boost_to", {"$float": "nan"}),
+])
+def test_a_context_manager_state_must_be_consistent(field, value):
+    from memorykit.buffers.context_manager import ContextManager
+
+    manager = ContextManager(500)
+    manager.switch("other")
+    state = json.loads(dumps(manager))
+    assert type(restore_state(state, kind=ContextManager)) is ContextManager
+    state["memory"]["state"][field] = value
+    with pytest.raises(ValueError, match=f"ContextManager (state's|in the state is invalid).*{field}"):
+        restore_state(state)
