@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import copyreg
 import dataclasses
+import functools
 import importlib
 import inspect
 import json
@@ -639,29 +640,18 @@ def _check(obj: Any) -> None:
     where they are built), and a buffer's token totals must be those of its messages."""
     cls = type(obj)
     kwargs: dict[str, Any] = {}
-    for klass in cls.__mro__:
-        init = klass.__dict__.get("__init__")
-        if init is None or klass is object:
+    for name, required in _init_params(cls):
+        value = next((v for v in (getattr(obj, a, _UNSET) for a in (name, "_" + name))
+                      if v is not _UNSET and not inspect.ismethod(v)), _UNSET)
+        if value is _UNSET:
+            if required:
+                return  # a constructor this object's fields do not mirror: nothing to replay
             continue
-        passes_on = False
-        for p in list(inspect.signature(init).parameters.values())[1:]:
-            if p.kind is p.VAR_KEYWORD:
-                passes_on = True
-            if p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL) or p.name in kwargs:
-                continue
-            value = next((v for v in (getattr(obj, a, _UNSET) for a in (p.name, "_" + p.name))
-                          if v is not _UNSET and not inspect.ismethod(v)), _UNSET)
-            if value is _UNSET:
-                if p.default is p.empty:
-                    return  # a constructor this object's fields do not mirror: nothing to replay
-                continue
-            if p.default is p.empty or _is_plain(value):
-                kwargs[p.name] = value
-        if not passes_on:
-            break
+        if required or _is_plain(value):
+            kwargs[name] = value
     while True:
         try:
-            cls(**kwargs)
+            fresh = cls(**kwargs)
             break
         except (TypeError, ValueError) as exc:
             # a subclass that sets a base setting itself (BufferWindow's max_tokens): drop it
@@ -671,6 +661,10 @@ def _check(obj: Any) -> None:
                 del kwargs[clash.group(1)]
                 continue
             raise ValueError(f"{cls.__qualname__} in the state is invalid: {exc}") from None
+    unknown = set(getattr(obj, "__dict__", ())) - set(getattr(fresh, "__dict__", ()))
+    if unknown:  # an attribute its constructor never makes: nothing of the class would read it
+        raise ValueError(f"{cls.__qualname__} state sets unknown attributes "
+                         f"{', '.join(sorted(unknown))[:200]}")
     if isinstance(obj, _allowed("memorykit.buffers.base:MessageBuffer")):
         _check_buffer(obj)
     elif isinstance(obj, _allowed("memorykit.buffers.context_manager:ContextManager")):
@@ -682,6 +676,25 @@ def _check(obj: Any) -> None:
                 obj.active_context is not None and obj.active_context not in contexts):
             raise ValueError(f"ContextManager state's active_context {obj.active_context!r:.100} "
                              f"and stack {obj.stack!r:.200} must name its contexts")
+
+
+@functools.cache
+def _init_params(cls: type) -> tuple[tuple[str, bool], ...]:
+    """(name, required) of the constructor's parameters, following ``**kw`` to the bases."""
+    params: dict[str, bool] = {}
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None or klass is object:
+            continue
+        passes_on = False
+        for p in list(inspect.signature(init).parameters.values())[1:]:
+            if p.kind is p.VAR_KEYWORD:
+                passes_on = True
+            elif p.kind is not p.VAR_POSITIONAL and p.name not in params:
+                params[p.name] = p.default is p.empty
+        if not passes_on:
+            break
+    return tuple(params.items())
 
 
 def _is_plain(value: Any) -> bool:
