@@ -239,3 +239,11 @@ def test_a_context_manager_state_must_be_consistent(field, value):
     state["memory"]["state"][field] = value
     with pytest.raises(ValueError, match=f"ContextManager (state's|in the state is invalid).*{field}"):
         restore_state(state)
+
+
+@pytest.mark.parametrize("key", ["evil_hook", "_on_add_hook", "add"])
+def test_state_cannot_plant_an_attribute_its_constructor_never_makes(key):
+    state = _state()
+    state["memory"]["state"][key] = 1
+    with pytest.raises(ValueError, match=f"FIFOBuffer state sets unknown attributes {key}"):
+        restore_state(state)
