@@ -247,3 +247,24 @@ def test_state_cannot_plant_an_attribute_its_constructor_never_makes(key):
     state["memory"]["state"][key] = 1
     with pytest.raises(ValueError, match=f"FIFOBuffer state sets unknown attributes {key}"):
         restore_state(state)
+
+
+@pytest.mark.parametrize("change", [
+    lambda s: s["_index"].update(ghost=0),
+    lambda s: s["_index"].update({next(iter(s["_index"])): 10**6}),
+    lambda s: s["_ids"].append("extra"),
+    lambda s: s["_matrix"].update(data=[{"$float": "nan"}] + s["_matrix"]["data"][1:]),
+    lambda s: s["_alive"].update({"$ndarray": "<f8"}),
+])
+def test_a_vector_store_state_must_describe_one_set_of_rows(change):
+    from memorykit.longterm.semantic import SemanticMemory
+    from tests.memory_kinds import message_stream
+
+    memory = SemanticMemory()
+    for m in message_stream(3, 12):
+        memory.add([m])
+    state = json.loads(dumps(memory))
+    assert type(restore_state(state)) is SemanticMemory
+    change(state["memory"]["state"]["store"]["state"])
+    with pytest.raises(ValueError, match="NumpyVectorStore state"):
+        restore_state(state)

@@ -287,6 +287,20 @@ class NumpyVectorStore(_LockedStore):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._lock = threading.RLock()
+        # a state from a file must be a store this class could have built: rows, ids, payloads
+        # and liveness agree, the index points at live rows of its own ids, vectors are finite
+        m, alive, ids, index = self._matrix, self._alive, self._ids, self._index
+        n = len(ids) if type(ids) is list else -1
+        if not (isinstance(m, np.ndarray) and m.dtype == np.float32 and m.ndim == 2
+                and m.shape == (n, self.dimension) and np.isfinite(m).all()
+                and isinstance(alive, np.ndarray) and alive.dtype == bool and alive.shape == (n,)
+                and all(type(i) is str for i in ids) and type(self._payloads) is list
+                and len(self._payloads) == n and all(type(p) is dict for p in self._payloads)
+                and type(index) is dict and len(index) == int(alive.sum())
+                and all(type(r) is int and 0 <= r < n and ids[r] == i and alive[r]
+                        for i, r in index.items())):
+            raise ValueError("NumpyVectorStore state is inconsistent: its _matrix, _alive, _ids, "
+                             "_payloads and _index must describe the same rows")
 
     def __repr__(self) -> str:
         return f"NumpyVectorStore(dimension={self.dimension}, vectors={len(self)})"
