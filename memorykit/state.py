@@ -378,7 +378,11 @@ def restore_state(state: Any, *, kind: type | None = None, **collaborators: Any)
     if unknown:
         raise ValueError(f"state needs no collaborator named {', '.join(map(repr, unknown))}; "
                          f"it needs: {', '.join(map(repr, needed)) or 'none'}")
-    memory = _Decoder(collaborators).decode(state["memory"])
+    try:
+        memory = _Decoder(collaborators).decode(state["memory"])
+    except (AttributeError, KeyError, IndexError) as exc:
+        # a part of one ALLOWED class where another belongs, met by a constructor or a check
+        raise ValueError(f"state is invalid: {type(exc).__name__}: {exc}") from None
     if type(memory) is not cls:
         raise ValueError(f"state's memory is a {type(memory).__qualname__}, its kind says "
                          f"{state['kind']!r}")
@@ -608,12 +612,17 @@ def _set_state(obj: Any, state: Any) -> None:
                                  f"({', '.join(f.name for f in fields)}), got {len(state)}")
         try:
             obj.__setstate__(state)
-        except (TypeError, ValueError, KeyError, IndexError) as exc:
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
             raise ValueError(f"{name} state is invalid: {exc!r:.300}") from None
+        if dataclasses.is_dataclass(obj) and not all(
+                hasattr(obj, f.name) for f in dataclasses.fields(obj)):
+            raise ValueError(f"{name} state lacks fields: got {state!r:.200}")
         return
     slots: Any = {}
     if isinstance(state, tuple) and len(state) == 2:
         state, slots = state
+    if state and not hasattr(obj, "__dict__"):
+        raise ValueError(f"{name} has no attributes dict: its state {state!r:.100} cannot be set")
     for part in (state, slots):
         if part is not None and type(part) is not dict:
             raise ValueError(f"{name} state must be a dict of attributes, got {part!r:.200}")
@@ -640,20 +649,24 @@ def _check(obj: Any) -> None:
     where they are built), and a buffer's token totals must be those of its messages."""
     cls = type(obj)
     kwargs: dict[str, Any] = {}
+    attrs: dict[str, str] = {}
     for name, required in _init_params(cls):
-        value = next((v for v in (getattr(obj, a, _UNSET) for a in (name, "_" + name))
-                      if v is not _UNSET and not inspect.ismethod(v)), _UNSET)
-        if value is _UNSET:
+        attr = next((a for a in (name, "_" + name) if getattr(obj, a, _UNSET) is not _UNSET
+                     and not inspect.ismethod(getattr(obj, a))), None)
+        if attr is None:
             if required:
                 return  # a constructor this object's fields do not mirror: nothing to replay
             continue
+        value = getattr(obj, attr)
+        # settings go back through the constructor; objects it holds are checked where they
+        # are built (a constructor may wire itself to them)
         if required or _is_plain(value):
-            kwargs[name] = value
+            kwargs[name], attrs[name] = value, attr
     while True:
         try:
             fresh = cls(**kwargs)
             break
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, AttributeError) as exc:
             # a subclass that sets a base setting itself (BufferWindow's max_tokens): drop it
             clash = re.search(r"(?:multiple values for|unexpected) (?:keyword )?argument '(\w+)'",
                               str(exc))
@@ -661,12 +674,23 @@ def _check(obj: Any) -> None:
                 del kwargs[clash.group(1)]
                 continue
             raise ValueError(f"{cls.__qualname__} in the state is invalid: {exc}") from None
-    unknown = set(getattr(obj, "__dict__", ())) - set(getattr(fresh, "__dict__", ()))
-    if unknown:  # an attribute its constructor never makes: nothing of the class would read it
+    have, made = set(getattr(obj, "__dict__", ())), set(getattr(fresh, "__dict__", ()))
+    if have - made:  # an attribute its constructor never makes: nothing of the class would read it
         raise ValueError(f"{cls.__qualname__} state sets unknown attributes "
-                         f"{', '.join(sorted(unknown))[:200]}")
+                         f"{', '.join(sorted(have - made))[:200]}")
+    if made - have:
+        raise ValueError(f"{cls.__qualname__} state lacks attributes "
+                         f"{', '.join(sorted(made - have))[:200]}")
+    for name, attr in attrs.items():  # a setting is stored as the constructor stores it
+        value, stored = getattr(obj, attr), getattr(fresh, attr, _UNSET)
+        if _is_plain(value) and stored is not _UNSET and _is_plain(stored) and stored != value:
+            raise ValueError(f"{cls.__qualname__} state's {name}={value!r:.100} is not what its "
+                             f"constructor makes of it ({stored!r:.100})")
     if isinstance(obj, _allowed("memorykit.buffers.base:MessageBuffer")):
-        _check_buffer(obj)
+        try:
+            _check_buffer(obj)
+        except AttributeError as exc:  # a part of the wrong class where a chat format belongs
+            raise ValueError(f"{cls.__qualname__} state is invalid: {exc}") from None
     elif isinstance(obj, _allowed("memorykit.buffers.context_manager:ContextManager")):
         buffer_cls, contexts = _allowed("memorykit.buffers.base:MessageBuffer"), obj.contexts
         if type(contexts) is not dict or not all(

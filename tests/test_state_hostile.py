@@ -268,3 +268,40 @@ def test_a_vector_store_state_must_describe_one_set_of_rows(change):
     change(state["memory"]["state"]["store"]["state"])
     with pytest.raises(ValueError, match="NumpyVectorStore state"):
         restore_state(state)
+
+
+@pytest.mark.parametrize("name", ["buffer-fifo", "buffer-summary", "entity-relevance"])
+def test_every_field_replaced_by_junk_is_a_clear_error_or_a_valid_memory(name):
+    # each node of a small state swapped for a wrong value: ValueError/TypeError or a memory,
+    # never another exception (before: AttributeError from a chat format that is a list, a
+    # state set on a class without __dict__, a missing attribute met later)
+    import copy
+
+    import tests.memory_kinds as kinds
+
+    kind = kinds.MEMORY_KINDS[name]
+    memory = kind.make()
+    for item in kind.stream(2, 12):
+        kind.feed(memory, item)
+    base = json.loads(dumps(memory))
+    given = {c: getattr(kinds, v.split(":")[1]) for c, v in base["collaborators"].items()}
+
+    def paths(node: Any, path: tuple = ()):
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(
+            node, list) else ()
+        for key, value in items:
+            yield path + (key,)
+            yield from paths(value, path + (key,))
+
+    junk = [None, -1, "x", [], {}, True, {"$tuple": []}, {"$global": "memorykit.trace:Trace"}]
+    for path in list(paths(base["memory"]))[:400]:
+        for bad in junk:
+            state = copy.deepcopy(base)
+            node = state["memory"]
+            for key in path[:-1]:
+                node = node[key]
+            node[path[-1]] = bad
+            try:
+                restore_state(state, **given)
+            except (ValueError, TypeError):
+                pass
