@@ -59,6 +59,7 @@ def check_summary_text(text: Any, summarizer: Any, count: int) -> str:
     An empty or blank "summary" would replace the messages by nothing, so it is refused with
     a ValueError naming the summarizer; the caller keeps the messages.
     """
+    require_int("count", count, minimum=1)
     if not isinstance(text, str):
         raise TypeError(f"summarizer returned {text!r}, expected a str")
     if not text.strip():

@@ -368,6 +368,10 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
         "client": _client(), "timeout": 1.0, "max_retries": 0, "needs": "chat"},
     "memorykit.evaluation.sweep.random_search": lambda: {"param_space": {"a": [1, 2]}, "n": 2},
     "memorykit.classroom.lesson10.curve": {"letter": "A"},
+    "memorykit.summary.check_summary_text": {"text": "a summary", "summarizer": None},
+    # a course of no lesson is refused after the arguments are checked: nothing is built
+    "memorykit.classroom.course.release.build_course": lambda: {
+        "out": Path(tempfile.gettempdir()) / "memorykit-sweep-no-course", "lessons": []},
     "memorykit.workspace.objects.WorkspaceObject": {"id": "maya", "kind": "person", "name": "Maya"},
     "memorykit.llm.critic.parse_rules": {"reply": '{"rules": []}'},
     "memorykit.llm.critic.Rule": {"id": "rule-1", "text": "say less", "source_message_ids": ("m1",)},
@@ -550,7 +554,7 @@ _CAPS = (
     "max_tokens_per_context", "n", "n_messages", "working_tokens", "max_notes", "top_notes",
     "summarize_every", "reflect_every", "recency_turns", "min_shared_entities", "min_messages",
     "sentences", "tokens_per_sentence", "neighbours", "fact_every",
-    "window_tokens", "chunksize", "arrived",
+    "window_tokens", "chunksize", "arrived", "count",
 )
 for _name in _CAPS:
     ACCEPTED[(_name, "huge int")] = (

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import memorykit.classroom.course._nbgrader as _nbgrader
+from memorykit._validate import require_bool
 from memorykit.classroom.course.layout import INDEX, Edition, lesson_stems
 
 __all__ = ["INSTRUCTOR_PAGES", "STUDENT_PAGES", "Course", "build_course", "student_notebook",
@@ -203,6 +204,7 @@ def build_course(out: Path, *, repo: Path | None = None,
     this package): both editions, as the module says. ``lessons`` limits it to some lessons
     (default: every ``notebooks/NN_*.ipynb``, NN >= 01). A course made there before is replaced,
     gradebook included; one whose gradebook holds grades only with ``force``."""
+    force = require_bool("force", force)
     repo = Path(repo) if repo is not None else Path(__file__).resolve().parents[3]
     available = lesson_stems(repo / "notebooks")
     chosen = list(available if lessons is None else lessons)
