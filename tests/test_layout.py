@@ -18,13 +18,21 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "memorykit"
 CLASSROOM = "memorykit.classroom"
-LIBRARY_MAX_LINES = 19_000
+# Issue 25 grew the library from 18,214 to 19,045 lines for input it must not trust: the state
+# file's allow-list and constructor checks (state.py, +377), a whole-call deadline and key
+# scrubbing for LLM calls (llm/, +220), streamed, checked chat logs (evaluation/, +150), an
+# embedding cache that reads only regular files of a vector's size (+62), forget() atomic
+# with add() (+50).
+LIBRARY_MAX_LINES = 19_100
 # The whole package's budget. Issue 23 brought it under its size before the split (35,313);
 # issue 24 grew the classroom by about 600 lines for what a class needs: checkers that refuse
 # the answers a student can copy and say which way to move, the student edition's command
-# (course/student.py), lesson 12's BM25 sensitivity reading. A new budget, not a ratchet
-# that no longer holds; the library's own stays at LIBRARY_MAX_LINES.
-PACKAGE_MAX_LINES = 36_000
+# (course/student.py), lesson 12's BM25 sensitivity reading. Issue 25 added ~500 classroom
+# lines for grading that holds against a student (contracts/graded.py, +247: graded cells
+# verify their checker against the source; course/grading.py, +195: scratch course, time
+# limit, 0 with the reason) besides the library's ~830. A new budget each time, stated with
+# its reason, not a ratchet that no longer holds.
+PACKAGE_MAX_LINES = 37_300
 """The whole package (library and classroom) at bcf5813, before issue 23: it must stay smaller."""
 
 
