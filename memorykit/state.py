@@ -742,3 +742,8 @@ def _check_buffer(buffer: Any) -> None:
         raise ValueError(f"{type(buffer).__qualname__} state's _tokens={buffer._tokens!r}, "
                          f"_content_tokens={buffer._content_tokens!r} disagree with its messages "
                          f"({tokens}, {content})")
+    # over its limits only when nothing may leave (every message pinned, just added or awaiting
+    # a tool result), as after an add; else a file could hand over a buffer past its budget
+    if buffer._over_limits() and any(buffer._evictable(i) for i in messages):
+        raise ValueError(f"{type(buffer).__qualname__} state holds {buffer._limit_text()} while "
+                         "it could evict: a saved buffer keeps to its limits")

@@ -118,6 +118,9 @@ def _set(field: str, value: Any) -> dict[str, Any]:
     ("_tokens", 0, "_tokens=0.*disagree with its messages"),
     ("_content_tokens", 10**9, "disagree with its messages"),
     ("_messages", {"m1": "not a message"}, "_messages must map ids to messages"),
+    # valid settings, but below what the buffer holds: it would be handed over past its budget
+    ("max_tokens", 5, "holds 28 tokens > max_tokens 5 while it could evict"),
+    ("max_entries", 1, "3 entries > max_entries 1 while it could evict"),
 ])
 def test_a_setting_its_constructor_would_refuse_is_refused(field, value, error):
     with pytest.raises(ValueError, match=error):
