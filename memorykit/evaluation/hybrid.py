@@ -188,6 +188,13 @@ class HybridRetrieval(_Baseline):
             score = score + s.smoothing * (left + right) / np.maximum(count, 1)
         return score
 
+    def ranking(self, p: _HybridPrepared, position: int, query: str) -> tuple[np.ndarray, np.ndarray]:
+        """``(order, score)``: the first ``position`` message indices in the order ``_build``
+        considers them as hits (each then widened by its neighbours while they fit), and each
+        message's final score, the one ``order`` sorts (ties to the newer message)."""
+        score = self.scores(p, position, query)
+        return np.lexsort((-np.arange(position), -score)), score
+
     def _widen(self, p: _HybridPrepared, hit: int, position: int) -> list[int]:
         """``hit`` and its same-session neighbours before ``position``, nearest first."""
         out = [hit]
@@ -203,8 +210,7 @@ class HybridRetrieval(_Baseline):
         system, room = p.system(position, budget - p.primer)
         chosen = set(system)
         if position and room > 0:
-            score = self.scores(p, position, query)
-            order = np.lexsort((-np.arange(position), -score)).tolist()
+            order = self.ranking(p, position, query)[0].tolist()
             tokens = p.tokens
             smallest = int(tokens[:position].min())
             opened: set[int] = set()  # sessions whose header is already paid for
