@@ -313,16 +313,21 @@ class BM25Retrieval(_Baseline):
             return np.zeros(position, dtype=np.float32)
         return index.get_scores(ids)
 
-    def _build(self, p: _BM25Prepared, position: int, query: str, budget: int) -> Context:  # type: ignore[override]
-        system, room = p.system(position, budget - p.primer)
+    def ranking(self, p: _BM25Prepared, position: int, query: str) -> tuple[np.ndarray, np.ndarray]:
+        """``(order, score)``: the candidates ``_build`` packs, best first (messages scoring
+        above ``min_score`` that are not pinned; among equal scores the newer first), and the
+        score of each of the first ``position`` messages. Others are not ranked at all."""
         scores = self.scores(p, position, query)
         candidates = np.flatnonzero((scores > self.min_score) & ~p.pinned[:position])
+        return candidates[np.lexsort((-candidates, -scores[candidates]))], scores
+
+    def _build(self, p: _BM25Prepared, position: int, query: str, budget: int) -> Context:  # type: ignore[override]
+        system, room = p.system(position, budget - p.primer)
+        order = self.ranking(p, position, query)[0]
         chosen = list(system)
-        if candidates.size and room > 0:
-            # Best score first; among equal scores, the newer message first.
-            order = candidates[np.lexsort((-candidates, -scores[candidates]))]
+        if order.size and room > 0:
             tokens = p.tokens
-            smallest = int(tokens[candidates].min())
+            smallest = int(tokens[order].min())
             for i in order.tolist():
                 t = int(tokens[i])
                 if t <= room:
