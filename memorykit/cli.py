@@ -5,8 +5,10 @@
 ``tune`` loads OpenAI-format conversations and questions about them
 (``memorykit.evaluation.chatlog``), sweeps every policy the evaluation toolkit compares
 (``memorykit.evaluation.tune``) and prints, as Markdown tables, the best configuration of
-each policy at each budget and the Pareto front of recall against tokens; ``--json OUT``
-writes every row too. A progress bar shows on a terminal (``--progress`` / ``--no-progress``
+each policy at each budget (picked on a tuning part of the conversations, scored on the
+``--holdout`` part, with bootstrap intervals), paired comparisons of the leading policies and
+the Pareto front of recall against tokens; ``--explain N`` prints the N worst missed questions
+of the best policy and why the evidence was left out; ``--json OUT`` writes every row too. A progress bar shows on a terminal (``--progress`` / ``--no-progress``
 to choose). Everything runs locally: nothing is uploaded.
 
 Without a questions file it refuses: a log alone does not say what the agent should have
@@ -24,6 +26,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +62,18 @@ def _parser() -> argparse.ArgumentParser:
                       help=f"policies to run (default: all of {', '.join(tunable_policy_names())})")
     tune.add_argument("--json", metavar="OUT", type=Path, dest="json_out",
                       help="write the whole result (every configuration) as JSON here")
+    tune.add_argument("--holdout", type=float, default=0.3, metavar="FRACTION",
+                      help="share of the conversations held out to report on, picked by --seed "
+                           "(default 0.3; 0: pick and report on the same questions); too few "
+                           "for a test part of 3 conversations: k folds of about that share")
+    tune.add_argument("--folds", type=int, default=None, metavar="K",
+                      help="k folds by conversation instead of one held-out part")
+    tune.add_argument("--seed", type=int, default=0, help="seed of the split and the bootstrap")
+    tune.add_argument("--explain", type=int, default=0, metavar="N",
+                      help="print the N worst missed questions of the best policy (held out), "
+                           "with the evidence's rank, score and the cutoff")
+    tune.add_argument("--explain-budget", type=int, default=None, metavar="TOKENS",
+                      help="the budget --explain looks at (default: the largest)")
     tune.add_argument("--workers", "-w", type=int, default=0, metavar="N",
                       help="run evaluations in N worker processes (default: in this one)")
     tune.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -76,6 +91,15 @@ def _tune(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(f"--budgets must be >= 1, got {args.budgets}")
     if args.workers < 0:
         parser.error(f"--workers must be >= 0, got {args.workers}")
+    if not 0.0 <= args.holdout < 1.0:
+        parser.error(f"--holdout must be in [0, 1), got {args.holdout}")
+    if args.folds is not None and args.folds < 2:
+        parser.error(f"--folds must be >= 2, got {args.folds}")
+    if args.explain < 0:
+        parser.error(f"--explain must be >= 0, got {args.explain}")
+    if args.explain_budget is not None and args.explain_budget not in args.budgets:
+        parser.error(f"--explain-budget must be one of --budgets {args.budgets}, "
+                     f"got {args.explain_budget}")
     if args.json_out is not None:  # before the run: a bad path must not cost a whole sweep
         problem = _output_problem(args.json_out, [args.conversations, args.questions])
         if problem:
@@ -86,6 +110,9 @@ def _tune(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(str(exc))
     if data.n_questions == 0:
         parser.error(f"{args.questions} holds no question: nothing to score")
+    if args.folds is not None and args.folds > len(data):
+        parser.error(f"--folds must be at most the number of conversations ({len(data)}), "
+                     f"got {args.folds}")
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     executor = None
     if args.workers >= 2:
@@ -93,7 +120,8 @@ def _tune(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
         executor = ProcessPoolExecutor(args.workers)
     try:
-        result = tune(data, args.budgets, args.policies, progress=progress, executor=executor)
+        result = tune(data, args.budgets, args.policies, holdout=args.holdout, folds=args.folds,
+                      seed=args.seed, progress=progress, executor=executor)
     finally:
         if executor is not None:
             executor.shutdown()
@@ -107,10 +135,18 @@ def _tune(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
           "context tokens; over_budget: share of contexts over the budget")
     for note in result.notes():
         print(f"note: {note}")
-    print("\n## Best configuration of each policy at each budget (picked on these questions)\n")
+    picked = {"holdout": "picked on the tuning part, recall on the held-out part",
+              "folds": "recall of each fold's pick on the fold it did not see",
+              "none": "picked and scored on the same questions"}[result.split_kind]
+    print(f"\n## Best configuration of each policy at each budget ({picked})\n")
     print(result.best().to_markdown())
-    print("\n## Pareto front: no other configuration has more recall for fewer tokens\n")
+    print("\n## Paired comparisons: the best policy against the next three, same questions\n")
+    print(result.comparisons().to_markdown())
+    part = "tuning part" if result.split_kind == "holdout" else "all conversations"
+    print(f"\n## Pareto front ({part}): no other configuration has more recall for fewer "
+          "tokens\n")
     print(result.pareto_front().to_markdown())
+    misses = _explain(result, args) if args.explain else None
     if args.json_out is not None:
         payload: dict[str, Any] = {"data": {"conversations_file": data.name,
                                             "questions_file": args.questions.name,
@@ -119,6 +155,8 @@ def _tune(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                                             "questions": data.n_questions,
                                             "categories": data.categories()},
                                    **result.to_json()}
+        if misses is not None:
+            payload["explain"] = [asdict(m) for m in misses]
         try:
             args.json_out.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
         except OSError as exc:  # checked up front; a full disk can still refuse it
@@ -127,6 +165,33 @@ def _tune(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             return 1
         print(f"\njson: {args.json_out}")
     return 0
+
+
+def _explain(result: Any, args: argparse.Namespace) -> list[Any]:
+    """Print and return the ``--explain`` worst misses of the best held-out policy."""
+    from memorykit.evaluation.explain import explain_misses, format_misses
+    from memorykit.evaluation.toolkit import TUNABLE, fixed_policy
+
+    budget = args.explain_budget if args.explain_budget is not None else max(result.budgets)
+    top = result.best().where(budget=budget)[0]
+    policy = TUNABLE[top["policy"]].make(**_params(result, top)) if top["policy"] in TUNABLE \
+        else fixed_policy(top["policy"])
+    tested = sorted({c for s in result.splits for c in s.test}) or None
+    misses = explain_misses(policy, result.dataset, budget, worst=args.explain,
+                            conversations=tested)
+    where = "held-out conversations" if tested else "all conversations"
+    print(f"\n## Why not: the {len(misses)} worst missed questions of {top['policy']} "
+          f"({top['configuration']}) at {budget} tokens, {where}\n")
+    print(format_misses(misses) if misses else "(no question missed any evidence)")
+    return misses
+
+
+def _params(result: Any, row: dict[str, Any]) -> dict[str, Any]:
+    for c in result.configurations:
+        if (c["policy"], c["configuration"], c["budget"]) == (row["policy"], row["configuration"],
+                                                              row["budget"]):
+            return dict(c["params"])
+    raise LookupError(f"no configuration {row['configuration']!r} of {row['policy']!r}")
 
 
 def _output_problem(out: Path, inputs: Sequence[Path]) -> str:

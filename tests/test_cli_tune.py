@@ -50,14 +50,21 @@ def test_readme_tuning_run_is_what_the_command_prints(tmp_path):
                                              "two messages": 6, "asked soon after": 6}
     rows = payload["rows"]
     grids = sum(len(k.values[0]) * len(k.values[1]) for k in TUNABLE.values())
+    # 6 conversations: too few for a held-out part of 3, so 3 folds; every row on all of them
+    assert len(payload["splits"]) == 3 and {r["split"] for r in rows} == {"all"}
     assert len(rows) == grids + len(tunable_policy_names()) - len(TUNABLE)
+    for r in rows:
+        if r["recall"] is not None:
+            low, high = r["recall_ci"]
+            assert low <= r["recall"] <= high
     best = payload["best"]
     assert sorted(b["policy"] for b in best) == sorted(tunable_policy_names())
-    for b in best:  # the best is the highest recall of its policy, as printed
+    for b in best:  # the pick on every conversation is the highest recall of its policy
         mine = [r["recall"] for r in rows if r["policy"] == b["policy"]]
-        assert b["recall"] == max(mine)
-        assert f"| {b['policy']} | {b['configuration']} | 1000 | 48 | {b['recall']:.3f} |" \
-            in done.stdout
+        assert b["tuning_recall"] == max(mine) and b["split"] == "test, 3 folds"
+        assert f"| {b['policy']} | {b['configuration']} | 1000 | test, 3 folds | 48 | " \
+               f"{b['recall']:.3f} |" in done.stdout
+    assert payload["comparisons"][0]["policy"] == best[0]["policy"]
     front = payload["pareto_front"]
     assert sum(p["same_point"] for p in front) >= len(front) >= 1
 
@@ -96,7 +103,7 @@ def data():
 
 
 def test_tune_sweeps_each_tunable_grid_and_fixed_defaults(data):
-    result = tune(data, [1000], ["attention", "full-context"])
+    result = tune(data, [1000], ["attention", "full-context"], holdout=0)
     grid_size = len(TUNABLE["attention"].values[0]) * len(TUNABLE["attention"].values[1])
     assert len(result.table) == grid_size + 1
     fixed = result.table.where(policy="full-context")[0]
@@ -124,24 +131,24 @@ def test_tune_refuses_bad_requests(data):
 def test_notes_compare_question_by_question_not_averages(data):
     from memorykit.evaluation.tune import TuneResult
 
-    result = tune(data, [1000], ["fifo", "importance", "window-20"])
+    result = tune(data, [1000], ["fifo", "importance", "window-20"], holdout=0)
     n = data.n_questions
-    assert result.notes()[1] == (
+    assert result.notes()[3] == (
         f"fifo, importance give identical results on all {n} questions at 1000 tokens; the data "
         "carries no importance signal (every message's importance is 1.0), so importance fall "
         "back to arrival order")
-    rows = result.table.to_records()
-    # window-20 given fifo's averages but keeping its own questions: not called identical
-    same_means = [{**r, **{k: v for k, v in rows[0].items() if k not in ("policy", "configuration")}}
-                  if r["policy"] == "window-20" else r for r in rows]
-    forged = TuneResult(same_means, (1000,), result.policies, 0.0, data, result.fingerprints)
-    assert forged.best().where(policy="window-20")[0]["recall"] == rows[0]["recall"]
+    rows = [{**c, "units": "billed"} for c in result.configurations]
+    # window-20 given fifo's per-question recall (so the same average) but its own fingerprint:
+    # not called identical; figures come from the outcomes, the notes from the fingerprints
+    forged = TuneResult(rows, (1000,), result.policies, 0.0, data, result.fingerprints,
+                        [result.outcomes[0]] * 3)
+    assert forged.best().where(policy="window-20")[0]["recall"] == result.best()[0]["recall"]
     assert not any("window-20" in note for note in forged.notes())
-    # and the same questions' outcomes are identical whatever the rows say
-    twins = TuneResult(rows, (1000,), result.policies, 0.0, data, [result.fingerprints[0]] * 3)
-    assert twins.notes()[1].startswith(f"fifo, importance, window-20 give identical results on all {n}")
-    with pytest.raises(ValueError, match="fingerprints must hold one per row \\(3\\), got 1"):
-        TuneResult(rows, (1000,), result.policies, 0.0, data, ["x"])
+    twins = TuneResult(rows, (1000,), result.policies, 0.0, data, [result.fingerprints[0]] * 3,
+                       result.outcomes)
+    assert twins.notes()[3].startswith(f"fifo, importance, window-20 give identical results on all {n}")
+    with pytest.raises(ValueError, match="one per row \\(3\\), got 1 and 3"):
+        TuneResult(rows, (1000,), result.policies, 0.0, data, ["x"], result.outcomes)
 
 
 # ------------------------------------------------------------ hostile files (issue 25)

@@ -34,7 +34,7 @@ import numpy as np
 
 from memorykit._validate import require_bool, require_int, require_real
 from memorykit.evaluation.dataset import EvalDataset, as_dataset
-from memorykit.evaluation.harness import HarnessSettings, comparison_notes, evaluate
+from memorykit.evaluation.harness import EvalResult, HarnessSettings, comparison_notes, evaluate
 from memorykit.evaluation.pareto import cheapest_reaching, pareto_front
 from memorykit.evaluation.scoring import units_note
 from memorykit.evaluation.table import Table
@@ -149,7 +149,8 @@ def _run_chunk(make_policy: Callable[..., Any], chunk: list[tuple[int, dict[str,
                dataset: EvalDataset, settings: HarnessSettings, held: list[Any] | None = None
                ) -> list[tuple[int, dict, list, str]]:
     """Evaluate (job_id, config, budget) jobs; module level so process pools can pickle it.
-    Each job returns its summary, its rows per category and its results' fingerprint.
+    Each job returns its summary, its rows per category, its results' fingerprint and its
+    outcomes per question (``question_outcomes``).
     Consecutive jobs with the same parameters (a configuration's budgets) share one policy
     object and its prepared conversations (``evaluate(prepared=...)``): an index or a
     conversation's embeddings are built once per configuration, not once per budget.
@@ -162,8 +163,21 @@ def _run_chunk(make_policy: Callable[..., Any], chunk: list[tuple[int, dict[str,
             held[:] = [params, make_policy(**params), {}]
         result = evaluate(held[1], dataset, budget, settings=settings, prepared=held[2])
         out.append((job_id, result.summary(), result.by_category().to_records(),
-                    result.fingerprint()))
+                    result.fingerprint(), question_outcomes(result)))
     return out
+
+
+OUTCOMES = ("recall", "strict", "answer_recall", "tokens", "over_budget")
+"""The columns of ``question_outcomes``."""
+
+
+def question_outcomes(result: EvalResult) -> np.ndarray:
+    """One row per question of ``result`` (the dataset's order), the columns of ``OUTCOMES``;
+    a question without an answer string has NaN as its answer_recall. Held-out figures and
+    intervals are computed from these, on any subset of the conversations."""
+    return np.array([(q.recall, q.strict, np.nan if q.answer_recall is None else q.answer_recall,
+                      q.tokens, float(q.over_budget)) for q in result.questions],
+                    dtype=np.float64).reshape(-1, len(OUTCOMES))
 
 
 class SweepResult:
@@ -171,13 +185,15 @@ class SweepResult:
 
     def __init__(self, rows: list[dict[str, Any]], category_rows: list[dict[str, Any]],
                  parameters: list[str], wall_seconds: float, units: str = "billed",
-                 fingerprints: Sequence[str] = ()) -> None:
+                 fingerprints: Sequence[str] = (), outcomes: Sequence[np.ndarray] = ()) -> None:
         self.table = Table(rows, notes=(units_note(units),))
         self.units = units
         """The tokens' unit of every row (``HarnessSettings.units``)."""
         self.fingerprints = tuple(fingerprints)
         """Each row's ``EvalResult.fingerprint()``, in row order (``coinciding_policies`` reads
         them: policies that coincide on every question are found without evaluating again)."""
+        self.outcomes = tuple(outcomes)
+        """Each row's ``question_outcomes`` array, in row order."""
         self.category_table = Table(category_rows, notes=self.table.notes)
         self.parameters = parameters
         """The configuration's parameter names (columns of the table)."""
@@ -314,7 +330,7 @@ def run_sweep(
 
         bar = tqdm(total=len(jobs), desc="sweep", unit="config")
     started = time.perf_counter()
-    results: dict[int, tuple[dict, list, str]] = {}
+    results: dict[int, tuple[dict, list, str, np.ndarray]] = {}
     try:
         if executor is None:
             held: list[Any] = [None, None, {}]
@@ -335,10 +351,11 @@ def run_sweep(
         if bar is not None:
             bar.close()
     wall = time.perf_counter() - started
-    rows, category_rows, fingerprints = [], [], []
+    rows, category_rows, fingerprints, outcomes = [], [], [], []
     for job_id in range(len(jobs)):
-        summary, cats, fingerprint = results[job_id]
+        summary, cats, fingerprint, outcome = results[job_id]
         fingerprints.append(fingerprint)
+        outcomes.append(outcome)
         params = {k: v for k, v in configs[job_id].items() if k != "budget"}
         config_id = config_index[job_id]
         row: dict[str, Any] = {"config_id": config_id, **params}
@@ -348,4 +365,5 @@ def run_sweep(
         rows.append(row)
         for cat in cats:
             category_rows.append({"config_id": config_id, **params, **cat})
-    return SweepResult(rows, category_rows, parameters, wall, settings.units, fingerprints)
+    return SweepResult(rows, category_rows, parameters, wall, settings.units, fingerprints,
+                       outcomes)

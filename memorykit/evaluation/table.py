@@ -75,6 +75,8 @@ class Table:
                 return f"{v:.{digits}f}"
             if isinstance(v, Mapping):
                 return ", ".join(f"{k}={fmt(x)}" for k, x in v.items())
+            if isinstance(v, (tuple, list)):  # an interval: [low, high]
+                return "[" + ", ".join(fmt(x) for x in v) + "]"
             return "" if v is None else str(v)
 
         lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
