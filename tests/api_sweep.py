@@ -99,6 +99,8 @@ for _name in (
 for _name in ("memorykit.classroom.course.grading.CellGrade", "memorykit.classroom.course.grading.LessonGrade",
               "memorykit.classroom.course.grading.Grades"):
     EXCLUDED[_name] = _RECORD
+for _name in ("Above", "Cutoff", "EvidenceMiss", "Miss"):  # what explain_misses reports
+    EXCLUDED[f"memorykit.evaluation.explain.{_name}"] = _RECORD
 
 
 def _is_widget(qualname: str) -> bool:
@@ -394,6 +396,8 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
     "memorykit.evaluation.harness.evaluate": lambda: {
         "policy": _policy(), "dataset": _locomo(), "budget": 200},
     "memorykit.evaluation.scoring.covered_evidence": lambda: _covered_evidence_args(),
+    "memorykit.evaluation.explain.explain_misses": lambda: {
+        "policy": _policy(), "dataset": _locomo(), "budget": 200},
     "memorykit.evaluation.harness.compare_policies": lambda: {
         "policies": [_policy()], "dataset": _locomo(), "budget": 200},
     "memorykit.evaluation.harness.comparison_notes": lambda: {
