@@ -93,6 +93,8 @@ def _tune(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(f"--workers must be >= 0, got {args.workers}")
     if not 0.0 <= args.holdout < 1.0:
         parser.error(f"--holdout must be in [0, 1), got {args.holdout}")
+    if args.seed < 0:
+        parser.error(f"--seed must be >= 0, got {args.seed}")
     if args.folds is not None and args.folds < 2:
         parser.error(f"--folds must be >= 2, got {args.folds}")
     if args.explain < 0:

@@ -238,3 +238,65 @@ def test_output_paths_are_checked_before_the_run(tmp_path, capsys, no_run, monke
         assert exit_.value.code == 2
         assert f"error: --json {out}: {said}" in capsys.readouterr().err
     assert chats.read_bytes() == CHATS.read_bytes()
+
+
+# ------------------------------------------------------------ held out (issue 26)
+@pytest.fixture(scope="module")
+def twelve(tmp_path_factory):
+    """The six example conversations twice (ids suffixed): enough for one held-out part."""
+    folder = tmp_path_factory.mktemp("twelve")
+    chats, questions = [], []
+    for copy in ("a", "b"):
+        for line in CHATS.read_text().splitlines():
+            c = json.loads(line)
+            chats.append(json.dumps({**c, "id": f"{c['id']}{copy}"}))
+        for line in QUESTIONS.read_text().splitlines():
+            q = json.loads(line)
+            questions.append(json.dumps({**q, "conversation": f"{q['conversation']}{copy}",
+                                         "id": f"{q['id']}{copy}"}))
+    (folder / "chats.jsonl").write_text("\n".join(chats) + "\n")
+    (folder / "questions.jsonl").write_text("\n".join(questions) + "\n")
+    return folder
+
+
+def test_holdout_rows_name_their_split_and_carry_intervals(twelve):
+    out = twelve / "out.json"
+    done = run_cli("tune", str(twelve / "chats.jsonl"), "-q", str(twelve / "questions.jsonl"),
+                   "--holdout", "0.3", "--budgets", "500", "1000", "-p", "bm25", "fifo",
+                   "--json", str(out), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(out.read_text())
+    (split,) = payload["splits"]
+    assert len(split["test"]) == 4 and len(split["tuning"]) == 8
+    assert {r["split"] for r in payload["rows"]} == {"tuning", "test"}
+    test_questions = sum(1 for line in (twelve / "questions.jsonl").read_text().splitlines()
+                         if json.loads(line)["conversation"] in split["test"])
+    for r in payload["rows"]:
+        low, high = r["recall_ci"]
+        assert low <= r["recall"] <= high
+        if r["split"] == "test":
+            assert r["questions"] == test_questions
+    for b in payload["best"]:
+        assert b["split"] == "test" and b["questions"] == test_questions
+        tuning = [r for r in payload["rows"] if r["split"] == "tuning"
+                  and (r["policy"], r["budget"]) == (b["policy"], b["budget"])]
+        assert b["tuning_recall"] == max(r["recall"] for r in tuning)
+    assert "held out (" in done.stdout and "picked on the tuning part" in done.stdout
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--holdout", "1"], "--holdout must be in [0, 1), got 1.0"),
+    (["--holdout", "nan"], "--holdout must be in [0, 1), got nan"),
+    (["--folds", "1"], "--folds must be >= 2, got 1"),
+    (["--folds", "7"], "--folds must be at most the number of conversations (6), got 7"),
+    (["--seed", "-1"], "--seed must be >= 0, got -1"),
+    (["--explain", "-2"], "--explain must be >= 0, got -2"),
+    (["--explain", "3", "--explain-budget", "300"],
+     "--explain-budget must be one of --budgets [1000], got 300")])
+def test_bad_holdout_arguments_are_refused_before_the_run(args, said, capsys, no_run):
+    from memorykit.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["tune", str(CHATS), "-q", str(QUESTIONS), "-b", "1000", *args, "--no-progress"])
+    assert exit_.value.code == 2
+    assert said in capsys.readouterr().err

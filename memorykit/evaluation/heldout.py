@@ -58,7 +58,7 @@ def split_conversations(ids: Sequence[str], holdout: float = 0.3, *, folds: int 
     if holdout == 1.0:
         raise ValueError("holdout must be below 1 (some conversations must be left to tune on), "
                          "got 1.0")
-    seed = require_int("seed", seed)
+    seed = require_int("seed", seed, minimum=0)
     if folds is not None:
         folds = require_int("folds", folds, minimum=2)
         if folds > len(names):
@@ -99,7 +99,7 @@ def bootstrap_ci(sums: Sequence[float] | np.ndarray, counts: Sequence[int] | np.
     s, n = s[keep], n[keep]
     if len(s) < 2:
         return None
-    draws = np.random.default_rng(require_int("seed", seed)).integers(0, len(s), (resamples, len(s)))
+    draws = np.random.default_rng(require_int("seed", seed, minimum=0)).integers(0, len(s), (resamples, len(s)))
     ratios = s[draws].sum(axis=1) / n[draws].sum(axis=1)
     tail = (1.0 - level) / 2 * 100
     low, high = np.percentile(ratios, [tail, 100 - tail])
