@@ -33,6 +33,19 @@ _EMPTY: Mapping[str, Any] = MappingProxyType({})
 _FUNCTION_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
+class OpenAIMessageError(TypeError, ValueError):
+    """A chat message in the OpenAI shape that a memory cannot hold as it is.
+
+    Both a TypeError and a ValueError, so code that catches either (as for ``factory.message``)
+    catches it. ``field`` is the path of the field at fault (``tool_calls[0].function.arguments``,
+    empty for the message as a whole); the text names it and the value."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        self.field = field
+        self.problem = problem
+        super().__init__(f"{field}: {problem}" if field else problem)
+
+
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     """One function call an assistant message issues, as the chat API carries it.
@@ -319,6 +332,36 @@ class MessageFactory:
     def tool(self, content: str, *, call_id: str, **kw: Any) -> Message:
         return self.message("tool", content, tool_call_id=call_id, **kw)
 
+    def from_openai(self, message: Any, *, omit_non_text: bool = False,
+                    metadata: Mapping[str, Any] | None = None, **kw: Any) -> Message:
+        """A chat message as the ``openai`` client returns it or a log stores it, as a Message.
+
+        ``message`` is a dict or the client's message object (``ChatCompletionMessage``: any
+        object with pydantic's ``model_dump``); ``tool_calls`` items may be either too. Read:
+        ``role`` (``developer`` becomes ``system``; the original is kept as
+        ``metadata["role"]``), ``content`` (a str; null for an assistant, as beside tool calls;
+        or a list of parts whose ``text`` / ``refusal`` parts are joined by newlines),
+        ``tool_calls`` (``{"id", "type": "function", "function": {"name", "arguments"}}``),
+        ``tool_call_id``, and ``id`` (the message id unless ``id=`` is given). An assistant's
+        ``refusal``, or its ``audio.transcript``, stands as its content when ``content`` is
+        null. Every other non-null field (``name``, ``refusal``, ``annotations``, a server's own
+        ...) is kept in ``metadata`` (``audio`` as its ``audio_id``); ``metadata=`` is laid
+        over them. A part without text (an image, audio, a file) is refused unless
+        ``omit_non_text``: then its type is listed in ``metadata["omitted_parts"]``. The
+        legacy ``function_call`` is refused (it has no call id to pair a result with).
+
+        A factory method, not a free function: the message's tokens, id, turn and time are
+        the factory's. Raises ``OpenAIMessageError`` (a TypeError and a ValueError) naming the
+        field and value; the other keywords are ``message``'s.
+        """
+        mid, role, content, calls, call_id, meta = _openai_fields(message, omit_non_text)
+        if metadata is not None:
+            meta.update(metadata)
+        kw.setdefault("id", mid)
+        # metadata None, not {}, when there is nothing to keep: a chat log holds millions
+        return self.message(role, content, tool_calls=calls, tool_call_id=call_id,
+                            metadata=meta or None, **kw)
+
     def summary(
         self, content: str, covered: list[Message], *, cite_replaced: bool = False, **kw: Any
     ) -> Message:
@@ -367,15 +410,140 @@ def _tool_calls(value: Any) -> tuple[ToolCall, ...]:
     if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)):
         raise TypeError(f"tool_calls must be a tuple of ToolCall, got {value!r}")
     ids: set[str] = set()
-    for item in value:
+    calls = []
+    for i, item in enumerate(value):
         if type(item) is not ToolCall:
-            # a bare id names no function, and the chat API needs the name and arguments
-            raise TypeError(f"tool_calls must hold ToolCall(id, name, arguments) records, "
-                            f"got {item!r} in {value!r}")
+            if not (isinstance(item, Mapping) or callable(getattr(item, "model_dump", None))):
+                # a bare id names no function, and the chat API needs the name and arguments
+                raise TypeError(f"tool_calls must hold ToolCall(id, name, arguments) records, "
+                                f"got {item!r} in {value!r}")
+            item = _openai_call(item, f"tool_calls[{i}]")  # as the openai client gives it
         if item.id in ids:
             raise ValueError(f"tool_calls issues call id {item.id!r} twice")
         ids.add(item.id)
-    return tuple(value)
+        calls.append(item)
+    return tuple(calls)
+
+
+# ------------------------------------------------------------ OpenAI messages in
+_READ = frozenset({"id", "role", "content", "tool_calls", "tool_call_id", "function_call",
+                   "audio"})
+"""Fields ``from_openai`` reads; every other non-null one is kept in metadata."""
+_TEXT_PARTS = {"text": "text", "refusal": "refusal"}
+"""Content part type -> the key holding its text (an assistant's refusal is text too)."""
+
+
+def _plain(value: Any, field: str, what: str) -> Mapping[str, Any]:
+    """``value`` as a mapping: a dict as it is, a pydantic model (the client's) dumped."""
+    if type(value) is dict:  # the common case, first: typing's isinstance is slow per message
+        return value
+    if not isinstance(value, Mapping) and callable(getattr(value, "model_dump", None)):
+        value = value.model_dump()
+    if not isinstance(value, Mapping):
+        problem = f"must be {what}, got {value!r:.80}"
+        raise OpenAIMessageError(field, problem if field else "message " + problem)
+    return value
+
+
+def _openai_call(raw: Any, at: str) -> ToolCall:
+    call = _plain(raw, at, "a tool call {id, type, function} (a dict or the client's object)")
+    kind = call.get("type", "function")
+    if kind != "function":  # a custom tool's call carries free text, not a function's JSON
+        raise OpenAIMessageError(f"{at}.type", f"must be 'function', got {kind!r}")
+    function = _plain(call.get("function"), f"{at}.function",
+                      "an object with name and arguments")
+    try:
+        return ToolCall(call.get("id"), function.get("name"),  # type: ignore[arg-type]
+                        function.get("arguments", "{}"))
+    except (TypeError, ValueError) as exc:  # "tool call <field> must ...": name that field
+        field = str(exc).split(" must", 1)[0].removeprefix("tool call ")
+        raise OpenAIMessageError(f"{at}.{field}" if field == "id" else f"{at}.function.{field}",
+                                 str(exc)) from None
+
+
+def _openai_content(raw: Any, role: str, omit_non_text: bool, meta: dict[str, Any]) -> str:
+    if isinstance(raw, str):
+        return raw
+    if raw is None and role == "assistant":
+        return ""  # an assistant message that only calls tools (or said nothing)
+    if not isinstance(raw, list):
+        raise OpenAIMessageError("content", "must be a str, null (for an assistant) or a list "
+                                 f"of content parts, got {raw!r:.80}")
+    texts, omitted = [], []
+    for i, part in enumerate(raw):
+        if type(part) is not dict and not isinstance(part, Mapping) or \
+                not isinstance(part.get("type"), str):
+            raise OpenAIMessageError(f"content[{i}]", f"must be a content part with a type, "
+                                     f"got {part!r:.80}")
+        key = _TEXT_PARTS.get(part["type"])
+        if key is None:
+            if not omit_non_text:
+                raise OpenAIMessageError(f"content[{i}]", f"is a part of type {part['type']!r}: "
+                                         "a memory holds text (omit_non_text=True keeps the "
+                                         "text parts and lists the others in metadata)")
+            omitted.append(part["type"])
+        elif not isinstance(part.get(key), str):
+            raise OpenAIMessageError(f"content[{i}].{key}", f"must be a str, got "
+                                     f"{part.get(key)!r:.80}")
+        else:
+            texts.append(part[key])
+    if omitted:
+        meta["omitted_parts"] = tuple(omitted)
+    return "\n".join(texts)
+
+
+def _openai_fields(raw: Any, omit_non_text: bool) -> tuple[
+        str | None, str, str, tuple[ToolCall, ...], str | None, dict[str, Any]]:
+    """(id, role, content, tool calls, tool_call_id, metadata) of one OpenAI chat message."""
+    m = _plain(raw, "", "a chat message (a dict, or the openai client's message object)")
+    given = m.get("role")
+    role = "system" if given == "developer" else given
+    if not isinstance(role, str) or role not in _ROLE_SET:
+        raise OpenAIMessageError("role", f"must be system, developer, user, assistant or tool, "
+                                 f"got {given!r}")
+    extra = m.keys() - _READ  # most messages have none: no dict walk for them
+    meta = {k: m[k] for k in extra if m[k] not in (None, [], {})} if extra else {}
+    if role != given:
+        meta["role"] = given
+    if m.get("function_call") is not None:
+        raise OpenAIMessageError("function_call", "is the legacy function calling, whose call "
+                                 "has no id to pair a result with: send tool_calls instead, got "
+                                 f"{m['function_call']!r:.80}")
+    content, refusal, audio = m.get("content"), m.get("refusal"), m.get("audio")
+    if refusal is not None and not isinstance(refusal, str):
+        raise OpenAIMessageError("refusal", f"must be a str, got {refusal!r:.80}")
+    if audio is not None:  # a spoken reply: its transcript is its text, its id is kept
+        audio = _plain(audio, "audio", "an object with id and transcript")
+        meta["audio_id"] = audio.get("id")
+        if not isinstance(audio.get("transcript"), str):
+            raise OpenAIMessageError("audio.transcript", f"must be a str, got "
+                                     f"{audio.get('transcript')!r:.80}")
+    if content is None and role == "assistant":  # what the assistant said instead
+        content = refusal if refusal is not None else audio and audio["transcript"]
+    text = _openai_content(content, role, omit_non_text, meta)
+    raw_calls = m.get("tool_calls")
+    if raw_calls and role != "assistant":
+        raise OpenAIMessageError("tool_calls", f"only assistant messages issue tool calls, got "
+                                 f"role {role!r}")
+    if raw_calls is not None and not isinstance(raw_calls, (list, tuple)):
+        raise OpenAIMessageError("tool_calls", f"must be a list of tool calls, got "
+                                 f"{raw_calls!r:.80}")
+    calls = tuple(_openai_call(c, f"tool_calls[{i}]") for i, c in enumerate(raw_calls or ()))
+    try:
+        calls = _tool_calls(calls) if calls else ()
+    except ValueError as exc:  # one call id issued twice
+        raise OpenAIMessageError("tool_calls", str(exc)) from None
+    call_id = m.get("tool_call_id")
+    if role == "tool" and (not isinstance(call_id, str) or not call_id):
+        raise OpenAIMessageError("tool_call_id", f"a tool result must name the call it answers, "
+                                 f"got {call_id!r}")
+    if role != "tool" and call_id is not None:
+        raise OpenAIMessageError("tool_call_id", f"only tool messages answer calls, got role "
+                                 f"{role!r} answering {call_id!r}")
+    mid = m.get("id")
+    if mid is not None and (not isinstance(mid, str) or not mid):
+        raise OpenAIMessageError("id", f"must be a non-empty str, got {mid!r}")
+    return mid, role, text, calls, call_id, meta
 
 
 def check_history(history: Any) -> list[Message]:

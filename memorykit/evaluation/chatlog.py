@@ -8,10 +8,11 @@ tune`` score like any other:
   one conversation or a list of them. A conversation is a ``messages`` array, or an object
   ``{"id": ..., "messages": [...]}`` (the fine-tuning file's shape; other keys are kept as
   metadata). Its id defaults to its 1-based place in the file (``"1"``, ``"2"``, ...).
-  Messages keep the chat API's fields: ``role`` (``developer`` is read as ``system``),
-  ``content`` (a str, null beside tool calls, or a list of parts whose text parts are joined),
-  ``tool_calls`` (``{"id", "type": "function", "function": {"name", "arguments"}}``) and
-  ``tool_call_id``; a message's ``id`` defaults to its 0-based index (``"0"``, ``"1"``, ...).
+  Messages are read as ``MessageFactory.from_openai`` reads a live agent's (``developer`` is
+  read as ``system``; ``content`` null beside tool calls, or a list of parts whose text parts
+  are joined, other parts' types listed in ``metadata["omitted_parts"]``; ``tool_calls`` as
+  ``{"id", "type": "function", "function": {"name", "arguments"}}``; other fields such as
+  ``name`` kept in metadata); a message's ``id`` defaults to its 0-based index (``"0"``, ...).
   The order is checked with ``memorykit.messages.validate_wire`` (every call answered,
   no orphan result; a system message may come anywhere: a log is not a request).
 * **questions** (optional; same two file shapes, one object per question):
@@ -50,12 +51,10 @@ from typing import Any, BinaryIO
 
 from memorykit._validate import require_bool, require_str
 from memorykit.evaluation.dataset import EvalConversation, EvalDataset, EvalQuestion
-from memorykit.messages import Message, MessageFactory, ToolCall, validate_wire
+from memorykit.messages import Message, MessageFactory, OpenAIMessageError, validate_wire
 
 __all__ = ["ChatLogError", "load_chat_logs", "parse_chat_logs"]
 
-_ROLE_ALIASES = {"developer": "system"}
-"""OpenAI's newer name for the instructions role; the toolkit's memories know it as system."""
 _QUESTION_KEYS = frozenset({"conversation", "question", "evidence", "answer", "id", "category",
                             "position", "metadata"})
 
@@ -185,51 +184,6 @@ def _read(path: str | os.PathLike[str]) -> tuple[_Records, BinaryIO]:
 
 
 # ---------------------------------------------------------------- conversations
-def _content(records: _Records, where: str, field: str, raw: Any) -> str:
-    if raw is None:
-        return ""  # an assistant message that only calls tools
-    if isinstance(raw, str):
-        return raw
-    if isinstance(raw, list):
-        texts = []
-        for i, part in enumerate(raw):
-            if not isinstance(part, Mapping) or not isinstance(part.get("type"), str):
-                raise records.error(where, f"{field}[{i}]", f"must be a content part with a type, "
-                                    f"got {part!r:.80}")
-            if part["type"] == "text":
-                if not isinstance(part.get("text"), str):
-                    raise records.error(where, f"{field}[{i}].text", f"must be a str, got "
-                                        f"{part.get('text')!r:.80}")
-                texts.append(part["text"])
-        return "\n".join(texts)  # images and audio carry no text a memory could match
-    raise records.error(where, field, f"must be a str, null or a list of content parts, got "
-                        f"{raw!r:.80}")
-
-
-def _tool_calls(records: _Records, where: str, field: str, raw: Any) -> tuple[ToolCall, ...]:
-    if raw is None:
-        return ()
-    if not isinstance(raw, list):
-        raise records.error(where, field, f"must be a list of tool calls, got {raw!r:.80}")
-    calls = []
-    for i, call in enumerate(raw):
-        at = f"{field}[{i}]"
-        if not isinstance(call, Mapping):
-            raise records.error(where, at, f"must be an object, got {call!r:.80}")
-        function = call.get("function")
-        if not isinstance(function, Mapping):
-            raise records.error(where, f"{at}.function", f"must be an object with name and "
-                                f"arguments, got {function!r:.80}")
-        try:
-            calls.append(ToolCall(call.get("id"), function.get("name"),  # type: ignore[arg-type]
-                                  function.get("arguments", "{}")))
-        except (TypeError, ValueError) as exc:
-            name = str(exc).split(" must", 1)[0].replace("tool call ", "")
-            sub = {"id": "id", "name": "function.name", "arguments": "function.arguments"}
-            raise records.error(where, f"{at}.{sub.get(name, name)}", str(exc)) from None
-    return tuple(calls)
-
-
 def _messages(records: _Records, where: str, raw: Any, factory: MessageFactory) -> list[Message]:
     if not isinstance(raw, list) or not raw:
         raise records.error(where, "messages", f"must be a non-empty list of messages, got "
@@ -240,33 +194,17 @@ def _messages(records: _Records, where: str, raw: Any, factory: MessageFactory) 
         at = f"messages[{i}]"
         if not isinstance(m, Mapping):
             raise records.error(where, at, f"must be an object, got {m!r:.80}")
-        role = m.get("role")
-        role = _ROLE_ALIASES.get(role, role) if isinstance(role, str) else None
-        if role not in ("system", "user", "assistant", "tool"):
-            raise records.error(where, f"{at}.role", "must be system, developer, user, assistant "
-                                f"or tool, got {m.get('role')!r}")
         mid = m.get("id", str(i))
         if not isinstance(mid, str) or not mid:
             raise records.error(where, f"{at}.id", f"must be a non-empty str, got {mid!r}")
         if mid in seen:
             raise records.error(where, f"{at}.id", f"repeats message id {mid!r}")
         seen.add(mid)
-        content = _content(records, where, f"{at}.content", m.get("content"))
-        calls = _tool_calls(records, where, f"{at}.tool_calls", m.get("tool_calls"))
-        if calls and role != "assistant":
-            raise records.error(where, f"{at}.tool_calls", f"only assistant messages issue tool "
-                                f"calls, got role {role!r}")
-        call_id = m.get("tool_call_id")
-        if role == "tool" and (not isinstance(call_id, str) or not call_id):
-            raise records.error(where, f"{at}.tool_call_id", f"a tool result must name the call "
-                                f"it answers, got {call_id!r}")
-        # No per-message dict unless there is something to keep: a large log holds millions of
-        # messages (the index is the message's place, ``EvalConversation.index_of``).
-        meta = {**({"role": m["role"]} if role != m["role"] else {}),
-                **({"name": m["name"]} if isinstance(m.get("name"), str) else {})} or None
-        try:
-            out.append(factory.message(role, content, tool_calls=calls, id=mid, metadata=meta,
-                                       tool_call_id=call_id if role == "tool" else None))
+        try:  # the same reading as a live agent's messages (images and audio carry no text
+            # a memory could match: their part types are listed in metadata)
+            out.append(factory.from_openai(m, id=mid, omit_non_text=True))
+        except OpenAIMessageError as exc:
+            raise records.error(where, f"{at}.{exc.field}", exc.problem) from None
         except (TypeError, ValueError) as exc:
             raise records.error(where, at, str(exc)) from None
     try:
