@@ -300,3 +300,25 @@ def test_bad_holdout_arguments_are_refused_before_the_run(args, said, capsys, no
         main(["tune", str(CHATS), "-q", str(QUESTIONS), "-b", "1000", *args, "--no-progress"])
     assert exit_.value.code == 2
     assert said in capsys.readouterr().err
+
+
+def test_explain_prints_the_worst_misses_with_rank_score_and_cutoff(tmp_path):
+    out = tmp_path / "out.json"
+    done = run_cli("tune", str(CHATS), "-q", str(QUESTIONS), "-b", "500", "-p", "bm25", "fifo",
+                   "--explain", "2", "--json", str(out), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    explained = json.loads(out.read_text())["explain"]
+    assert len(explained) == 2
+    best = json.loads(out.read_text())["best"][0]
+    assert f"worst missed questions of {best['policy']} ({best['configuration']}) at 500" \
+        in done.stdout
+    for miss in explained:
+        assert miss["recall"] < 1 and miss["missed"]
+        assert f"{miss['conversation_id']} / {miss['question_id']}" in done.stdout
+        for e in miss["missed"]:
+            assert best["policy"] == "bm25" and e["score"] is not None
+            if e["rank"] is None:  # BM25 ranks only messages sharing a term with the question
+                assert e["score"] == 0 and "not ranked at all (score 0.00)" in e["reason"]
+            else:
+                assert f"rank {e['rank']}, score {e['score']:.2f}" in done.stdout
+    assert done.stdout.count("cutoff:") == 2
