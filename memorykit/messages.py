@@ -220,13 +220,15 @@ class Message:
 
 
 class MessageFactory:
-    """Creates messages with ids, turns, times and token counts filled in.
+    """Makes messages with ids, turns, times and token counts, or from the openai client's.
 
     Each content is tokenized exactly once, here; buffers only add the numbers.
     The clock is read once per message. It defaults to a ``StepClock`` at 0 (the
     simulated basis, ``memorykit.clock``): messages stand still in time until the
     caller moves the clock. On a ``TurnClock`` the factory starts the clock's next
     turn at each new user turn, so every message of turn n is stamped ``n`` steps in.
+    ``from_openai(message)`` takes a chat message as the ``openai`` client returns it or a
+    log stores it (tool calls included), so an agent feeds a memory what it got.
     """
 
     def __init__(
@@ -336,23 +338,21 @@ class MessageFactory:
                     metadata: Mapping[str, Any] | None = None, **kw: Any) -> Message:
         """A chat message as the ``openai`` client returns it or a log stores it, as a Message.
 
-        ``message`` is a dict or the client's message object (``ChatCompletionMessage``: any
-        object with pydantic's ``model_dump``); ``tool_calls`` items may be either too. Read:
-        ``role`` (``developer`` becomes ``system``; the original is kept as
-        ``metadata["role"]``), ``content`` (a str; null for an assistant, as beside tool calls;
-        or a list of parts whose ``text`` / ``refusal`` parts are joined by newlines),
-        ``tool_calls`` (``{"id", "type": "function", "function": {"name", "arguments"}}``),
-        ``tool_call_id``, and ``id`` (the message id unless ``id=`` is given). An assistant's
-        ``refusal``, or its ``audio.transcript``, stands as its content when ``content`` is
-        null. Every other non-null field (``name``, ``refusal``, ``annotations``, a server's own
-        ...) is kept in ``metadata`` (``audio`` as its ``audio_id``); ``metadata=`` is laid
-        over them. A part without text (an image, audio, a file) is refused unless
-        ``omit_non_text``: then its type is listed in ``metadata["omitted_parts"]``. The
-        legacy ``function_call`` is refused (it has no call id to pair a result with).
+        ``message``: a dict, or the client's ``ChatCompletionMessage`` (anything with pydantic's
+        ``model_dump``); its ``tool_calls`` items likewise. Read: ``role`` (``developer`` is
+        ``system``, the original kept as ``metadata["role"]``); ``content`` (a str, null for an
+        assistant, or parts whose ``text``/``refusal`` parts are joined by newlines);
+        ``tool_calls`` (``{"id", "type": "function", "function": {"name", "arguments"}}``);
+        ``tool_call_id``; ``id`` (the message id unless ``id=`` is given). When an assistant's
+        content is null, its ``refusal`` or ``audio.transcript`` is its content. Every other
+        non-null field (``name``, ``refusal``, a server's own) is kept in ``metadata``, and
+        ``audio`` as ``audio_id``; ``metadata=`` is laid over them. A part without text (an
+        image, audio, a file) is refused unless ``omit_non_text``, which lists its type in
+        ``metadata["omitted_parts"]``. The legacy ``function_call`` is refused: it has no id
+        to pair a result with. Other keywords are ``message``'s.
 
-        A factory method, not a free function: the message's tokens, id, turn and time are
-        the factory's. Raises ``OpenAIMessageError`` (a TypeError and a ValueError) naming the
-        field and value; the other keywords are ``message``'s.
+        A method, not a free function: tokens, id, turn and time are the factory's. Raises
+        ``OpenAIMessageError`` (a TypeError and a ValueError) naming the field and value.
         """
         mid, role, content, calls, call_id, meta = _openai_fields(message, omit_non_text)
         if metadata is not None:
