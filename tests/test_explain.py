@@ -10,6 +10,7 @@ from memorykit.evaluation.baselines import BM25Retrieval, LastTokens, analyze_st
 from memorykit.evaluation.dataset import EvalConversation, EvalQuestion
 from memorykit.evaluation.explain import explain_misses, format_misses
 from memorykit.evaluation.harness import evaluate
+from memorykit.evaluation.hybrid import HybridRetrieval, HybridSettings
 from memorykit.evaluation.toolkit import AttentionPolicy, _history_buffer
 from memorykit.embeddings import LexicalHashingEmbedder
 from memorykit.messages import MessageFactory
@@ -23,15 +24,20 @@ TEXTS = ["Ada has a parrot called Kiwi.", "The weather is rainy today.",
          "Her pet Kiwi learned a new word.", "Lunch was pasta again.", "The train was late."]
 
 
-@pytest.fixture(scope="module")
-def conv():
+def make_conv(cid="c1", sessions=False):
     f = MessageFactory()
-    m = [f.user(t) for t in TEXTS]
-    return EvalConversation("c1", tuple(m), (
+    m = [f.user(t, metadata={"session": 1 + (i >= 4)} if sessions else None)
+         for i, t in enumerate(TEXTS)]
+    return EvalConversation(cid, tuple(m), (
         EvalQuestion("kiwi", "What did Kiwi learn?", "a word", (m[5].id, m[0].id), "multi-hop"),
         EvalQuestion("weather", "What is the weather like?", "rainy", (m[1].id,), "single-hop"),
         EvalQuestion("pet", "What pet does Ada have?", "parrot", (m[0].id, m[2].id), "multi-hop"),
         EvalQuestion("train", "Was the train late?", "late", (m[7].id, m[6].id), "multi-hop")))
+
+
+@pytest.fixture(scope="module")
+def conv():
+    return make_conv()
 
 
 def bm25(conv, query):
@@ -83,8 +89,8 @@ def test_reasons_say_ran_out_skipped_and_unranked(conv):
     assert at50["pet"].reason == ("ranked 4th (score 0.29); the budget ran out at rank 3 (score "
                                   "0.55) after 46 tokens: 3 messages ranked above it filled it")
     at40 = {m.question_id: m for m in explain_misses(BM25Retrieval(), conv, 40)}
-    assert at40["pet"].reason == ("ranked 3rd (score 0.55), above the last message taken (rank 4), "
-                                  "but its 19 tokens did not fit the room left when its turn came")
+    assert at40["pet"].reason == ("ranked 3rd (score 0.55), above the cutoff (rank 4), but its 19 "
+                                  "tokens did not fit the room left when its turn came")
     lunch = at50["train"].missed[0]  # shares no term with the question: BM25 never ranks it
     assert (lunch.rank, lunch.score) == (None, 0.0) and lunch.reason.startswith("not ranked at all")
     assert at50["train"].above.count == 1  # every ranked message taken is above an unranked one
@@ -130,6 +136,27 @@ def test_a_policy_with_only_scores_is_ranked_best_first_ties_newer_first(conv):
                  if m.question_id == "train").missed[0]
     # one message scores above 0; the zeros follow newest first: lunch (index 6) is second
     assert (lunch.rank, lunch.score) == (2, 0.0)
+
+
+def test_neighbours_taken_with_a_hit_do_not_move_the_cutoff(conv):
+    # two sessions; each hit brings its same-session neighbours, which may rank far below it
+    c = make_conv("c2", sessions=True)
+    policy = HybridRetrieval(HybridSettings(neighbours=1, dates=False, smoothing=0.0),
+                             embedder=LexicalHashingEmbedder(256))
+    budget = 50
+    for miss in explain_misses(policy, c, budget, worst=10):
+        q = next(q for q in c.questions if q.id == miss.question_id)
+        order = policy.ranking(policy.prepare(c).prepared, len(c), q.question)[0].tolist()
+        room, turn = budget - PRIMER, {}  # the hit rank each message was taken at, replayed
+        for rank, hit in enumerate(order, 1):
+            for i in (hit, hit - 1, hit + 1):
+                same = 0 <= i < len(c) and (i < 4) == (hit < 4)
+                if same and i not in turn and c.messages[i].billed_tokens <= room:
+                    turn[i] = rank
+                    room -= c.messages[i].billed_tokens
+        assert miss.cutoff.rank == max(turn.values())
+        first = miss.missed[0].rank
+        assert miss.above.count == sum(1 for t in turn.values() if t < first)
 
 
 def test_attention_ranks_by_its_window_scores(conv):

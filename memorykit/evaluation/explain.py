@@ -24,6 +24,7 @@ import numpy as np
 from memorykit._validate import require_int
 from memorykit.evaluation.dataset import EvalConversation, as_dataset
 from memorykit.evaluation.harness import HarnessSettings, QuestionResult, evaluate
+from memorykit.evaluation.hybrid import HybridRetrieval
 from memorykit.evaluation.scoring import covered_evidence
 from memorykit.evaluation.toolkit import AttentionPolicy, _history_buffer
 
@@ -174,9 +175,24 @@ def _explain(policy: Any, conv: EvalConversation, r: QuestionResult, states: dic
 
     order, score = ranked if ranked is not None else (np.zeros(0, dtype=np.intp), None)
     rank_of = {i: k + 1 for k, i in enumerate(order.tolist())}
-    taken = [i for i in order.tolist() if msgs[i].id in cited]
-    cutoff = None if ranked is None or not taken else Cutoff(
-        rank_of[taken[-1]], float(score[taken[-1]]), msgs[taken[-1]].id, r.tokens)
+    held = {i for i in order.tolist() if msgs[i].id in cited}
+    # A policy widening each hit by k neighbours takes a message at the first turn it is offered
+    # (as the hit, or beside one): room only shrinks, so what did not fit then never fits later.
+    # That turn, not a neighbour's own rank, is how far down the ranking the budget lasted.
+    k, sessions = _neighbours(policy)
+    key = [m.metadata.get("session") if sessions else 0 for m in msgs]
+    turn: dict[int, int] = {}
+    for t, hit in enumerate(order.tolist(), 1):
+        if len(turn) == len(held):
+            break
+        for j in range(hit - k, hit + k + 1):
+            if j in held and j not in turn and (j == hit or key[j] is not None
+                                                and key[j] == key[hit]):
+                turn[j] = t
+    taken = sorted(held, key=lambda i: rank_of[i])
+    last = int(order[max(turn.values()) - 1]) if held else -1
+    cutoff = None if ranked is None or not held else Cutoff(
+        rank_of[last], float(score[last]), msgs[last].id, r.tokens)
     missed_at = sorted((conv.index_of(e) for e in q.evidence_ids if e not in covered),
                        key=lambda i: (rank_of.get(i, len(msgs) + 1), i))
     missed = []
@@ -189,14 +205,14 @@ def _explain(policy: Any, conv: EvalConversation, r: QuestionResult, states: dic
         elif ranked is None:
             why = _keeps(conv, ctx, pos, r.tokens, pos - i)
         else:
-            above = sum(1 for j in taken if rank is None or rank_of[j] < rank)
-            why = _ranked_reason(rank, s, cutoff, above, tok(i), budget - r.tokens, len(order))
+            above = sum(1 for j in taken if rank is None or turn[j] < rank)
+            why = _ranked_reason(rank, s, cutoff, above, tok(i), budget - r.tokens, len(order), k)
         missed.append(EvidenceMiss(msgs[i].id, _short(msgs[i].content), tok(i), rank, s, pos - i,
                                    why))
     above = None
     if ranked is not None:
         first = missed[0].rank
-        filled = [j for j in taken if first is None or rank_of[j] < first]
+        filled = [j for j in taken if first is None or turn[j] < first]
         above = Above(len(filled), sum(tok(j) for j in filled), tuple(
             (msgs[j].id, float(score[j]), tok(j), _short(msgs[j].content, 60)) for j in filled[:3]))
     return Miss(conv.id, q.id, q.question, q.category, r.recall, budget, r.tokens, tuple(missed),
@@ -204,7 +220,7 @@ def _explain(policy: Any, conv: EvalConversation, r: QuestionResult, states: dic
 
 
 def _ranked_reason(rank: int | None, score: float | None, cutoff: Cutoff | None, above: int,
-                   tokens: int, left: int, ranked: int) -> str:
+                   tokens: int, left: int, ranked: int, k: int) -> str:
     if rank is None:
         return (f"not ranked at all (score {score:.2f}): the policy ranks only "
                 f"{_n(ranked, 'message')} for this question, so it never competed for the budget")
@@ -212,12 +228,13 @@ def _ranked_reason(rank: int | None, score: float | None, cutoff: Cutoff | None,
     if cutoff is None:
         return f"{at}; the context holds no ranked message at all"
     if rank < cutoff.rank:
-        return (f"{at}, above the last message taken (rank {cutoff.rank:,}), but its {tokens:,} "
-                "tokens did not fit the room left when its turn came")
+        return (f"{at}, above the cutoff (rank {cutoff.rank:,}), but its {tokens:,} tokens "
+                "did not fit the room left when its turn came")
     stop = f"rank {cutoff.rank:,} (score {cutoff.score:.2f})"
     if tokens > left:
+        by = "ranked above it" if not k else "taken before its turn (hits and their neighbours)"
         return (f"{at}; the budget ran out at {stop} after {cutoff.tokens:,} tokens: "
-                f"{_n(above, 'message')} ranked above it filled it")
+                f"{_n(above, 'message')} {by} filled it")
     return (f"{at}; the policy took nothing ranked below {stop} although {left:,} tokens were "
             f"left, enough for its {tokens:,}")
 
@@ -233,6 +250,14 @@ def _keeps(conv: EvalConversation, ctx: Any, pos: int, tokens: int, back: int) -
         return f"keeps {len(ctx.items):,} items ({tokens:,} tokens) citing no message; {where}"
     return (f"keeps {len(ctx.items):,} items ({tokens:,} tokens) standing for {len(kept):,} "
             f"messages, the oldest {pos - kept[0]:,} back, not this one; {where}")
+
+
+def _neighbours(policy: Any) -> tuple[int, bool]:
+    """How many messages on each side of a hit the policy also takes, and whether only
+    from the hit's session (``metadata["session"]``)."""
+    if isinstance(policy, HybridRetrieval):
+        return policy.settings.neighbours, True
+    return (policy.neighbours, False) if isinstance(policy, AttentionPolicy) else (0, False)
 
 
 def _n(count: int, word: str) -> str:
