@@ -429,8 +429,8 @@ def _tool_calls(value: Any) -> tuple[ToolCall, ...]:
 _READ = frozenset({"id", "role", "content", "tool_calls", "tool_call_id", "function_call",
                    "audio"})
 """Fields ``from_openai`` reads; every other non-null one is kept in metadata."""
-_TEXT_PARTS = {"text": "text", "refusal": "refusal"}
-"""Content part type -> the key holding its text (an assistant's refusal is text too)."""
+_TEXT_PARTS = frozenset({"text", "refusal"})
+"""Content parts with text, under a key of the type's name (an assistant's refusal is text)."""
 
 
 def _plain(value: Any, field: str, what: str) -> Mapping[str, Any]:
@@ -475,13 +475,13 @@ def _openai_content(raw: Any, role: str, omit_non_text: bool, meta: dict[str, An
                 not isinstance(part.get("type"), str):
             raise OpenAIMessageError(f"content[{i}]", f"must be a content part with a type, "
                                      f"got {part!r:.80}")
-        key = _TEXT_PARTS.get(part["type"])
-        if key is None:
+        key = part["type"]
+        if key not in _TEXT_PARTS:
             if not omit_non_text:
-                raise OpenAIMessageError(f"content[{i}]", f"is a part of type {part['type']!r}: "
+                raise OpenAIMessageError(f"content[{i}]", f"is a part of type {key!r}: "
                                          "a memory holds text (omit_non_text=True keeps the "
                                          "text parts and lists the others in metadata)")
-            omitted.append(part["type"])
+            omitted.append(key)
         elif not isinstance(part.get(key), str):
             raise OpenAIMessageError(f"content[{i}].{key}", f"must be a str, got "
                                      f"{part.get(key)!r:.80}")
