@@ -9,7 +9,7 @@ import pytest
 from memorykit.evaluation.baselines import BM25Retrieval, LastTokens, analyze_stemmed
 from memorykit.evaluation.dataset import EvalConversation, EvalQuestion
 from memorykit.evaluation.explain import explain_misses, format_misses
-from memorykit.evaluation.harness import evaluate
+from memorykit.evaluation.harness import HarnessSettings, evaluate
 from memorykit.evaluation.hybrid import HybridRetrieval, HybridSettings
 from memorykit.evaluation.toolkit import AttentionPolicy, _history_buffer
 from memorykit.embeddings import LexicalHashingEmbedder
@@ -89,8 +89,12 @@ def test_reasons_say_ran_out_skipped_and_unranked(conv):
     assert at50["pet"].reason == ("ranked 4th (score 0.29); the budget ran out at rank 3 (score "
                                   "0.55) after 46 tokens: 3 messages ranked above it filled it")
     at40 = {m.question_id: m for m in explain_misses(BM25Retrieval(), conv, 40)}
-    assert at40["pet"].reason == ("ranked 3rd (score 0.55), above the cutoff (rank 4), but its 19 "
-                                  "tokens did not fit the room left when its turn came")
+    assert at40["pet"].reason == ("ranked 3rd (score 0.55), above the cutoff (rank 4), but its "
+                                  "19 billed tokens did not fit the room left when its turn came")
+    content = explain_misses(BM25Retrieval(), conv, 50, settings=HarnessSettings(units="content"))
+    pet = next(m for m in content if m.question_id == "pet")
+    assert "the budget ran out at rank 3" in pet.reason  # fit is judged in billed tokens, as packed
+    assert pet.missed[0].tokens == conv.messages[0].content_tokens < conv.messages[0].billed_tokens
     lunch = at50["train"].missed[0]  # shares no term with the question: BM25 never ranks it
     assert (lunch.rank, lunch.score) == (None, 0.0) and lunch.reason.startswith("not ranked at all")
     assert at50["train"].above.count == 1  # every ranked message taken is above an unranked one
@@ -119,6 +123,9 @@ def test_worst_first_and_covered_questions_never_listed(conv):
     # recall 0 before 0.5; at equal recall, two evidence messages missed before one
     assert [m.question_id for m in explain_misses(LastTokens(), conv, 50)] == ["pet", "weather", "kiwi"]
     assert [m.question_id for m in explain_misses(LastTokens(), conv, 50, worst=1)] == ["pet"]
+    # categories the harness reports apart (adversarial by default) are left out here too
+    apart = HarnessSettings(separate=("multi-hop",))
+    assert [m.question_id for m in explain_misses(LastTokens(), conv, 50, settings=apart)] == ["weather"]
 
 
 def test_a_policy_with_only_scores_is_ranked_best_first_ties_newer_first(conv):

@@ -1,15 +1,14 @@
 """Why not: where a policy put the evidence its context left out.
 
-``explain_misses(policy, dataset, budget)`` evaluates ``policy`` as the harness does
-(``harness.evaluate``: the same contexts, the same coverage rule) and, for the worst questions
-whose context missed evidence, reports each missed message's rank and score under the
-policy's ranking, the cutoff (the last message taken in ranked order, and the tokens spent)
-and what filled the budget ranked above the best-ranked missed message. A policy ranks when
-it has ``ranking(prepared, position, query) -> (order, score)`` or ``scores(...)`` (sorted best
-first, ties newer first) and its prepared state holds ``.prepared``; the attention policy
-ranks by its window's cosine scores (ties older first, as the window takes them). For any
-other policy (buffers, summaries, windows) the reason says what it keeps instead.
-``format_misses`` prints them (``memorykit tune --explain N``).
+``explain_misses(policy, dataset, budget)`` evaluates ``policy`` as the harness does (the same
+contexts, the same coverage rule) and, for the worst questions whose context missed evidence,
+reports each missed message's rank and score under the policy's ranking, the cutoff (how far
+down the ranking the budget lasted, and the tokens spent) and what filled the budget above
+the best-ranked missed message. A policy ranks when it has ``ranking(prepared, position,
+query) -> (order, score)`` or ``scores(...)`` (sorted best first, ties newer first) and its
+prepared state holds ``.prepared``; the attention policy ranks by its window's cosines (ties
+older first, as the window takes them). For any other policy (buffers, summaries, windows)
+the reason says what it keeps instead. ``format_misses`` prints them (``tune --explain N``).
 """
 
 from __future__ import annotations
@@ -54,7 +53,8 @@ class EvidenceMiss:
 
 @dataclass(frozen=True)
 class Cutoff:
-    """Where a ranking policy stopped: the last message the context holds in ranked order."""
+    """How far down its ranking a policy got before the budget ran out: the last hit whose turn
+    added a message (a policy taking neighbours of hits takes a neighbour at its hit's turn)."""
 
     rank: int
     """Its 1-based rank."""
@@ -71,7 +71,8 @@ class Above:
     """What filled the budget ranked above the best-ranked missed evidence message."""
 
     count: int
-    """Messages of the context ranked above it (every ranked one when it is unranked)."""
+    """Messages the context took before its turn (ranked above it, or beside a hit ranked
+    above it; every ranked one held when it is unranked)."""
     tokens: int
     """Their tokens, in the harness's units."""
     top: tuple[tuple[str, float, int, str], ...]
@@ -114,7 +115,8 @@ def explain_misses(policy: Any, dataset: Any, budget: int, *, worst: int = 5,
                    settings: HarnessSettings | None = None) -> list[Miss]:
     """The ``worst`` questions whose context at ``budget`` missed evidence: lowest recall first,
     then most evidence missed, then conversation order. ``conversations`` (ids) limits the
-    evaluation to those conversations; ``settings`` are the harness's."""
+    evaluation to those conversations; ``settings`` are the harness's, and the categories it
+    reports separately (``separate``: LoCoMo's adversarial ones) are left out, as from recall."""
     worst = require_int("worst", worst, minimum=1, maximum=sys.maxsize)
     data = as_dataset(dataset)
     if conversations is not None:
@@ -129,7 +131,8 @@ def explain_misses(policy: Any, dataset: Any, budget: int, *, worst: int = 5,
     settings = settings if settings is not None else HarnessSettings()
     states: dict[str, Any] = {}
     result = evaluate(policy, data, budget, settings=settings, prepared=states)
-    bad = [r for r in result.questions if r.n_covered < r.n_evidence]
+    bad = [r for r in result.questions
+           if r.n_covered < r.n_evidence and r.category not in settings.separate]
     bad.sort(key=lambda r: (r.recall, r.n_covered - r.n_evidence))  # stable: conversation order
     by_id = {c.id: c for c in data}
     return [_explain(policy, by_id[r.conversation_id], r, states, settings) for r in bad[:worst]]
@@ -199,14 +202,16 @@ def _explain(policy: Any, conv: EvalConversation, r: QuestionResult, states: dic
     for i in missed_at:
         rank, s = rank_of.get(i), None if score is None else float(score[i])
         if r.over_budget:
-            why = f"the context is over budget ({r.tokens:,} > {budget:,} tokens): it scores nothing"
+            why = f"the context is over budget ({r.tokens:,} > {budget:,} tokens): it scores 0"
         elif msgs[i].id in cited:
             why = "the context cites it, but no item still says it (a summary lost its words)"
         elif ranked is None:
             why = _keeps(conv, ctx, pos, r.tokens, pos - i)
         else:
             above = sum(1 for j in taken if rank is None or turn[j] < rank)
-            why = _ranked_reason(rank, s, cutoff, above, tok(i), budget - r.tokens, len(order), k)
+            # fit is judged as the policy packs: in billed tokens, whatever the harness's units
+            why = _ranked_reason(rank, s, cutoff, above, msgs[i].billed_tokens,
+                                 budget - ctx.tokens, len(order), k)
         missed.append(EvidenceMiss(msgs[i].id, _short(msgs[i].content), tok(i), rank, s, pos - i,
                                    why))
     above = None
@@ -228,22 +233,22 @@ def _ranked_reason(rank: int | None, score: float | None, cutoff: Cutoff | None,
     if cutoff is None:
         return f"{at}; the context holds no ranked message at all"
     if rank < cutoff.rank:
-        return (f"{at}, above the cutoff (rank {cutoff.rank:,}), but its {tokens:,} tokens "
-                "did not fit the room left when its turn came")
+        return (f"{at}, above the cutoff (rank {cutoff.rank:,}), but its {tokens:,} billed "
+                "tokens did not fit the room left when its turn came")
     stop = f"rank {cutoff.rank:,} (score {cutoff.score:.2f})"
     if tokens > left:
         by = "ranked above it" if not k else "taken before its turn (hits and their neighbours)"
         return (f"{at}; the budget ran out at {stop} after {cutoff.tokens:,} tokens: "
                 f"{_n(above, 'message')} {by} filled it")
-    return (f"{at}; the policy took nothing ranked below {stop} although {left:,} tokens were "
-            f"left, enough for its {tokens:,}")
+    return (f"{at}; the policy took nothing ranked below {stop} although {left:,} billed "
+            f"tokens were left, enough for its {tokens:,}")
 
 
 def _keeps(conv: EvalConversation, ctx: Any, pos: int, tokens: int, back: int) -> str:
     """What a policy that does not rank kept instead of the evidence."""
     index = {m.id: i for i, m in enumerate(conv.messages[:pos]) if not m.pinned}
     kept = sorted({index[s] for item in ctx.items for s in item.sources if s in index})
-    where = f"the evidence is {back:,} messages back"
+    where = f"the evidence is {_n(back, 'message')} back"
     if kept and kept == list(range(pos - len(kept), pos)):
         return f"keeps the newest {_n(len(kept), 'message')} ({tokens:,} tokens); {where}"
     if not kept:
