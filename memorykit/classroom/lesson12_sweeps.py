@@ -29,10 +29,17 @@ from memorykit.evaluation.dataset import EvalDataset
 from memorykit.evaluation.harness import compare_policies
 from memorykit.evaluation.sweep import grid, run_sweep
 from memorykit.evaluation.pareto import pareto_front
+from memorykit.evaluation.heldout import split_conversations
+from memorykit.evaluation.harness import HarnessSettings
 from memorykit.evaluation.toolkit import FIXED_POLICIES, TUNABLE, Tunable, fixed_policy
+from memorykit.evaluation.tune import TuneResult
 
 BUDGETS: tuple[int, ...] = (250, 500, 1000, 2000)
 """Token budgets every configuration is evaluated at."""
+
+HOLDOUT, SEED = 0.3, 0
+"""The split by conversation (``tune``'s defaults): 30% held out, or k folds when that leaves
+fewer than 3 conversations to test on (the bundled fixture's 3 make 3 folds)."""
 
 FIXED: dict[str, Any] = {n: p for n, p in FIXED_POLICIES.items() if n not in TUNABLE}
 """The policies swept at their defaults only: a tunable one (bm25, attention, hybrid-retrieval)
@@ -75,6 +82,9 @@ class TuningSweeps:
     """Per budget, the fixed-setting policies' comparison notes, read from the sweep's results."""
     dataset: EvalDataset | None = field(default=None, repr=False, compare=False)
     """The data the sweeps ran on (a student's policy is evaluated on it too)."""
+    tuned: TuneResult | None = field(default=None, repr=False, compare=False)
+    """The same evaluations as ``tune`` reads them: picked on tuning conversations, scored
+    on held-out ones, with bootstrap intervals (nothing evaluated again)."""
 
 
 def _label(name: str, params: dict[str, Any]) -> str:
@@ -104,6 +114,8 @@ def precompute(dataset: EvalDataset | None = None, description: str | None = Non
     surfaces: dict[str, Surface] = {}
     points: list[dict[str, Any]] = []
     n_eval = 0
+    # tune's rows, their fingerprints and per-question outcomes, for the held-out figures
+    tuning: tuple[list[Any], list[str], list[np.ndarray]] = ([], [], [])
     for name, k in TUNABLE.items():
         configs = grid({k.names[0]: list(k.values[0]), k.names[1]: list(k.values[1])})
         sweep = run_sweep(k.make, configs, dataset, list(budgets), progress=progress,
@@ -115,15 +127,33 @@ def precompute(dataset: EvalDataset | None = None, description: str | None = Non
         surfaces[name] = Surface(name, k, *(arrays[c] for c in columns),
                                  np.stack([arrays[f"recall:{c}"] for c in categories]))
         points += [_point(_label(name, {n: r[n] for n in k.names}), name, r) for r in rows]
+        _collect(tuning, sweep, name, k.names)
     sweep = run_sweep(fixed_policy, [{"name": n} for n in FIXED], dataset, list(budgets),
                       progress=progress, executor=executor)
     points += [_point(r["name"], r["name"], r) for r in sweep.to_records()]
+    _collect(tuning, sweep, None, ())
     n_eval += len(sweep)
+    tuned = TuneResult(tuning[0], tuple(budgets), (*TUNABLE, *FIXED), 0.0, dataset, tuning[1],
+                       tuning[2], split_conversations([c.id for c in dataset], HOLDOUT, seed=SEED),
+                       seed=SEED)
     _SWEPT[:] = [(dataset, TuningSweeps(
         description or dataset.name, tuple(budgets), categories, separate, surfaces, points,
         pareto_front(points), n_eval, sweep.units,
-        sweep.comparison_notes("name", FIXED, dataset), dataset))]
+        sweep.comparison_notes("name", FIXED, dataset), dataset, tuned))]
     return _SWEPT[0][1]
+
+
+def _collect(into: tuple[list[Any], list[str], list[np.ndarray]], sweep: Any,
+             policy: str | None, names: tuple[str, ...]) -> None:
+    """A sweep's rows as ``tune`` keeps them (policy, configuration label, budget, parameters),
+    with their fingerprints and per-question outcomes."""
+    for r, f, o in zip(sweep.to_records(), sweep.fingerprints, sweep.outcomes):
+        params = {n: r[n] for n in names}
+        label = ", ".join(f"{n}={v}" for n, v in params.items()) or "defaults"
+        into[0].append({"policy": policy or r["name"], "configuration": label,
+                        "budget": r["budget"], "units": r["units"], "params": params})
+        into[1].append(f)
+        into[2].append(o)
 
 
 _SWEPT: list[tuple[EvalDataset, TuningSweeps]] = []  # the last precompute (comparison_notes)
@@ -249,10 +279,18 @@ def comparison_notes(dataset: EvalDataset, budget: int = EXERCISE_BUDGET) -> tup
 
 
 def front_rows(sweeps: TuningSweeps) -> list[dict[str, Any]]:
-    """The Pareto front as printable rows (rounded; the tokens column names its unit)."""
-    return [{"configuration": p["label"], "budget": p["budget"],
+    """The Pareto front on the conversations configurations are picked on (``split``), as
+    printable rows: recall with its 95% interval over conversations, and whether it overlaps
+    the next cheaper point's (the extra tokens buy no difference these conversations show).
+    Configurations landing on one point are one row (``same_point`` counts them)."""
+    return [{"configuration": f"{p['policy']}({p['configuration']})"
+             if p["configuration"] != "defaults" else p["policy"],
+             "budget": p["budget"], "split": p["split"],
              f"{sweeps.units}_tokens": int(round(p["tokens"])), "recall": round(p["recall"], 3),
-             "answer_recall": round(p["answer_recall"], 3)} for p in sweeps.front]
+             "95%_interval": _ci(p["recall_ci"]),
+             "overlaps_cheaper": "-" if p["overlaps_cheaper"] is None else p["overlaps_cheaper"],
+             "same_point": p["same_point"]}
+            for p in _tuned(sweeps).pareto_front()]
 
 
 def policy_table(sweeps: TuningSweeps, budget: int = EXERCISE_BUDGET) -> list[dict[str, Any]]:
@@ -270,3 +308,103 @@ def policy_table(sweeps: TuningSweeps, budget: int = EXERCISE_BUDGET) -> list[di
              "over_budget": round(float(p["over_budget"]), 3), "recall": round(float(p["recall"]), 3),
              "answer_recall": round(float(p["answer_recall"]), 3)} for p in points]
     return sorted(rows, key=lambda r: (-r["recall"], r[f"{sweeps.units}_tokens"]))
+
+
+# ------------------------------------------------------- held-out figures
+def _tuned(sweeps: TuningSweeps) -> TuneResult:
+    if not isinstance(sweeps, TuningSweeps) or sweeps.tuned is None:
+        raise TypeError(f"sweeps must be precompute(data)'s TuningSweeps, got {sweeps!r:.80}")
+    return sweeps.tuned
+
+
+def _budget(sweeps: TuningSweeps, budget: int) -> int:
+    if budget not in sweeps.budgets:
+        raise ValueError(f"budget must be one of {sweeps.budgets}, got {budget!r}")
+    return budget
+
+
+def _ci(ci: tuple[float, float] | None) -> str:
+    return "-" if ci is None else f"{ci[0]:.3f}-{ci[1]:.3f}"
+
+
+def heldout_notes(sweeps: TuningSweeps) -> list[str]:
+    """How the conversations were split, what the interval is, and the tokens' unit
+    (``TuneResult.notes``, without the coincidences ``comparison_notes`` prints)."""
+    return _tuned(sweeps).notes()[:3]
+
+
+def heldout_table(sweeps: TuningSweeps, budget: int = EXERCISE_BUDGET) -> list[dict[str, Any]]:
+    """Every policy at ``budget``: its configuration picked on the tuning conversations, its
+    recall there (``recall_where_picked``, optimistic), and on the held-out ones with the
+    95% bootstrap interval over conversations, best held-out recall first."""
+    t = _tuned(sweeps)
+    return [{"policy": r["policy"], "picked_configuration": r["configuration"],
+             "recall_where_picked": round(r["tuning_recall"], 3),
+             "held_out_recall": round(r["recall"], 3), "held_out_95%_interval": _ci(r["recall_ci"]),
+             f"{t.units}_tokens": int(round(r["tokens"])),
+             "over_budget": round(float(r["over_budget"]), 3)}
+            for r in t.best().where(budget=_budget(sweeps, budget))]
+
+
+def fold_rows(sweeps: TuningSweeps, policy: str, budget: int = EXERCISE_BUDGET
+              ) -> list[dict[str, Any]]:
+    """How ``policy``'s held-out recall at ``budget`` is made: per split, the conversations
+    picked on, the configuration picked there (highest recall, then fewest tokens, then the
+    first, as ``tune`` picks) with its recall there, and its recall on the held-out ones."""
+    t = _tuned(sweeps)
+    _budget(sweeps, budget)
+    if policy not in t.policies:
+        raise ValueError(f"policy must be one of {list(t.policies)}, got {policy!r}")
+    ids = [c.id for c in t.dataset]
+    conv = np.array([n for n, c in enumerate(t.dataset) for _ in c.questions])
+    rows = [n for n, c in enumerate(t.configurations)
+            if c["policy"] == policy and c["budget"] == budget]
+    out = []
+    for split in t.splits or ():
+        tuning, test = (np.isin(conv, [ids.index(c) for c in part])
+                        for part in (split.tuning, split.test))
+        figures = [t.figures(t.outcomes[n], tuning) for n in rows]
+        best = max(range(len(rows)), key=lambda n: (figures[n]["recall"],
+                                                    -figures[n]["tokens"], -n))
+        out.append({"picked_on": ", ".join(split.tuning), "picked_configuration":
+                    t.configurations[rows[best]]["configuration"],
+                    "recall_where_picked": round(figures[best]["recall"], 3),
+                    "scored_on": ", ".join(split.test),
+                    "recall_there": round(t.figures(t.outcomes[rows[best]], test)["recall"], 3)})
+    return out
+
+
+def conversation_sums(sweeps: TuningSweeps, policy: str, budget: int = EXERCISE_BUDGET,
+                      configuration: str = "defaults") -> tuple[np.ndarray, np.ndarray]:
+    """One configuration's recall summed over each conversation's questions (adversarial ones
+    aside, as recall leaves them out) and how many there are: what a bootstrap over
+    conversations resamples. ``configuration``: the label ``heldout_table`` prints, or
+    "defaults" for the policy's default setting."""
+    t = _tuned(sweeps)
+    _budget(sweeps, budget)
+    if configuration == "defaults" and policy in TUNABLE:
+        k = TUNABLE[policy]
+        configuration = ", ".join(f"{n}={v}" for n, v in zip(k.names, k.defaults))
+    found = [n for n, c in enumerate(t.configurations) if c["policy"] == policy
+             and c["budget"] == budget and c["configuration"] == configuration]
+    if not found:
+        raise ValueError(f"no configuration {configuration!r} of policy {policy!r} was swept "
+                         f"(policies: {list(t.policies)})")
+    separate = HarnessSettings().separate
+    conv = [n for n, c in enumerate(t.dataset) for q in c.questions if q.category not in separate]
+    main = np.array([q.category not in separate for c in t.dataset for q in c.questions])
+    recall = t.outcomes[found[0]][main, 0]
+    n = len(t.dataset)
+    return (np.bincount(conv, weights=recall, minlength=n),
+            np.bincount(conv, minlength=n).astype(float))
+
+
+def paired_rows(sweeps: TuningSweeps, budget: int = EXERCISE_BUDGET) -> list[dict[str, Any]]:
+    """The best held-out policy at ``budget`` against the next three, question by question:
+    the difference of held-out recall and its paired bootstrap interval over conversations."""
+    t = _tuned(sweeps)
+    return [{"policy": r["policy"], "minus": r["other"], "questions": r["questions"],
+             "difference": round(r["difference"], 3),
+             "95%_interval": _ci(r["difference_ci"]),
+             "tells_them_apart": r["distinguishable"]}
+            for r in t.comparisons().where(budget=_budget(sweeps, budget))]
