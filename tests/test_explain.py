@@ -61,8 +61,10 @@ def pack(conv, order, budget):
 
 
 @pytest.mark.parametrize("budget", [40, 50])
-def test_rank_score_and_cutoff_are_bm25s_own(conv, budget):
-    misses = {m.question_id: m for m in explain_misses(BM25Retrieval(), conv, budget)}
+@pytest.mark.parametrize("use_prepare", [True, False])  # False: contexts from build_context
+def test_rank_score_and_cutoff_are_bm25s_own(conv, budget, use_prepare):
+    misses = {m.question_id: m for m in explain_misses(
+        BM25Retrieval(), conv, budget, settings=HarnessSettings(use_prepare=use_prepare))}
     q = conv.questions[2]
     order, scores = bm25(conv, q.question)
     taken = pack(conv, order, budget)

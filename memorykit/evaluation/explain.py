@@ -164,10 +164,10 @@ def _explain(policy: Any, conv: EvalConversation, r: QuestionResult, states: dic
     state = states.get(conv.id)
     if settings.use_prepare and state is not None:
         ctx = state.build_context(pos, q.question, budget)
-    else:  # as the harness did; a state is made only to read the ranking
+    else:  # as the harness did; a state is made (once per conversation) to read the ranking
         ctx = policy.build_context(msgs[:pos], q.question, budget)
-        if callable(getattr(policy, "prepare", None)):
-            state = policy.prepare(conv)
+        if state is None and callable(getattr(policy, "prepare", None)):
+            state = states[conv.id] = policy.prepare(conv)
     ranked = _ranking(policy, state, pos, q.question, budget)
     covered = set() if r.over_budget else covered_evidence(
         ctx, q.evidence_ids, {m.id: m for m in msgs}, settings.min_overlap)
