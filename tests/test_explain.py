@@ -203,3 +203,22 @@ def test_format_misses_prints_rank_score_and_cutoff(conv):
     assert format_misses([]) == "No question missed any evidence."
     with pytest.raises(TypeError, match="misses"):
         format_misses(["not a miss"])
+
+
+def test_over_budget_and_a_summary_that_lost_the_words_are_named(conv):
+    from memorykit.context import Context, ContextItem
+    from memorykit.evaluation.baselines import FullContext
+
+    full = explain_misses(FullContext(), conv, 50, worst=1)[0]
+    assert full.reason == f"the context is over budget ({full.tokens} > 50 tokens): it scores 0"
+
+    class Summary:  # one summary citing every message, saying none of them
+        name = "summary"
+
+        def build_context(self, history, query, budget):
+            item = ContextItem("system", "They chatted.", 8, tuple(m.id for m in history), "summary")
+            return Context((item,), budget, self.name)
+
+    misses = explain_misses(Summary(), conv, 50, worst=10)
+    assert len(misses) == 4 and all(m.reason.startswith("the context cites it, but no item still")
+                                    for m in misses)
