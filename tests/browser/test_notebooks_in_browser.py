@@ -22,6 +22,9 @@ stored outputs, Run ▸ Run All Cells, wait until every code cell shows ``[n]``,
   cut off at the figure's edge (``labdriver.layout_problems``);
 * every figure is as wide as the notebook's output area (no 700-pixel default);
 * at least one slider changes a figure's data (what a student sees move);
+* lesson 12's browser for the misses shows, under its figure, the text the kernel holds
+  (question, missed evidence, reasons) after load and after every slider step
+  (``misses_text_problems``);
 * where the notebook puts the student's own code in an explorer (``yours=``), every trace
   named ``yours: ...`` is drawn, with points and visible, after every slider has been moved
   (``yours_problems``).
@@ -170,7 +173,39 @@ def _compare(session: labdriver.NotebookSession, when: str) -> list[str]:
     kernel = session.kernel_figures()
     problems = labdriver.compare_figures(kernel, session.rendered_figures())
     problems += labdriver.text_problems(kernel, session.drawn_texts())
+    problems += _misses_text(session)
     return [f"{when}: {p}" for p in problems]
+
+
+MISSES = ".memorykit-misses"  # lesson 12's browser for the misses: its text under the figure
+_KERNEL_MISSES = ("from memorykit.classroom.lesson12_misses import MissExplorer as _MkMiss\n"
+                  "_mk_misses = [v.details.value for v in list(globals().values())"
+                  " if isinstance(v, _MkMiss)]")
+
+
+def _plain(html_text: str) -> str:
+    import html
+    import re
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", html_text)).split())
+
+
+def misses_text_problems(kernel: list[str], drawn: list[str]) -> list[str]:
+    """The misses browser's text (question, missed evidence, reasons, what filled the budget)
+    as drawn in the page against the kernel's HTML widgets' values, compared as plain text."""
+    want = [_plain(k) for k in kernel]
+    got = [" ".join(d.split()) for d in drawn]
+    if len(want) != len(got):
+        return [f"misses browser: the kernel holds {len(want)} text(s), the page drew {len(got)}"]
+    return [f"misses browser {n + 1}: the page shows {g[:120]!r}, the kernel holds {w[:120]!r}"
+            for n, (w, g) in enumerate(zip(want, got)) if w != g]
+
+
+def _misses_text(session: labdriver.NotebookSession) -> list[str]:
+    js = f"() => Array.from(document.querySelectorAll('{MISSES}')).map(e => e.textContent)"
+    drawn = session.page.evaluate(js)
+    if not drawn:
+        return []
+    return misses_text_problems(session.kernel_json(_KERNEL_MISSES, "_mk_misses"), drawn)
 
 
 def _layout_problems(session: labdriver.NotebookSession, when: str) -> list[str]:
@@ -445,6 +480,13 @@ def test_the_label_check_counts_placed_non_empty_texts():
     assert labdriver.text_problems(kernel, [drawn]) == [
         "figure 1, labels of trace 'n' (uid u): drew 1 of the kernel's 2; missing '4'",
         "figure 1, labels of trace 'n' (uid u): drew text the kernel does not hold: 'x'"]
+
+
+def test_the_misses_text_check_fails_on_stale_text():
+    kernel = ["<div class='memorykit-misses'><p><b>Q:</b> Where &amp; when?</p></div>"]
+    assert misses_text_problems(kernel, ["Q: Where & when?"]) == []
+    assert "the page shows 'Q: Who?'" in misses_text_problems(kernel, ["Q: Who?"])[0]
+    assert "holds 1 text(s), the page drew 0" in misses_text_problems(kernel, [])[0]
 
 
 def test_the_yours_check_fails_without_the_students_trace():
