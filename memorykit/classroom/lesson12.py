@@ -4,11 +4,11 @@
   ``MEMORYKIT_LOCOMO``, else the bundled LoCoMo-*schema* fixture (invented text).
 * The sweeps (``memorykit.classroom.lesson12_sweeps``, re-exported here): ``precompute(dataset)``
   runs every configuration once into ``TuningSweeps`` (arrays the explorer only re-slices);
-  ``front_rows``, ``policy_table`` and ``comparison_notes`` print what they found,
-  ``bm25_sensitivity`` why BM25's surface moves or not. The held-out figures come from the
-  same evaluations (``TuningSweeps.tuned``, a ``tune.TuneResult``): ``heldout_table`` (picked
-  on tuning conversations, scored on held-out ones, with intervals), ``fold_rows`` (how),
-  ``conversation_sums`` (what the bootstrap resamples), ``paired_rows`` (paired comparisons).
+  ``policy_table`` and ``comparison_notes`` print what they found, ``bm25_sensitivity`` why
+  BM25's surface moves or not. The held-out figures (``memorykit.classroom.lesson12_heldout``,
+  re-exported here) come from the same evaluations: ``heldout_table`` (picked on tuning
+  conversations, scored on held-out ones, with intervals), ``fold_rows`` (how),
+  ``conversation_sums`` (what the bootstrap resamples), ``paired_rows``, ``front_rows``.
 * Your own logs: ``explore_file(conversations, questions)`` (``memorykit.evaluation.chatlog``).
 
 Explorer: ``TuningExplorer`` (policy dropdown; sliders for its two parameters and the budget):
@@ -32,8 +32,9 @@ from memorykit.classroom.explorer import Implementation, LessonExplorer, _widget
 from memorykit.classroom.figure import heat_grid, legend_below
 from memorykit.classroom.lesson12_sweeps import TuningSweeps, YourSweep, precompute, sweep_yours
 from memorykit.classroom.lesson12_sweeps import (  # noqa: F401  (the notebook imports them here)
-    BUDGETS, Surface, bm25_sensitivity, comparison_notes, conversation_sums, fold_rows,
-    front_rows, heldout_notes, heldout_table, paired_rows, policy_table)
+    BUDGETS, Surface, bm25_sensitivity, comparison_notes, policy_table)
+from memorykit.classroom.lesson12_heldout import (  # noqa: F401  (the notebook imports them here)
+    conversation_sums, fold_rows, front_rows, heldout_notes, heldout_table, paired_rows)
 from memorykit.evaluation.pareto import cheapest_reaching
 from memorykit.evaluation.chatlog import load_chat_logs
 from memorykit.evaluation.scored import ScoredRetrieval
