@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+import re
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +12,10 @@ import pytest
 from memorykit.embeddings import LexicalHashingEmbedder
 from memorykit.evaluation.hybrid import HybridRetrieval, HybridSettings
 from memorykit.evaluation.locomo import load_locomo
+from memorykit.messages import MessageFactory
+from memorykit.tokens import ChatFormat
 
+PRIMER = ChatFormat().reply_primer
 FIXTURE = Path(__file__).parent / "fixtures" / "locomo_mini.json"
 
 
@@ -38,3 +43,66 @@ def test_ranking_is_what_the_context_is_built_from(conv):
         top = int(order[0])
         budget = int(p.tokens[top]) + p.primer
         assert ids(policy.build_context(conv.messages, q.question, budget))[:1] == [conv.messages[top].id]
+
+
+def sessions(*turns: tuple[int, str]):
+    """Messages of (session, text) pairs, stamped as the LoCoMo loader stamps them."""
+    f = MessageFactory()
+    return [f.user(text, metadata={"session": s}, created_at=86400.0 * s) for s, text in turns]
+
+
+PAINTING = [(1, "Melanie: I painted a sunset in my art class."),
+            (1, "Melanie: in my art class I painted a sunset."),  # the same words: a near-duplicate
+            (2, "Melanie: we went camping at the lake with the kids."),
+            (2, "Caroline: the bus was late this morning.")]
+ACTIVITIES = "What does Melanie do: painting a sunset in art class, camping?"
+
+
+def test_diversity_keeps_a_second_sessions_evidence_that_plain_ranking_drops():
+    history = sessions(*PAINTING)
+    room = history[0].billed_tokens + history[2].billed_tokens + PRIMER  # holds two of the turns
+    settings = dict(neighbours=0, dates=False, smoothing=0.0)
+    plain = hybrid(diversity=0.0, **settings).build_context(history, ACTIVITIES, room)
+    diverse = hybrid(diversity=1.0, **settings).build_context(history, ACTIVITIES, room)
+    camping = history[2].id
+    assert camping not in ids(plain) and len(ids(plain)) == 2  # two near-duplicate painting turns
+    assert len(ids(diverse)) == 2 and camping in ids(diverse)  # one painting turn and the camping
+
+
+def test_feedback_follows_the_first_hit_to_the_second_hop():
+    history = sessions((1, "Ada: my cousin Zoe just moved to Lyon, after moving she is happy."),
+                       (1, "Ada: the radio was dull today, just static."),
+                       (2, "Ada: Zoe took up fencing with a club there."),
+                       (2, "Ada: lunch was pasta again."))
+    question = "Which sport did Ada's cousin pick up after moving?"
+    room = sum(m.billed_tokens for m in history[:2]) + PRIMER
+    settings = dict(neighbours=0, dates=False, smoothing=0.0, diversity=0.0, lexical_weight=0.75)
+    plain = hybrid(**settings).build_context(history, question, room)
+    fed = hybrid(feedback=1, **settings).build_context(history, question, room)
+    assert history[2].id not in ids(plain)
+    assert ids(fed) == [history[0].id, history[2].id]  # "Zoe", from the first hit, finds the second
+
+
+@pytest.mark.parametrize("field, value, error, kind", [
+    ("diversity", 1.5, "diversity must be in [0, 1], got 1.5", ValueError),
+    ("diversity", -0.5, "diversity must be in [0, 1], got -0.5", ValueError),
+    ("feedback", -1, "feedback must be >= 0, got -1", ValueError),
+    ("feedback", 2.5, "feedback must be an integer, got 2.5 (float)", TypeError),
+])
+def test_bad_idea_settings_name_the_value(field, value, error, kind):
+    with pytest.raises(kind, match=re.escape(error)):
+        HybridSettings(**{field: value})
+
+
+@pytest.mark.parametrize("settings", [dict(diversity=1.0, feedback=0), dict(diversity=0.5, feedback=2),
+                                      dict(diversity=1.0, neighbours=1, feedback=1)])
+def test_ideas_keep_budgets_and_the_prepared_path_agrees(conv, settings):
+    policy = hybrid(**settings)
+    state = policy.prepare(conv)
+    rng = random.Random(26)
+    for q in conv.questions:
+        for position in (1, 5, len(conv)):
+            for budget in [rng.randint(1, 400) for _ in range(6)]:
+                plain = policy.build_context(conv.messages[:position], q.question, budget)
+                assert plain == state.build_context(position, q.question, budget)
+                assert plain.tokens <= budget

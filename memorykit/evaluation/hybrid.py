@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from memorykit._validate import (require_bool, require_int, require_non_negative, require_str,
-                                 require_unit_interval)
+from memorykit._validate import (require_bool, require_choice, require_int, require_non_negative,
+                                 require_str, require_unit_interval)
 from memorykit.context import Context, ContextItem, check_request, with_budget_note
 from memorykit.embeddings import Embedder
 from memorykit.evaluation.baselines import BM25Retrieval, _Baseline, _BM25Prepared, _State
@@ -61,6 +61,24 @@ class HybridSettings:
     """BM25 length normalisation."""
     analyzer: str = "stemmed"
     """The lexical analyzer by name (``memorykit.evaluation.baselines.ANALYZERS``)."""
+    fusion: str = "linear"
+    """How BM25 and cosine combine: ``"linear"`` (the blend above) or ``"rrf"`` (reciprocal
+    rank fusion, ``w / (60 + rank)`` per ranking with the same weights, scaled to a top of 1)."""
+    session_weight: float = 0.0
+    """Share of the message's session's own score added to it, in [0, 1] (LongMemEval's
+    session-level keys): each session scored as one document, BM25 over its text and the
+    cosine of its mean vector, blended as the turns are."""
+    feedback: int = 0
+    """Pseudo-relevance feedback: the top ``feedback`` messages of a first ranking expand the
+    query (their mean vector added to the query's; their most specific terms added to BM25's
+    query at half weight); 0: none."""
+    diversity: float = 0.0
+    """Maximal marginal relevance over the top candidates: each next hit's score less
+    ``diversity`` times its highest cosine to a hit already taken, so near-duplicate turns
+    give way to distinct evidence; 0: plain score order."""
+    session_cap: int = 0
+    """At most this many hits from one session before every other session's next hits
+    (then the next round); 0: no cap."""
 
     def __post_init__(self) -> None:
         require_unit_interval("lexical_weight", self.lexical_weight)
@@ -70,6 +88,11 @@ class HybridSettings:
         require_non_negative("k1", self.k1)
         require_unit_interval("b", self.b)
         require_str("analyzer", self.analyzer)
+        require_choice("fusion", self.fusion, ("linear", "rrf"))
+        require_unit_interval("session_weight", self.session_weight)
+        require_int("feedback", self.feedback, minimum=0, maximum=50)
+        require_unit_interval("diversity", self.diversity)
+        require_int("session_cap", self.session_cap, minimum=0, maximum=1000)
 
 
 _SHARED: dict[str, Embedder] = {}
@@ -119,12 +142,58 @@ class _HybridPrepared(_BM25Prepared):
         self.first = np.zeros(len(keys), dtype=np.int64)  # index of each message's session start
         for i in range(1, len(keys)):
             self.first[i] = self.first[i - 1] if self.same_as_next[i - 1] else i
+        self.session_indexes: dict[int, Any] = {}  # position -> BM25 over the sessions' texts
+        self.holders: dict[str, np.ndarray] | None = None  # term -> messages holding it
+        self.similar: np.ndarray | None = None
+        self.rankings: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = {}
+
+    def similarity(self) -> np.ndarray:
+        """Cosine of every pair of messages, computed once: one large product instead of a
+        small one per question (small ones are slow when other jobs share the cores)."""
+        if self.similar is None:
+            self.similar = self.vectors @ self.vectors.T
+        return self.similar
+
+    def session_index(self, position: int, policy: HybridRetrieval) -> Any:
+        """BM25 over each session's text before ``position`` (one document per session)."""
+        index = self.session_indexes.get(position)
+        if index is None:
+            import bm25s
+
+            starts = np.flatnonzero(self.first[:position] == np.arange(position)).tolist()
+            docs = [sum(self.docs[a:b], []) for a, b in zip(starts, starts[1:] + [position])]
+            index = bm25s.BM25(k1=policy.settings.k1, b=policy.settings.b)
+            index.index(docs, show_progress=False)
+            self.session_indexes[position] = index
+        return index
+
+    def holding(self, term: str) -> np.ndarray:
+        """The sorted indices of the messages whose text has ``term``."""
+        if self.holders is None:
+            found: dict[str, list[int]] = {}
+            for i, doc in enumerate(self.docs):
+                for t in set(doc):
+                    found.setdefault(t, []).append(i)
+            self.holders = {t: np.asarray(v) for t, v in found.items()}
+        return self.holders.get(term, np.zeros(0, dtype=np.int64))
 
     def query_vector(self, query: str) -> np.ndarray:
         vector = self.queries.get(query)
         if vector is None:
             vector = _unit(np.asarray(self.embedder.embed([query]), dtype=np.float32))[0]
         return vector
+
+
+_DIVERSE = 128
+"""Candidates ``diversity`` re-ranks: more messages than 2,000 tokens hold."""
+
+
+def _reciprocal_rank(values: np.ndarray) -> np.ndarray:
+    """``1 / (60 + rank)`` of each value among ``values`` (rank 1: the highest; 60 is the
+    usual constant of reciprocal rank fusion); a score of 0 or less gets 0 for BM25's sake."""
+    rank = np.empty(len(values))
+    rank[np.argsort(-values, kind="stable")] = np.arange(1, len(values) + 1)
+    return np.where(values > 0, 1.0 / (60.0 + rank), 0.0)
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:
@@ -168,14 +237,21 @@ class HybridRetrieval(_Baseline):
                                             [q.question for q in conversation.questions]))
 
     def scores(self, p: _HybridPrepared, position: int, query: str) -> np.ndarray:
-        """The blended, smoothed score of each of the first ``position`` messages."""
+        """The blended, smoothed score of each of the first ``position`` messages (with the
+        session share and the feedback expansion when they are on)."""
         s = self.settings
+        if not position:
+            return np.zeros(0)
         lexical = np.asarray(self.bm25.scores(p, position, query), dtype=np.float64)
-        top = lexical.max() if position else 0.0
-        if top > 0:
-            lexical /= top
-        cosine = p.vectors[:position] @ p.query_vector(query) if position else np.zeros(0)
-        score = s.lexical_weight * lexical + (1.0 - s.lexical_weight) * cosine
+        vector = p.query_vector(query)
+        cosine = p.vectors[:position] @ vector
+        score = self._blend(lexical, cosine)
+        if s.feedback:
+            top = np.argsort(-score, kind="stable")[:s.feedback]
+            wider = _unit((vector + 0.5 * p.vectors[top].mean(axis=0))[None, :])[0]
+            expanded = self._blend(lexical + 0.5 * self._expansion(p, position, top, query),
+                                   p.vectors[:position] @ wider)
+            score = np.maximum(score, expanded)  # expansion lifts messages, never sinks the first hits
         if s.smoothing and position > 1:
             link = p.same_as_next[:position - 1]  # message i and i + 1 share a session
             left = np.zeros(position)
@@ -186,14 +262,80 @@ class HybridRetrieval(_Baseline):
             count[1:] += link
             count[:-1] += link
             score = score + s.smoothing * (left + right) / np.maximum(count, 1)
+        if s.session_weight:
+            score = score + s.session_weight * self._session_scores(p, position, query, vector)
         return score
+
+    def _blend(self, lexical: np.ndarray, cosine: np.ndarray) -> np.ndarray:
+        w = self.settings.lexical_weight
+        if self.settings.fusion == "rrf":
+            fused = w * _reciprocal_rank(lexical) + (1.0 - w) * _reciprocal_rank(cosine)
+            return fused / fused.max() if fused.max() > 0 else fused
+        top = lexical.max() if lexical.size else 0.0
+        return w * (lexical / top if top > 0 else lexical) + (1.0 - w) * cosine
+
+    def _expansion(self, p: _HybridPrepared, position: int, top: np.ndarray, query: str) -> np.ndarray:
+        """BM25 scores of the five most specific terms of the ``top`` messages that the query
+        lacks and other messages have (a term only the top messages hold finds nothing new):
+        messages of ``top`` holding it times its log inverse document frequency."""
+        asked = set(self.bm25.analyzer(query))
+        counts: dict[str, int] = {}
+        for i in top.tolist():
+            for t in set(p.docs[i]) - asked:
+                counts[t] = counts.get(t, 0) + 1
+        held = {t: int(np.searchsorted(p.holding(t), position)) for t in counts}
+        weight = {t: c * np.log(position / held[t]) for t, c in counts.items() if held[t] > c}
+        terms = sorted(weight, key=lambda t: (-weight[t], t))[:5]
+        index = self.bm25._index(p, position)
+        ids = [index.vocab_dict[t] for t in terms if t in index.vocab_dict]
+        return np.asarray(index.get_scores(ids), dtype=np.float64) if ids else np.zeros(position)
+
+    def _session_scores(self, p: _HybridPrepared, position: int, query: str,
+                        vector: np.ndarray) -> np.ndarray:
+        """Each message's session scored as one document (BM25 of its text, cosine of its mean
+        vector, blended as turns are), spread back onto its messages."""
+        starts = np.flatnonzero(p.first[:position] == np.arange(position))
+        index = p.session_index(position, self)
+        ids = [index.vocab_dict[t] for t in self.bm25.analyzer(query) if t in index.vocab_dict]
+        lexical = np.asarray(index.get_scores(ids), dtype=np.float64) if ids else np.zeros(len(starts))
+        cosine = _unit(np.add.reduceat(p.vectors[:position], starts)) @ vector
+        return self._blend(lexical, cosine)[np.searchsorted(starts, p.first[:position])]
 
     def ranking(self, p: _HybridPrepared, position: int, query: str) -> tuple[np.ndarray, np.ndarray]:
         """``(order, score)``: the first ``position`` message indices in the order ``_build``
         considers them as hits (each then widened by its neighbours while they fit), and each
-        message's final score, the one ``order`` sorts (ties to the newer message)."""
+        message's score from ``scores``. ``order`` is that score's order (ties to the newer
+        message), then re-ranked by ``diversity`` and ``session_cap`` when they are on: those
+        change the order, not the score."""
+        s = self.settings
+        known = p.rankings.get((position, query))  # a sweep asks again at each budget
+        if known is not None:
+            return known
         score = self.scores(p, position, query)
-        return np.lexsort((-np.arange(position), -score)), score
+        order = np.lexsort((-np.arange(position), -score))
+        if s.diversity and position > 1:
+            head = order[:_DIVERSE]
+            similar = p.similarity()[np.ix_(head, head)]
+            gain = score[head] - score[head].min()  # relevance scaled to [0, 1] over the head,
+            gain /= gain.max() if gain.max() > 0 else 1.0  # so diversity means the same at any blend
+            closest = np.zeros(len(head))
+            picked = []
+            for _ in range(len(head)):
+                j = int(np.argmax(gain - s.diversity * closest))
+                picked.append(j)
+                gain[j] = -np.inf
+                closest = np.maximum(closest, similar[j])
+            order = np.concatenate((head[picked], order[_DIVERSE:]))
+        if s.session_cap:
+            session = p.first[order]
+            by_session = np.argsort(session, kind="stable")
+            new = np.r_[True, session[by_session][1:] != session[by_session][:-1]]
+            within = np.empty(position, dtype=np.int64)  # hits of the same session ranked above
+            within[by_session] = np.arange(position) - np.flatnonzero(new)[np.cumsum(new) - 1]
+            order = order[np.argsort(within // s.session_cap, kind="stable")]
+        order.flags.writeable = score.flags.writeable = False  # shared by the cache
+        p.rankings[(position, query)] = (order, score)
+        return order, score
 
     def _widen(self, p: _HybridPrepared, hit: int, position: int) -> list[int]:
         """``hit`` and its same-session neighbours before ``position``, nearest first."""

@@ -1,0 +1,112 @@
+"""``python -m bench.retrieval_ideas``: each retrieval idea of issue 26 on and off, recall per category.
+
+    python -m bench.retrieval_ideas                 # the bundled fixture and a LoCoMo-size synthetic set
+    python -m bench.retrieval_ideas --locomo PATH   # a local LoCoMo copy instead of the two
+
+Every variant is ``HybridRetrieval`` (stemmed BM25 + MiniLM) with one ``HybridSettings`` field
+changed from the plain policy (the issue's measured configuration: lexical_weight 0.5, smoothing
+0.5, neighbours 1, dates, no idea on), then the combinations. Recall is the mean share of each
+question's evidence in its context, over categories 1-4, at 1,000 and 2,000 billed tokens,
+through ``memorykit.evaluation.harness.evaluate``; per category at 1,000 tokens. The synthetic
+set is written by the fixture's generator (``data/locomo_style/generate.py``, seeded:
+``--conversations 10 --events 24``) into a temporary directory. Neither is the target: the issue's
+targets are on held-out real LoCoMo conversations.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.tuning_lesson_scale import write_dataset
+from memorykit.classroom.data import load_tuning_data
+from memorykit.evaluation.harness import evaluate
+from memorykit.evaluation.hybrid import HybridRetrieval, HybridSettings
+from memorykit.evaluation.locomo import CATEGORIES, load_locomo
+
+PLAIN = HybridSettings(lexical_weight=0.5, smoothing=0.5, neighbours=1, dates=True, fusion="linear",
+                       session_weight=0.0, feedback=0, diversity=0.0, session_cap=0)
+"""The baseline every idea is switched on against (set below to the issue's configuration)."""
+
+IDEAS: dict[str, dict[str, Any]] = {
+    "fusion rrf": {"fusion": "rrf"},
+    "session_weight 0.25": {"session_weight": 0.25},
+    "session_weight 0.5": {"session_weight": 0.5},
+    "feedback 1": {"feedback": 1},
+    "feedback 3": {"feedback": 3},
+    "diversity 0.5": {"diversity": 0.5},
+    "diversity 1": {"diversity": 1.0},
+    "session_cap 1": {"session_cap": 1},
+    "session_cap 2": {"session_cap": 2},
+}
+TUNED = {"lexical_weight": 0.25, "neighbours": 0}
+VARIANTS: dict[str, dict[str, Any]] = {
+    "plain (issue's measured configuration)": {},
+    **IDEAS,
+    "lexical_weight 0.25, neighbours 0": TUNED,
+    **{f"lexical_weight 0.25, neighbours 0, {k}": {**TUNED, **v} for k, v in IDEAS.items()},
+    "lexical_weight 0.25, neighbours 0, diversity 1, feedback 1": {**TUNED, "diversity": 1.0, "feedback": 1},
+    "lexical_weight 0.25, neighbours 0, diversity 1, session_weight 0.25":
+        {**TUNED, "diversity": 1.0, "session_weight": 0.25},
+}
+"""Variant name -> the HybridSettings fields it changes from ``PLAIN``."""
+
+BUDGETS = (1000, 2000)
+MAIN = [CATEGORIES[c] for c in (1, 2, 3, 4)]
+
+
+def table(data: Any, label: str, variants: dict[str, dict[str, Any]]) -> None:
+    print(f"\n### {label}\n")
+    print("| variant | @1,000 | @2,000 | " + " | ".join(f"{c} @1,000" for c in MAIN) + " | s |")
+    print("|---|---|---|" + "---|" * len(MAIN) + "---|")
+    base: list[float] = []
+    for name, fields in variants.items():
+        policy = HybridRetrieval(dataclasses.replace(PLAIN, **fields), name=name)
+        prepared: dict[str, Any] = {}
+        t0 = time.perf_counter()
+        results = [evaluate(policy, data, b, prepared=prepared) for b in BUDGETS]
+        seconds = time.perf_counter() - t0
+        overall = [r.summary()["recall"] for r in results]
+        assert all(r.summary()["over_budget"] == 0 for r in results), name
+        cats = {row["category"]: row["recall"] for row in results[0].by_category()}
+        base = base or overall
+        delta = [f"{100 * o:.1f}" + (f" ({100 * (o - b):+.1f})" if fields else "")
+                 for o, b in zip(overall, base)]
+        print(f"| {name} | {delta[0]} | {delta[1]} | "
+              + " | ".join(f"{100 * cats[c]:.1f}" if c in cats else "-" for c in MAIN)
+              + f" | {seconds:.1f} |", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--locomo", default=None, help="a local LoCoMo copy (default: fixture + synthetic)")
+    parser.add_argument("--only", default=None, help="run only variants whose name contains this")
+    args = parser.parse_args(argv)
+    variants = {n: f for n, f in VARIANTS.items() if not args.only or args.only in n or not f}
+    print(f"# Retrieval ideas ({platform.machine()}, {os.cpu_count()} cores, Python "
+          f"{platform.python_version()}, load average {os.getloadavg()[0]:.1f}, "
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})")
+    print("recall over categories 1-4 in %, (difference to plain in points); per category at 1,000")
+    if args.locomo:
+        data, description = load_tuning_data(args.locomo)
+        table(data, description, variants)
+        return 0
+    data, description = load_tuning_data(None)
+    table(data, description, variants)
+    with tempfile.TemporaryDirectory(prefix="memorykit-ideas-") as tmp:
+        big = load_locomo(write_dataset(Path(tmp), 10, 24), verify=False)
+    table(big, f"synthetic LoCoMo-size set (generate.py --conversations 10 --events 24): "
+               f"{len(big)} conversations, {big.n_messages:,} turns, {big.n_questions:,} questions",
+          variants)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
