@@ -89,6 +89,8 @@ def test_a_vector_does_not_depend_on_its_batch(embedder):
     ({"batch_size": 0}, "batch_size must be >= 1, got 0"),
     ({"batch_tokens": 0}, "batch_tokens must be >= 1, got 0"),
     ({"batch_size": 2.5}, "batch_size must be an integer, got 2.5"),
+    ({"threads": 0}, "threads must be >= 1, got 0"),
+    ({"threads": "2"}, "threads must be an integer, got '2'"),
 ])
 def test_bad_settings_name_the_value(kwargs, message):
     with pytest.raises((ValueError, TypeError), match=message):
@@ -110,6 +112,26 @@ def test_threads_get_the_serial_answer(embedder):
         t.join(60)
     for k in range(4):
         assert np.allclose(got[k], want[k::4], atol=1e-6)
+
+
+def test_parallel_passes_give_the_serial_vectors_and_restore_blas_threads(embedder, monkeypatch):
+    """Batches run on several threads with BLAS set to one thread meanwhile; the vectors are the
+    serial ones and the BLAS thread count is the caller's again afterwards."""
+    from memorykit.longterm import minilm
+
+    seen: list[int] = []
+    count = [3]
+    monkeypatch.setitem(minilm._BLAS, "api", (lambda: count[0], lambda n: count.__setitem__(0, n)))
+    encode = MiniLMEmbedder._encode
+    monkeypatch.setattr(MiniLMEmbedder, "_encode",
+                        lambda self, ids, mask: (seen.append(count[0]), encode(self, ids, mask))[1])
+    texts = [f"Parcel {i} left the depot at {i % 12} o'clock" + " again" * (i % 9) for i in range(40)]
+    serial = MiniLMEmbedder(batch_size=4, threads=1).embed(texts)
+    assert set(seen) == {3}  # one thread: BLAS left as it is
+    seen.clear()
+    parallel = MiniLMEmbedder(batch_size=4, threads=3).embed(texts)
+    assert len(seen) == 10 and set(seen) == {1} and count[0] == 3
+    assert np.allclose(parallel, serial, atol=1e-6)
 
 
 def test_recalls_a_paraphrased_fact_above_the_seed_threshold(tmp_path, monkeypatch):
