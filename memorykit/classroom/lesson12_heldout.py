@@ -35,6 +35,10 @@ def _budget(sweeps: TuningSweeps, budget: int) -> int:
     return budget
 
 
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
+
+
 def _ci(ci: tuple[float, float] | None) -> str:
     return "-" if ci is None else f"{ci[0]:.3f}-{ci[1]:.3f}"
 
@@ -51,11 +55,11 @@ def heldout_table(sweeps: TuningSweeps, budget: int = EXERCISE_BUDGET) -> list[d
     95% bootstrap interval over conversations, best held-out recall first."""
     t = _tuned(sweeps)
     return [{"policy": r["policy"], "picked_configuration": r["configuration"],
-             "recall_where_picked": round(r["tuning_recall"], 3),
-             "held_out_recall": round(r["recall"], 3), "held_out_95%_interval": _ci(r["recall_ci"]),
-             f"{t.units}_tokens": int(round(r["tokens"])),
-             "over_budget": round(float(r["over_budget"]), 3),
-             "answer_recall": None if r["answer_recall"] is None else round(r["answer_recall"], 3)}
+             "recall_where_picked": _r(r["tuning_recall"]),
+             "held_out_recall": _r(r["recall"]), "held_out_95%_interval": _ci(r["recall_ci"]),
+             f"{t.units}_tokens": None if r["tokens"] is None else int(round(r["tokens"])),
+             "over_budget": _r(r["over_budget"]),
+             "answer_recall": _r(r["answer_recall"])}
             for r in t.best().where(budget=_budget(sweeps, budget))]
 
 
@@ -77,13 +81,14 @@ def fold_rows(sweeps: TuningSweeps, policy: str, budget: int = EXERCISE_BUDGET
         tuning, test = (np.isin(conv, [ids.index(c) for c in part])
                         for part in (split.tuning, split.test))
         figures = [t.figures(t.outcomes[n], tuning) for n in rows]
-        best = max(range(len(rows)), key=lambda n: (figures[n]["recall"],
-                                                    -figures[n]["tokens"], -n))
-        out.append({"picked_on": ", ".join(split.tuning), "picked_configuration":
-                    t.configurations[rows[best]]["configuration"],
-                    "recall_where_picked": round(figures[best]["recall"], 3),
+        best = max(range(len(rows)), key=lambda n: (  # as tune ranks: no question is -1
+            -1.0 if figures[n]["recall"] is None else figures[n]["recall"],
+            -(figures[n]["tokens"] or 0.0), -n))
+        out.append({"policy": policy, "picked_on": ", ".join(split.tuning),
+                    "picked_configuration": t.configurations[rows[best]]["configuration"],
+                    "recall_where_picked": _r(figures[best]["recall"]),
                     "scored_on": ", ".join(split.test),
-                    "recall_there": round(t.figures(t.outcomes[rows[best]], test)["recall"], 3)})
+                    "recall_there": _r(t.figures(t.outcomes[rows[best]], test)["recall"])})
     return out
 
 
@@ -117,7 +122,7 @@ def paired_rows(sweeps: TuningSweeps, budget: int = EXERCISE_BUDGET) -> list[dic
     the difference of held-out recall and its paired bootstrap interval over conversations."""
     t = _tuned(sweeps)
     return [{"policy": r["policy"], "minus": r["other"], "questions": r["questions"],
-             "difference": round(r["difference"], 3),
+             "difference": _r(r["difference"]),
              "95%_interval": _ci(r["difference_ci"]),
              "tells_them_apart": r["distinguishable"]}
             for r in t.comparisons().where(budget=_budget(sweeps, budget))]
@@ -131,7 +136,7 @@ def front_rows(sweeps: TuningSweeps) -> list[dict[str, Any]]:
     return [{"configuration": f"{p['policy']}({p['configuration']})"
              if p["configuration"] != "defaults" else p["policy"],
              "budget": p["budget"], "split": p["split"],
-             f"{sweeps.units}_tokens": int(round(p["tokens"])), "recall": round(p["recall"], 3),
+             f"{sweeps.units}_tokens": int(round(p["tokens"])), "recall": _r(p["recall"]),
              "95%_interval": _ci(p["recall_ci"]),
              "overlaps_cheaper": "-" if p["overlaps_cheaper"] is None else p["overlaps_cheaper"],
              "same_point": p["same_point"]}
