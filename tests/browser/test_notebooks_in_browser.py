@@ -205,7 +205,11 @@ def _misses_text(session: labdriver.NotebookSession) -> list[str]:
     drawn = session.page.evaluate(js)
     if not drawn:
         return []
+    MISSES_COMPARED[0] += 1
     return misses_text_problems(session.kernel_json(_KERNEL_MISSES, "_mk_misses"), drawn)
+
+
+MISSES_COMPARED = [0]  # how often the misses browser's text was compared (reported per notebook)
 
 
 def _layout_problems(session: labdriver.NotebookSession, when: str) -> list[str]:
@@ -301,7 +305,7 @@ def _move_every_slider(session: labdriver.NotebookSession) -> tuple[list[str], i
 @pytest.mark.parametrize("nb_path", _params())
 def test_notebook_draws_what_the_kernel_holds(nb_path: Path, lab, browser):
     t0 = time.monotonic()
-    CHECK_SECONDS[0], SLIDERS[0] = 0.0, 0
+    CHECK_SECONDS[0], SLIDERS[0], MISSES_COMPARED[0] = 0.0, 0, 0
     before = _sha(nb_path)
     session = labdriver.NotebookSession(browser, lab, nb_path)
     try:
@@ -338,7 +342,9 @@ def test_notebook_draws_what_the_kernel_holds(nb_path: Path, lab, browser):
                                   + "\n  ".join(problems[:40]))
             print(f"\n{nb_path.name}: ran in {t_run:.1f} s, total {time.monotonic() - t0:.1f} s "
                   f"({CHECK_SECONDS[0]:.1f} s comparing figures, {SLIDERS[0]} sliders moved there and back), "
-                  f"{len(shots)} screenshot(s)")
+                  f"{len(shots)} screenshot(s)"
+                  + (f", the misses browser's text compared {MISSES_COMPARED[0]} times"
+                     if MISSES_COMPARED[0] else ""))
         except Exception as exc:
             shot = f" (screenshot: {session.screenshot(ARTIFACTS / f'{nb_path.stem}-failure.png')})"
             if session.console_errors:
