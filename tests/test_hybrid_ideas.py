@@ -32,17 +32,23 @@ def ids(ctx):
     return [i for item in ctx.items for i in item.sources]
 
 
-def test_ranking_is_what_the_context_is_built_from(conv):
-    policy = hybrid(neighbours=0, dates=False, smoothing=0.0)
+@pytest.mark.parametrize("diversity", [0.0, 1.0])
+def test_ranking_is_what_the_context_is_built_from(conv, diversity):
+    policy = hybrid(neighbours=0, dates=False, smoothing=0.0, diversity=diversity)
     p = policy.prepare(conv).prepared
+    reordered = 0
     for q in conv.questions:
         order, score = policy.ranking(p, len(conv), q.question)
         assert sorted(order.tolist()) == list(range(len(conv))) and score.shape == (len(conv),)
-        assert all(score[a] >= score[b] for a, b in zip(order[:-1], order[1:]))
-        # a budget of one message's tokens (plus the primer) holds exactly the top-ranked message
-        top = int(order[0])
-        budget = int(p.tokens[top]) + p.primer
-        assert ids(policy.build_context(conv.messages, q.question, budget))[:1] == [conv.messages[top].id]
+        by_score = all(score[a] >= score[b] for a, b in zip(order[:-1], order[1:]))
+        assert by_score or diversity  # diversity reorders; the score stays the relevance
+        reordered += not by_score
+        # a budget of the first two ranked messages (plus the primer) holds exactly those two
+        first, second = (int(i) for i in order[:2])
+        budget = int(p.tokens[first] + p.tokens[second]) + p.primer
+        context = policy.build_context(conv.messages, q.question, budget)
+        assert sorted(ids(context)) == sorted([conv.messages[first].id, conv.messages[second].id])
+    assert reordered or not diversity
 
 
 def sessions(*turns: tuple[int, str]):

@@ -3,13 +3,16 @@
 ``HybridRetrieval`` scores every message of the history for the question as
 ``lexical_weight * BM25 / max BM25 + (1 - lexical_weight) * cosine``: BM25 finds the rare
 name or number a question repeats, the sentence embedding finds the paraphrase BM25 misses
-("adopt" against "a forever home"). Two session-aware steps then turn ranked turns into
-readable context:
+("adopt" against "a forever home"). These steps then turn ranked turns into readable
+context:
 
 * smoothing: each message adds ``smoothing`` times the mean score of its same-session
   neighbours, so a turn whose neighbours match (the answer to a matching question) rises;
 * neighbours: each hit brings up to ``neighbours`` same-session messages on each side (nearest
-  first) while they fit, because an answer often sits in the reply to the matching turn.
+  first) while they fit, because an answer often sits in the reply to the matching turn;
+* diversity (maximal marginal relevance): a turn much like one already taken gives way, so
+  the budget holds more distinct evidence (list questions, evidence over many sessions);
+* feedback (off by default): the first hits expand the query, to reach a second hop.
 
 With ``dates`` each session present in the context is introduced by a header item carrying its
 date ("Session 3, 8 May 2023 13:56"), so a "When did...?" question can be answered from the
@@ -29,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from memorykit._validate import (require_bool, require_choice, require_int, require_non_negative,
+from memorykit._validate import (require_bool, require_int, require_non_negative,
                                  require_str, require_unit_interval)
 from memorykit.context import Context, ContextItem, check_request, with_budget_note
 from memorykit.embeddings import Embedder
@@ -45,14 +48,16 @@ __all__ = ["HybridRetrieval", "HybridSettings", "make_hybrid", "shared_minilm"]
 class HybridSettings:
     """How ``HybridRetrieval`` weighs, smooths and widens its hits."""
 
-    lexical_weight: float = 0.5
+    lexical_weight: float = 0.25
     """Weight of the max-normalised BM25 score; the cosine gets ``1 - lexical_weight``
-    (1: BM25 alone, 0: MiniLM alone)."""
+    (1: BM25 alone, 0: MiniLM alone). 0.25, not 0.5: better on both data sets of
+    ``bench/retrieval_ideas.py`` (BENCHMARKS.md, issue 26)."""
     smoothing: float = 0.5
     """Share of the mean score of a message's same-session neighbours added to its own, in
     [0, 1] (0: none; above 1 the neighbours would outweigh the message itself)."""
-    neighbours: int = 1
-    """Same-session messages taken on each side of a hit, nearest first, when they fit."""
+    neighbours: int = 0
+    """Same-session messages taken on each side of a hit, nearest first, when they fit (0, not
+    1, since issue 26: a neighbour costs a turn of budget that a hit elsewhere uses better)."""
     dates: bool = True
     """Introduce each session in the context by a header item with its date (costs tokens)."""
     k1: float = 1.5
@@ -61,24 +66,16 @@ class HybridSettings:
     """BM25 length normalisation."""
     analyzer: str = "stemmed"
     """The lexical analyzer by name (``memorykit.evaluation.baselines.ANALYZERS``)."""
-    fusion: str = "linear"
-    """How BM25 and cosine combine: ``"linear"`` (the blend above) or ``"rrf"`` (reciprocal
-    rank fusion, ``w / (60 + rank)`` per ranking with the same weights, scaled to a top of 1)."""
-    session_weight: float = 0.0
-    """Share of the message's session's own score added to it, in [0, 1] (LongMemEval's
-    session-level keys): each session scored as one document, BM25 over its text and the
-    cosine of its mean vector, blended as the turns are."""
     feedback: int = 0
     """Pseudo-relevance feedback: the top ``feedback`` messages of a first ranking expand the
-    query (their mean vector added to the query's; their most specific terms added to BM25's
-    query at half weight); 0: none."""
-    diversity: float = 0.0
-    """Maximal marginal relevance over the top candidates: each next hit's score less
-    ``diversity`` times its highest cosine to a hit already taken, so near-duplicate turns
-    give way to distinct evidence; 0: plain score order."""
-    session_cap: int = 0
-    """At most this many hits from one session before every other session's next hits
-    (then the next round); 0: no cap."""
+    query (half their mean vector added to the query's; their five most specific terms that
+    other messages share added to BM25's query at half weight); a message keeps the higher of
+    its two scores. 0: none (it finds second hops but costs other questions: BENCHMARKS.md)."""
+    diversity: float = 1.0
+    """Maximal marginal relevance over the top candidates: each next hit's score (scaled to
+    [0, 1] over them) less ``diversity`` times its highest cosine to a hit already taken, so
+    near-duplicate turns give way to distinct evidence; 0: plain score order. At 1 a copy of a
+    taken hit is worth nothing more."""
 
     def __post_init__(self) -> None:
         require_unit_interval("lexical_weight", self.lexical_weight)
@@ -88,11 +85,8 @@ class HybridSettings:
         require_non_negative("k1", self.k1)
         require_unit_interval("b", self.b)
         require_str("analyzer", self.analyzer)
-        require_choice("fusion", self.fusion, ("linear", "rrf"))
-        require_unit_interval("session_weight", self.session_weight)
         require_int("feedback", self.feedback, minimum=0, maximum=50)
         require_unit_interval("diversity", self.diversity)
-        require_int("session_cap", self.session_cap, minimum=0, maximum=1000)
 
 
 _SHARED: dict[str, Embedder] = {}
@@ -142,7 +136,6 @@ class _HybridPrepared(_BM25Prepared):
         self.first = np.zeros(len(keys), dtype=np.int64)  # index of each message's session start
         for i in range(1, len(keys)):
             self.first[i] = self.first[i - 1] if self.same_as_next[i - 1] else i
-        self.session_indexes: dict[int, Any] = {}  # position -> BM25 over the sessions' texts
         self.holders: dict[str, np.ndarray] | None = None  # term -> messages holding it
         self.similar: np.ndarray | None = None
         self.rankings: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = {}
@@ -153,19 +146,6 @@ class _HybridPrepared(_BM25Prepared):
         if self.similar is None:
             self.similar = self.vectors @ self.vectors.T
         return self.similar
-
-    def session_index(self, position: int, policy: HybridRetrieval) -> Any:
-        """BM25 over each session's text before ``position`` (one document per session)."""
-        index = self.session_indexes.get(position)
-        if index is None:
-            import bm25s
-
-            starts = np.flatnonzero(self.first[:position] == np.arange(position)).tolist()
-            docs = [sum(self.docs[a:b], []) for a, b in zip(starts, starts[1:] + [position])]
-            index = bm25s.BM25(k1=policy.settings.k1, b=policy.settings.b)
-            index.index(docs, show_progress=False)
-            self.session_indexes[position] = index
-        return index
 
     def holding(self, term: str) -> np.ndarray:
         """The sorted indices of the messages whose text has ``term``."""
@@ -186,14 +166,6 @@ class _HybridPrepared(_BM25Prepared):
 
 _DIVERSE = 128
 """Candidates ``diversity`` re-ranks: more messages than 2,000 tokens hold."""
-
-
-def _reciprocal_rank(values: np.ndarray) -> np.ndarray:
-    """``1 / (60 + rank)`` of each value among ``values`` (rank 1: the highest; 60 is the
-    usual constant of reciprocal rank fusion); a score of 0 or less gets 0 for BM25's sake."""
-    rank = np.empty(len(values))
-    rank[np.argsort(-values, kind="stable")] = np.arange(1, len(values) + 1)
-    return np.where(values > 0, 1.0 / (60.0 + rank), 0.0)
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:
@@ -262,15 +234,10 @@ class HybridRetrieval(_Baseline):
             count[1:] += link
             count[:-1] += link
             score = score + s.smoothing * (left + right) / np.maximum(count, 1)
-        if s.session_weight:
-            score = score + s.session_weight * self._session_scores(p, position, query, vector)
         return score
 
     def _blend(self, lexical: np.ndarray, cosine: np.ndarray) -> np.ndarray:
         w = self.settings.lexical_weight
-        if self.settings.fusion == "rrf":
-            fused = w * _reciprocal_rank(lexical) + (1.0 - w) * _reciprocal_rank(cosine)
-            return fused / fused.max() if fused.max() > 0 else fused
         top = lexical.max() if lexical.size else 0.0
         return w * (lexical / top if top > 0 else lexical) + (1.0 - w) * cosine
 
@@ -290,23 +257,12 @@ class HybridRetrieval(_Baseline):
         ids = [index.vocab_dict[t] for t in terms if t in index.vocab_dict]
         return np.asarray(index.get_scores(ids), dtype=np.float64) if ids else np.zeros(position)
 
-    def _session_scores(self, p: _HybridPrepared, position: int, query: str,
-                        vector: np.ndarray) -> np.ndarray:
-        """Each message's session scored as one document (BM25 of its text, cosine of its mean
-        vector, blended as turns are), spread back onto its messages."""
-        starts = np.flatnonzero(p.first[:position] == np.arange(position))
-        index = p.session_index(position, self)
-        ids = [index.vocab_dict[t] for t in self.bm25.analyzer(query) if t in index.vocab_dict]
-        lexical = np.asarray(index.get_scores(ids), dtype=np.float64) if ids else np.zeros(len(starts))
-        cosine = _unit(np.add.reduceat(p.vectors[:position], starts)) @ vector
-        return self._blend(lexical, cosine)[np.searchsorted(starts, p.first[:position])]
-
     def ranking(self, p: _HybridPrepared, position: int, query: str) -> tuple[np.ndarray, np.ndarray]:
         """``(order, score)``: the first ``position`` message indices in the order ``_build``
         considers them as hits (each then widened by its neighbours while they fit), and each
         message's score from ``scores``. ``order`` is that score's order (ties to the newer
-        message), then re-ranked by ``diversity`` and ``session_cap`` when they are on: those
-        change the order, not the score."""
+        message), then re-ranked by ``diversity`` when it is on: that changes the order, not
+        the score."""
         s = self.settings
         known = p.rankings.get((position, query))  # a sweep asks again at each budget
         if known is not None:
@@ -326,13 +282,6 @@ class HybridRetrieval(_Baseline):
                 gain[j] = -np.inf
                 closest = np.maximum(closest, similar[j])
             order = np.concatenate((head[picked], order[_DIVERSE:]))
-        if s.session_cap:
-            session = p.first[order]
-            by_session = np.argsort(session, kind="stable")
-            new = np.r_[True, session[by_session][1:] != session[by_session][:-1]]
-            within = np.empty(position, dtype=np.int64)  # hits of the same session ranked above
-            within[by_session] = np.arange(position) - np.flatnonzero(new)[np.cumsum(new) - 1]
-            order = order[np.argsort(within // s.session_cap, kind="stable")]
         order.flags.writeable = score.flags.writeable = False  # shared by the cache
         p.rankings[(position, query)] = (order, score)
         return order, score
@@ -388,7 +337,7 @@ class HybridRetrieval(_Baseline):
         return f"HybridRetrieval({self.name!r}, {self.settings!r})"
 
 
-def make_hybrid(lexical_weight: float = 0.5, neighbours: int = 1, **settings: Any) -> HybridRetrieval:
+def make_hybrid(lexical_weight: float = 0.25, neighbours: int = 0, **settings: Any) -> HybridRetrieval:
     """A ``HybridRetrieval`` over the shared MiniLM embedder (picklable factory for sweeps)."""
     return HybridRetrieval(HybridSettings(lexical_weight=lexical_weight, neighbours=neighbours,
                                           **settings))

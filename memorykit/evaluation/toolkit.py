@@ -170,7 +170,7 @@ def _tunable() -> dict[str, Tunable]:
         "attention": Tunable(make_attention, ("neighbours", "dimension"),
                              ((0, 1, 2, 3), (64, 128, 256, 512)), (1, 512)),
         "hybrid-retrieval": Tunable(make_hybrid, ("lexical_weight", "neighbours"),
-                                    ((0.0, 0.25, 0.5, 0.75, 1.0), (0, 1, 2)), (0.5, 1)),
+                                    ((0.0, 0.25, 0.5, 0.75, 1.0), (0, 1, 2)), (0.25, 0)),
     }
 
 
