@@ -15,7 +15,7 @@ context:
 * feedback (off by default): the first hits expand the query, to reach a second hop.
 
 With ``dates`` each session present in the context is introduced by a header item carrying its
-date ("Session 3, 8 May 2023 13:56"), so a "When did...?" question can be answered from the
+day ("8 May 2023"; "Session 3" for a session without a date), so a "When did...?" question can be answered from the
 context and not only "covered"; headers cost tokens and count against the budget. Sessions
 are read from each message's ``metadata["session"]`` and dates from ``created_at`` (the LoCoMo
 loader stamps both), so the plain path and the per-conversation fast path (``prepare``: every
@@ -104,7 +104,7 @@ def shared_minilm() -> Embedder:
 
 def _session_date(created_at: float) -> str:
     when = datetime.fromtimestamp(created_at, tz=timezone.utc)
-    return f"{when.day} {when:%B %Y %H:%M}"
+    return f"{when.day} {when:%B %Y}"
 
 
 class _HybridPrepared(_BM25Prepared):
@@ -130,7 +130,9 @@ class _HybridPrepared(_BM25Prepared):
         self.headers: dict[int, ContextItem] = {}
         for i, (m, k) in enumerate(zip(self.messages, keys)):
             if policy.settings.dates and k is not None and (i == 0 or not self.same_as_next[i - 1]):
-                text = f"Session {k}" + (f", {_session_date(m.created_at)}" if m.created_at > 0 else "")
+                # the day alone (9 billed tokens, half of "Session 3, 8 May 2023 13:56"): what a
+                # "When...?" answer needs; the number and the hour bought no evidence (issue 26)
+                text = _session_date(m.created_at) if m.created_at > 0 else f"Session {k}"
                 header = factory.system(text)
                 self.headers[i] = ContextItem("system", text, header.billed_tokens, (), "date")
         self.first = np.zeros(len(keys), dtype=np.int64)  # index of each message's session start
