@@ -71,11 +71,11 @@ class HybridSettings:
     query (half their mean vector added to the query's; their five most specific terms that
     other messages share added to BM25's query at half weight); a message keeps the higher of
     its two scores. 0: none (it finds second hops but costs other questions: BENCHMARKS.md)."""
-    diversity: float = 1.0
+    diversity: float = 0.5
     """Maximal marginal relevance over the top candidates: each next hit's score (scaled to
-    [0, 1] over them) less ``diversity`` times its highest cosine to a hit already taken, so
-    near-duplicate turns give way to distinct evidence; 0: plain score order. At 1 a copy of a
-    taken hit is worth nothing more."""
+    [0, 1] over them) less ``diversity`` times its highest cosine to a hit already taken, the
+    part above 0.5 scaled to [0, 1], so near-duplicate turns give way to distinct evidence;
+    0: plain score order. At 1 an exact copy of a taken hit is worth nothing more."""
 
     def __post_init__(self) -> None:
         require_unit_interval("lexical_weight", self.lexical_weight)
@@ -168,6 +168,10 @@ class _HybridPrepared(_BM25Prepared):
 
 _DIVERSE = 128
 """Candidates ``diversity`` re-ranks: more messages than 2,000 tokens hold."""
+_NEAR = 0.5
+"""The cosine above which ``diversity`` counts a message as partly a copy of a taken hit (MiniLM
+gives turns on one topic 0.3-0.5): penalising all likeness pushed out the second turn of a
+support conversation for one on another topic (BENCHMARKS.md, issue 26)."""
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:
@@ -279,7 +283,7 @@ class HybridRetrieval(_Baseline):
             closest = np.zeros(len(head))
             picked = []
             for _ in range(len(head)):
-                j = int(np.argmax(gain - s.diversity * closest))
+                j = int(np.argmax(gain - s.diversity * np.maximum(closest - _NEAR, 0.0) / (1 - _NEAR)))
                 picked.append(j)
                 gain[j] = -np.inf
                 closest = np.maximum(closest, similar[j])
