@@ -277,17 +277,21 @@ class HybridRetrieval(_Baseline):
         order = np.lexsort((-np.arange(position), -score))
         if s.diversity and position > 1:
             head = order[:_DIVERSE]
-            similar = p.similarity()[np.ix_(head, head)]
-            gain = score[head] - score[head].min()  # relevance scaled to [0, 1] over the head,
-            gain /= gain.max() if gain.max() > 0 else 1.0  # so diversity means the same at any blend
-            closest = np.zeros(len(head))
-            picked = []
-            for _ in range(len(head)):
-                j = int(np.argmax(gain - s.diversity * np.maximum(closest - _NEAR, 0.0) / (1 - _NEAR)))
-                picked.append(j)
-                gain[j] = -np.inf
-                closest = np.maximum(closest, similar[j])
-            order = np.concatenate((head[picked], order[_DIVERSE:]))
+            # how much of a copy each candidate is of each other: its cosine's part above _NEAR
+            copied = np.maximum(p.similarity()[np.ix_(head, head)] - _NEAR, 0.0) / (1.0 - _NEAR)
+            np.fill_diagonal(copied, 0.0)
+            if copied.any():  # otherwise the order stays the score's
+                gain = score[head] - score[head].min()  # relevance scaled to [0, 1] over the
+                gain /= gain.max() if gain.max() > 0 else 1.0  # head: one value fits any blend
+                copied *= s.diversity
+                penalty = np.zeros(len(head))
+                picked = []
+                for _ in range(len(head)):
+                    j = int((gain - penalty).argmax())
+                    picked.append(j)
+                    gain[j] = -np.inf
+                    np.maximum(penalty, copied[j], out=penalty)
+                order = np.concatenate((head[picked], order[_DIVERSE:]))
         order.flags.writeable = score.flags.writeable = False  # shared by the cache
         p.rankings[(position, query)] = (order, score)
         return order, score
