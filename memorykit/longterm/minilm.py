@@ -364,7 +364,8 @@ class MiniLMEmbedder:
             with _one_blas_thread() as single:
                 if single:
                     with ThreadPoolExecutor(workers, thread_name_prefix="minilm") as pool:
-                        list(pool.map(run, batches))
+                        # longest first: the last passes are short, so no core idles long at the end
+                        list(pool.map(run, batches[::-1]))
                     return out
         for chunk in batches:  # one pass at a time: BLAS threads as they are
             run(chunk)
