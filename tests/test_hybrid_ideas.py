@@ -121,3 +121,12 @@ def test_diversity_leaves_turns_that_are_only_on_the_same_topic_in_order(conv):
     for q in conv.questions:
         assert plain.ranking(p, len(conv), q.question)[0].tolist() == \
             diverse.ranking(diverse.prepare(conv).prepared, len(conv), q.question)[0].tolist()
+
+
+def test_a_long_history_gets_the_same_similarities_without_the_full_matrix(conv):
+    p = hybrid().prepare(conv).prepared
+    head = np.array([5, 1, 3])
+    kept = p.similarity(head)
+    p.vectors = np.tile(p.vectors, (500, 1))[:4001]  # past 4,000 messages nothing is kept
+    p.similar = None
+    assert np.allclose(p.similarity(head), kept) and p.similar is None

@@ -15,8 +15,8 @@ context:
 * feedback (off by default): the first hits expand the query, to reach a second hop.
 
 With ``dates`` each session present in the context is introduced by a header item carrying its
-day ("8 May 2023"; "Session 3" for a session without a date), so a "When did...?" question can be answered from the
-context and not only "covered"; headers cost tokens and count against the budget. Sessions
+day ("8 May 2023"; "Session 3" for a session without a date), so a "When did...?" question can
+be answered from the context and not only "covered"; headers cost tokens and count against the budget. Sessions
 are read from each message's ``metadata["session"]`` and dates from ``created_at`` (the LoCoMo
 loader stamps both), so the plain path and the per-conversation fast path (``prepare``: every
 message and every question of a conversation embedded once, in one batch) agree.
@@ -142,12 +142,16 @@ class _HybridPrepared(_BM25Prepared):
         self.similar: np.ndarray | None = None
         self.rankings: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = {}
 
-    def similarity(self) -> np.ndarray:
-        """Cosine of every pair of messages, computed once: one large product instead of a
-        small one per question (small ones are slow when other jobs share the cores)."""
-        if self.similar is None:
+    def similarity(self, among: np.ndarray | None = None) -> np.ndarray:
+        """Cosine of every pair of messages (of ``among``, indices, when given). Up to 4,000
+        messages (64 MB) it is one product kept for every question: small products per
+        question are slow when other jobs share the cores; a longer history pays them."""
+        if self.similar is None and len(self.vectors) <= 4000:
             self.similar = self.vectors @ self.vectors.T
-        return self.similar
+        if self.similar is not None:
+            return self.similar if among is None else self.similar[np.ix_(among, among)]
+        chosen = self.vectors if among is None else self.vectors[among]
+        return chosen @ chosen.T
 
     def holding(self, term: str) -> np.ndarray:
         """The sorted indices of the messages whose text has ``term``."""
@@ -215,8 +219,8 @@ class HybridRetrieval(_Baseline):
                                             [q.question for q in conversation.questions]))
 
     def scores(self, p: _HybridPrepared, position: int, query: str) -> np.ndarray:
-        """The blended, smoothed score of each of the first ``position`` messages (with the
-        session share and the feedback expansion when they are on)."""
+        """The blended, smoothed score of each of the first ``position`` messages (expanded by
+        ``feedback`` when it is on)."""
         s = self.settings
         if not position:
             return np.zeros(0)
@@ -278,7 +282,7 @@ class HybridRetrieval(_Baseline):
         if s.diversity and position > 1:
             head = order[:_DIVERSE]
             # how much of a copy each candidate is of each other: its cosine's part above _NEAR
-            copied = np.maximum(p.similarity()[np.ix_(head, head)] - _NEAR, 0.0) / (1.0 - _NEAR)
+            copied = np.maximum(p.similarity(head) - _NEAR, 0.0) / (1.0 - _NEAR)
             np.fill_diagonal(copied, 0.0)
             if copied.any():  # otherwise the order stays the score's
                 gain = score[head] - score[head].min()  # relevance scaled to [0, 1] over the
