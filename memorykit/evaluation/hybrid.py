@@ -16,8 +16,8 @@ context:
 
 With ``dates`` each session present in the context is introduced by a header item carrying its
 day ("8 May 2023"; "Session 3" for a session without a date), so a "When did...?" question can
-be answered from the context and not only "covered"; headers cost tokens and count against the budget. Sessions
-are read from each message's ``metadata["session"]`` and dates from ``created_at`` (the LoCoMo
+be answered from the context and not only "covered"; headers cost tokens and count against
+the budget. Sessions are read from each message's ``metadata["session"]`` and dates from ``created_at`` (the LoCoMo
 loader stamps both), so the plain path and the per-conversation fast path (``prepare``: every
 message and every question of a conversation embedded once, in one batch) agree.
 Taught in ``notebooks/12_parameter_tuning.ipynb``.
@@ -233,7 +233,7 @@ class HybridRetrieval(_Baseline):
             wider = _unit((vector + 0.5 * p.vectors[top].mean(axis=0))[None, :])[0]
             expanded = self._blend(lexical + 0.5 * self._expansion(p, position, top, query),
                                    p.vectors[:position] @ wider)
-            score = np.maximum(score, expanded)  # expansion lifts messages, never sinks the first hits
+            score = np.maximum(score, expanded)  # it lifts messages, never sinks the first hits
         if s.smoothing and position > 1:
             link = p.same_as_next[:position - 1]  # message i and i + 1 share a session
             left = np.zeros(position)
