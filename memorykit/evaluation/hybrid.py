@@ -17,9 +17,10 @@ context:
 With ``dates`` each session present in the context is introduced by a header item carrying its
 day ("8 May 2023"; "Session 3" for a session without a date), so a "When did...?" question can
 be answered from the context and not only "covered"; headers cost tokens and count against
-the budget. Sessions are read from each message's ``metadata["session"]`` and dates from ``created_at`` (the LoCoMo
-loader stamps both), so the plain path and the per-conversation fast path (``prepare``: every
-message and every question of a conversation embedded once, in one batch) agree.
+the budget. Sessions are read from each message's ``metadata["session"]`` and dates from
+``created_at`` (the LoCoMo loader stamps both), so the plain path and the per-conversation fast
+path (``prepare``: every message and every question of a conversation embedded once, in one
+batch) agree.
 Taught in ``notebooks/12_parameter_tuning.ipynb``.
 """
 
