@@ -64,7 +64,7 @@ ACTIVITIES = "What does Melanie do: painting a sunset in art class, camping?"
 def test_diversity_keeps_a_second_sessions_evidence_that_plain_ranking_drops():
     history = sessions(*PAINTING)
     room = history[0].billed_tokens + history[2].billed_tokens + PRIMER  # holds two of the turns
-    settings = dict(neighbours=0, dates=False, smoothing=0.0)
+    settings = dict(neighbours=0, dates=False, smoothing=0.0, session_weight=0.0)
     plain = hybrid(diversity=0.0, **settings).build_context(history, ACTIVITIES, room)
     diverse = hybrid(diversity=1.0, **settings).build_context(history, ACTIVITIES, room)
     camping = history[2].id
@@ -79,7 +79,8 @@ def test_feedback_follows_the_first_hit_to_the_second_hop():
                        (2, "Ada: lunch was pasta again."))
     question = "Which sport did Ada's cousin pick up after moving?"
     room = sum(m.billed_tokens for m in history[:2]) + PRIMER
-    settings = dict(neighbours=0, dates=False, smoothing=0.0, diversity=0.0, lexical_weight=0.75)
+    settings = dict(neighbours=0, dates=False, smoothing=0.0, diversity=0.0, lexical_weight=0.75,
+                    session_weight=0.0)
     plain = hybrid(**settings).build_context(history, question, room)
     fed = hybrid(feedback=1, **settings).build_context(history, question, room)
     assert history[2].id not in ids(plain)
@@ -130,3 +131,58 @@ def test_a_long_history_gets_the_same_similarities_without_the_full_matrix(conv)
     p.vectors = np.tile(p.vectors, (500, 1))[:4001]  # past 4,000 messages nothing is kept
     p.similar = None
     assert np.allclose(p.similarity(head), kept) and p.similar is None
+
+
+def said(*turns: tuple[int, str, str]):
+    """Messages of (session, speaker, text), stamped as the LoCoMo loader stamps them."""
+    f = MessageFactory()
+    return [f.user(f"{who}: {text}", metadata={"session": s, "speaker": who}, created_at=86400.0 * s)
+            for s, who, text in turns]
+
+
+def order(policy, history, question):
+    return policy.ranking(policy._prepare(history).prepared, len(history), question)[0].tolist()
+
+
+def test_speaker_focus_puts_the_named_speakers_turn_first():
+    history = said((1, "Ann", "I enjoy the hills on Saturdays."),
+                   (1, "Bob", "Ann, I love hiking on weekends, hiking is my thing."),
+                   (2, "Bob", "the bus was late."))
+    plain = dict(session_weight=0.0, smoothing=0.0, diversity=0.0)
+    question = "What does Ann love doing on weekends?"
+    assert order(hybrid(other_speakers=1.0, **plain), history, question)[0] == 1  # Bob's words
+    assert order(hybrid(other_speakers=0.3, **plain), history, question)[0] == 0  # Ann's turn
+    # naming both speakers, or a history without speakers, leaves the order alone
+    both = "What do Ann and Bob love doing on weekends?"
+    assert order(hybrid(other_speakers=0.3, **plain), history, both) == \
+        order(hybrid(other_speakers=1.0, **plain), history, both)
+    anonymous = sessions(*((s, text) for s, text in ((1, "I enjoy the hills on Saturdays."),
+                                                     (1, "Ann, I love hiking on weekends."))))
+    assert order(hybrid(other_speakers=0.3, **plain), anonymous, question) == \
+        order(hybrid(other_speakers=1.0, **plain), anonymous, question)
+
+
+def test_session_keys_lift_a_turn_whose_session_is_about_the_question():
+    history = said((1, "Ann", "We planted the garden tomatoes in spring."),
+                   (1, "Ann", "They grew tall in the garden, the tomatoes did."),
+                   (1, "Ann", "I picked them on Sunday."),  # the evidence: few words of its own
+                   (2, "Ann", "The shop sold me a pick for the lock on Sunday."),
+                   (2, "Ann", "The radio was dull."))
+    question = "When did Ann pick the garden tomatoes?"
+    plain = dict(smoothing=0.0, diversity=0.0, other_speakers=1.0)
+    without = order(hybrid(session_weight=0.0, **plain), history, question)
+    keyed = order(hybrid(session_weight=0.6, **plain), history, question)
+    assert without.index(2) > without.index(3)  # the lock's "pick ... Sunday" outranks it
+    assert keyed.index(2) < keyed.index(3)  # its session (garden, tomatoes) lifts it
+    # a message outside any session gets no session share: the order is the turn score's
+    make = MessageFactory()
+    lone = [make.user(m.content) for m in history]
+    assert order(hybrid(session_weight=0.6, **plain), lone, question) == \
+        order(hybrid(session_weight=0.0, **plain), lone, question)
+
+
+@pytest.mark.parametrize("field, value", [("session_weight", 1.5), ("session_weight", -0.1),
+                                          ("other_speakers", 2.0), ("other_speakers", "0.8")])
+def test_bad_session_and_speaker_settings_name_the_value(field, value):
+    with pytest.raises((ValueError, TypeError), match=re.escape(f"{field} must")):
+        HybridSettings(**{field: value})

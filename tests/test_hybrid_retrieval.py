@@ -54,8 +54,9 @@ def test_neighbours_stay_in_the_hits_session(conv):
 def test_smoothing_lifts_the_reply_to_a_matching_turn(conv):
     # "breeder" is only in D2:3; D2:2 asked the question it answers.
     query = "Which breeder?"
-    flat = hybrid(lexical_weight=1.0, smoothing=0.0, neighbours=0, dates=False)
-    smooth = hybrid(lexical_weight=1.0, smoothing=1.0, neighbours=0, dates=False)
+    alone = dict(neighbours=0, dates=False, session_weight=0.0, other_speakers=1.0)
+    flat = hybrid(lexical_weight=1.0, smoothing=0.0, **alone)
+    smooth = hybrid(lexical_weight=1.0, smoothing=1.0, **alone)
     p = flat.prepare(conv).prepared
     s0, s1 = flat.scores(p, 9, query), smooth.scores(p, 9, query)
     at = {m.id: i for i, m in enumerate(conv.messages)}
@@ -65,7 +66,8 @@ def test_smoothing_lifts_the_reply_to_a_matching_turn(conv):
 
 
 def test_lexical_weight_one_ranks_as_bm25(conv):
-    h = hybrid(lexical_weight=1.0, smoothing=0.0, neighbours=0, dates=False)
+    h = hybrid(lexical_weight=1.0, smoothing=0.0, neighbours=0, dates=False, session_weight=0.0,
+               other_speakers=1.0)
     p = h.prepare(conv).prepared
     for q in conv.questions:
         bm25 = np.asarray(BM25Retrieval().scores(p, len(conv), q.question), dtype=float)
