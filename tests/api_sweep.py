@@ -413,6 +413,7 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
     "memorykit.evaluation.locomo.load_locomo": lambda: {"path": _LOCOMO_FIXTURE, "verify": False},
     "memorykit.evaluation.locomo.parse_locomo": lambda: {
         "data": json.loads(_LOCOMO_FIXTURE.read_text())},
+    "memorykit.evaluation.heldout.bootstrap_ci": {"sums": [1.0, 2.0, 3.0], "counts": [2, 3, 4]},
     "memorykit.evaluation.pareto.cheapest_reaching": {
         "rows": [{"tokens": 100, "recall": 0.5}, {"tokens": 300, "recall": 0.9}], "recall": 0.8},
     "memorykit.classroom.replays.service_loop.make_service": lambda: {

@@ -94,7 +94,7 @@ def bootstrap_ci(sums: Sequence[float] | np.ndarray, counts: Sequence[int] | np.
     level = require_real("level", level)
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must be in (0, 1), got {level!r}")
-    resamples = require_int("resamples", resamples, minimum=100)
+    resamples = require_int("resamples", resamples, minimum=100, maximum=1_000_000)
     keep = n > 0
     s, n = s[keep], n[keep]
     if len(s) < 2:
