@@ -11,7 +11,8 @@ the Pareto front of recall against tokens; ``--explain N`` prints the N worst mi
 of the best policy and why the evidence was left out; ``--json OUT`` writes every row too. A progress bar shows on a terminal (``--progress`` / ``--no-progress``
 to choose). Everything runs locally: nothing is uploaded.
 
-Without a questions file it refuses: a log alone does not say what the agent should have
+A LoCoMo-schema file (``locomo10.json``: samples carrying their questions in ``qa``) needs no
+questions file. Without one otherwise it refuses: a log alone does not say what the agent should have
 remembered, and guessing probes from it would score a policy against our guess, not against
 the agent's needs. Exit codes: 0 done, 2 bad arguments or a bad file (the message names the
 file, the line and the field), 1 the results could not be written. Every file is read, and the
@@ -85,7 +86,8 @@ def _tune(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from memorykit.evaluation.chatlog import ChatLogError, load_chat_logs
     from memorykit.evaluation.tune import tune
 
-    if args.questions is None:
+    locomo = _locomo(args.conversations, parser) if args.questions is None else None
+    if args.questions is None and locomo is None:
         parser.error(NEEDS_QUESTIONS)
     if any(b < 1 for b in args.budgets):
         parser.error(f"--budgets must be >= 1, got {args.budgets}")
@@ -103,15 +105,16 @@ def _tune(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(f"--explain-budget must be one of --budgets {args.budgets}, "
                      f"got {args.explain_budget}")
     if args.json_out is not None:  # before the run: a bad path must not cost a whole sweep
-        problem = _output_problem(args.json_out, [args.conversations, args.questions])
+        problem = _output_problem(args.json_out, [args.conversations, args.questions] if
+                                  args.questions else [args.conversations])
         if problem:
             parser.error(f"--json {args.json_out}: {problem}")
     try:
-        data = load_chat_logs(args.conversations, args.questions)
+        data = locomo if locomo is not None else load_chat_logs(args.conversations, args.questions)
     except (ChatLogError, FileNotFoundError) as exc:
         parser.error(str(exc))
     if data.n_questions == 0:
-        parser.error(f"{args.questions} holds no question: nothing to score")
+        parser.error(f"{args.questions or args.conversations} holds no question: nothing to score")
     if args.folds is not None and args.folds > len(data):
         parser.error(f"--folds must be at most the number of conversations ({len(data)}), "
                      f"got {args.folds}")
@@ -128,7 +131,8 @@ def _tune(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         if executor is not None:
             executor.shutdown()
     described = (f"{data.name}: {len(data)} conversations, {data.n_messages:,} messages, "
-                 f"{data.n_questions:,} questions ({args.questions.name})")
+                 f"{data.n_questions:,} questions "
+                 f"({args.questions.name if args.questions else 'its qa lists, LoCoMo schema'})")
     print(f"data: {described}")
     print(f"policies: {', '.join(result.policies)}; budgets: "
           f"{', '.join(map(str, result.budgets))}; evaluations: {len(result.table):,}")
@@ -151,7 +155,8 @@ def _tune(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     misses = _explain(result, args) if args.explain else None
     if args.json_out is not None:
         payload: dict[str, Any] = {"data": {"conversations_file": data.name,
-                                            "questions_file": args.questions.name,
+                                            "questions_file": args.questions.name if
+                                            args.questions else None,
                                             "conversations": len(data),
                                             "messages": data.n_messages,
                                             "questions": data.n_questions,
@@ -167,6 +172,26 @@ def _tune(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             return 1
         print(f"\njson: {args.json_out}")
     return 0
+
+
+def _locomo(path: Path, parser: argparse.ArgumentParser) -> Any:
+    """``path`` read as LoCoMo's schema (a JSON list of samples, each with its ``conversation``
+    and its questions in ``qa``), which carries its own questions; None if it is not one."""
+    from memorykit.evaluation.locomo import parse_locomo
+
+    try:
+        if path.suffix != ".json" or not path.is_file() or path.stat().st_size > 64 << 20:
+            return None
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return None  # not LoCoMo: the chat-log reader says what is wrong with it
+    if not (isinstance(data, list) and data and isinstance(data[0], dict)
+            and {"qa", "conversation"} <= data[0].keys()):
+        return None
+    try:
+        return parse_locomo(data, name=path.stem)
+    except (TypeError, ValueError) as exc:
+        parser.error(f"{path}: LoCoMo schema: {exc}")
 
 
 def _explain(result: Any, args: argparse.Namespace) -> list[Any]:

@@ -322,3 +322,23 @@ def test_explain_prints_the_worst_misses_with_rank_score_and_cutoff(tmp_path):
             else:
                 assert f"rank {e['rank']}, score {e['score']:.2f}" in done.stdout
     assert done.stdout.count("cutoff:") == 2
+
+
+def test_a_locomo_file_carries_its_own_questions(tmp_path):
+    mini = ROOT / "tests" / "fixtures" / "locomo_mini.json"
+    out = tmp_path / "out.json"
+    done = run_cli("tune", str(mini), "-b", "200", "-p", "bm25", "fifo", "--json", str(out),
+                   "--no-progress")
+    assert done.returncode == 0, done.stderr
+    assert "(its qa lists, LoCoMo schema)" in done.stdout
+    samples = json.loads(mini.read_text())
+    payload = json.loads(out.read_text())
+    assert payload["data"]["conversations"] == len(samples)
+    from memorykit.evaluation.locomo import load_locomo
+
+    assert payload["data"]["questions"] == load_locomo(mini, verify=False).n_questions
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps([{**samples[0], "conversation": "nope"}]))
+    done = run_cli("tune", str(broken), "--no-progress")
+    assert done.returncode == 2 and f"{broken}: LoCoMo schema: " in done.stderr
+    assert "conversation must be an object, got 'nope'" in done.stderr
