@@ -148,8 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.generated and args.locomo:
         parser.error("--generated and --locomo name two data sets: pass one")
     with tempfile.TemporaryDirectory(prefix="memorykit-retrieval-") as tmp:
-        # an empty embedding cache: the first evaluation pays the one-time cost, as on a fresh machine
-        os.environ[ENV_CACHE_DIR] = str(Path(tmp) / "cache")
+        if not args.skip_cold:  # an empty cache: the first evaluation pays as on a fresh machine
+            os.environ[ENV_CACHE_DIR] = str(Path(tmp) / "cache")
         if args.generated:
             path = write_dataset(Path(tmp), 10, 24)
             data = load_locomo(locomo_lengths(path) if args.locomo_lengths else path, verify=False)
