@@ -25,6 +25,7 @@ import argparse
 import dataclasses
 import os
 import platform
+import re
 import sys
 import tempfile
 import time
@@ -95,6 +96,30 @@ def table(data: Any, label: str, variants: dict[str, dict[str, Any]]) -> None:
               + f" | {seconds:.1f} |", flush=True)
 
 
+def speaker_statistics(data: Any) -> None:
+    """Why speaker focus: for questions naming exactly one speaker of their conversation, how
+    many of their evidence turns that speaker said, per category."""
+    said: dict[str, list[int]] = {}
+    for conv in data:
+        names = sorted({str(m.metadata.get("speaker")) for m in conv.messages
+                        if m.metadata.get("speaker")})
+        by_id = {m.id: m for m in conv.messages}
+        for q in conv.questions:
+            named = [n for n in names if re.search(rf"(?<!\w){re.escape(n)}(?!\w)", q.question)]
+            if len(named) != 1:
+                continue
+            counts = said.setdefault(q.category, [0, 0])
+            for e in q.evidence_ids:
+                if e in by_id:
+                    counts[0] += by_id[e].metadata.get("speaker") == named[0]
+                    counts[1] += 1
+    print("\nquestions naming one speaker: evidence turns that speaker said, per category")
+    for category, (own, total) in said.items():
+        print(f"- {category}: {own} of {total} ({100 * own / max(1, total):.1f}%)")
+    own, total = (sum(c[i] for c in said.values()) for i in (0, 1))
+    print(f"- all: {own} of {total} ({100 * own / max(1, total):.1f}%)")
+
+
 def support_table(variants: dict[str, dict[str, Any]]) -> None:
     """Overall recall on the bundled support chats (short conversations, tool results) at small
     budgets: a check that an idea does not only suit LoCoMo-shaped data."""
@@ -125,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.locomo:  # the ideas were chosen on the tuning part (seed 0); the test part is apart
         data, description = load_tuning_data(args.locomo)
         (split,) = split_conversations([c.id for c in data], 0.3, seed=0)
+        speaker_statistics(data)
         table(data, description, variants)
         for part, ids in (("tuning part", split.tuning), ("held-out part", split.test)):
             table(data.select(conversations=list(ids)),
