@@ -272,3 +272,18 @@ def test_chat_logs_read_messages_as_from_openai_does():
     assert [(m.role, m.content, m.tool_calls, m.tool_call_id, dict(m.metadata)) for m in logged] \
         == [(m.role, m.content, m.tool_calls, m.tool_call_id, dict(m.metadata)) for m in direct]
     assert logged[2].metadata == {}  # the reply's null refusal and empty annotations add nothing
+
+
+def test_the_readme_example_runs():
+    """The README's front-door example, then its own-agent example, run as written."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## The library's front door", 1)[1].split("\n## ", 1)[0]
+    first, second = (block.split("\n```", 1)[0] for block in section.split("```python\n")[1:3])
+    scope: dict = {}
+    exec(first, scope)  # noqa: S102 - the project's own README
+    exec(second, scope)  # noqa: S102
+    wire = scope["buffer"].to_openai()
+    assert wire[-2]["tool_calls"][0]["function"]["name"] == "get_weather"
+    assert wire[-1] == {"role": "tool", "tool_call_id": "call_1", "content": "sunny, 21 C"}
