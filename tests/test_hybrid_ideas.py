@@ -72,34 +72,17 @@ def test_diversity_keeps_a_second_sessions_evidence_that_plain_ranking_drops():
     assert len(ids(diverse)) == 2 and camping in ids(diverse)  # one painting turn and the camping
 
 
-def test_feedback_follows_the_first_hit_to_the_second_hop():
-    history = sessions((1, "Ada: my cousin Zoe just moved to Lyon, after moving she is happy."),
-                       (1, "Ada: the radio was dull today, just static."),
-                       (2, "Ada: Zoe took up fencing with a club there."),
-                       (2, "Ada: lunch was pasta again."))
-    question = "Which sport did Ada's cousin pick up after moving?"
-    room = sum(m.billed_tokens for m in history[:2]) + PRIMER
-    settings = dict(neighbours=0, dates=False, smoothing=0.0, diversity=0.0, lexical_weight=0.75,
-                    session_weight=0.0)
-    plain = hybrid(**settings).build_context(history, question, room)
-    fed = hybrid(feedback=1, **settings).build_context(history, question, room)
-    assert history[2].id not in ids(plain)
-    assert ids(fed) == [history[0].id, history[2].id]  # "Zoe", from the first hit, finds the second
-
-
 @pytest.mark.parametrize("field, value, error, kind", [
     ("diversity", 1.5, "diversity must be in [0, 1], got 1.5", ValueError),
     ("diversity", -0.5, "diversity must be in [0, 1], got -0.5", ValueError),
-    ("feedback", -1, "feedback must be >= 0, got -1", ValueError),
-    ("feedback", 2.5, "feedback must be an integer, got 2.5 (float)", TypeError),
 ])
 def test_bad_idea_settings_name_the_value(field, value, error, kind):
     with pytest.raises(kind, match=re.escape(error)):
         HybridSettings(**{field: value})
 
 
-@pytest.mark.parametrize("settings", [dict(diversity=1.0, feedback=0), dict(diversity=0.5, feedback=2),
-                                      dict(diversity=1.0, neighbours=1, feedback=1)])
+@pytest.mark.parametrize("settings", [dict(diversity=1.0), dict(diversity=0.5, other_speakers=0.3),
+                                      dict(diversity=1.0, neighbours=1, session_weight=1.0)])
 def test_ideas_keep_budgets_and_the_prepared_path_agrees(conv, settings):
     policy = hybrid(**settings)
     state = policy.prepare(conv)

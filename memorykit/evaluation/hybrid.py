@@ -18,7 +18,6 @@ context:
   is answered by what that person said (96% of LoCoMo's evidence for such questions);
 * diversity (maximal marginal relevance): a turn much like one already taken gives way, so
   the budget holds more distinct evidence (list questions, evidence over many sessions);
-* feedback (off by default): the first hits expand the query, to reach a second hop.
 
 With ``dates`` each session present in the context is introduced by a header item carrying its
 day ("8 May 2023"; "Session 3" for a session without a date), so a "When did...?" question can
@@ -74,17 +73,11 @@ class HybridSettings:
     """BM25 length normalisation."""
     analyzer: str = "stemmed"
     """The lexical analyzer by name (``memorykit.evaluation.baselines.ANALYZERS``)."""
-    feedback: int = 0
-    """Pseudo-relevance feedback: the top ``feedback`` messages of a first ranking expand the
-    query (half their mean vector added to the query's; their five most specific terms that
-    other messages share added to BM25's query at half weight); a message keeps the higher of
-    its two scores. 0: none (it finds second hops but costs other questions: BENCHMARKS.md)."""
     diversity: float = 0.5
     """Maximal marginal relevance over the top candidates: each next hit's score (scaled to
     [0, 1] over them) less ``diversity`` times its highest cosine to a hit already taken, the
     part above 0.5 scaled to [0, 1], so near-duplicate turns give way to distinct evidence;
     0: plain score order. At 1 an exact copy of a taken hit is worth nothing more."""
-
     session_weight: float = 0.6
     """Share of the score of the message's session, scored as one document (BM25 over its
     text and the cosine of its mean vector, blended as turns are), added to the message's own,
@@ -102,7 +95,6 @@ class HybridSettings:
         require_non_negative("k1", self.k1)
         require_unit_interval("b", self.b)
         require_str("analyzer", self.analyzer)
-        require_int("feedback", self.feedback, minimum=0, maximum=50)
         require_unit_interval("diversity", self.diversity)
         require_unit_interval("session_weight", self.session_weight)
         require_unit_interval("other_speakers", self.other_speakers)
@@ -161,7 +153,6 @@ class _HybridPrepared(_BM25Prepared):
                                 dtype=object)
         self.speakers = sorted({n for n in self.speaker if n})
         self.session_indexes: dict[int, Any] = {}  # position -> BM25 over the sessions' texts
-        self.holders: dict[str, np.ndarray] | None = None  # term -> messages holding it
         self.similar: np.ndarray | None = None
         self.rankings: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = {}
 
@@ -193,16 +184,6 @@ class _HybridPrepared(_BM25Prepared):
         """The one speaker of this history the question names as a word, else None."""
         named = [n for n in self.speakers if re.search(rf"(?<!\w){re.escape(n)}(?!\w)", query)]
         return named[0] if len(named) == 1 else None
-
-    def holding(self, term: str) -> np.ndarray:
-        """The sorted indices of the messages whose text has ``term``."""
-        if self.holders is None:
-            found: dict[str, list[int]] = {}
-            for i, doc in enumerate(self.docs):
-                for t in set(doc):
-                    found.setdefault(t, []).append(i)
-            self.holders = {t: np.asarray(v) for t, v in found.items()}
-        return self.holders.get(term, np.zeros(0, dtype=np.int64))
 
     def query_vector(self, query: str) -> np.ndarray:
         vector = self.queries.get(query)
@@ -260,8 +241,8 @@ class HybridRetrieval(_Baseline):
                                             [q.question for q in conversation.questions]))
 
     def scores(self, p: _HybridPrepared, position: int, query: str) -> np.ndarray:
-        """The blended, smoothed score of each of the first ``position`` messages (expanded by
-        ``feedback`` when it is on), plus its session's share, focused on a named speaker."""
+        """The blended, smoothed score of each of the first ``position`` messages, plus its
+        session's share, focused on a named speaker."""
         s = self.settings
         if not position:
             return np.zeros(0)
@@ -269,12 +250,6 @@ class HybridRetrieval(_Baseline):
         vector = p.query_vector(query)
         cosine = p.vectors[:position] @ vector
         score = self._blend(lexical, cosine)
-        if s.feedback:
-            top = np.argsort(-score, kind="stable")[:s.feedback]
-            wider = _unit((vector + 0.5 * p.vectors[top].mean(axis=0))[None, :])[0]
-            expanded = self._blend(lexical + 0.5 * self._expansion(p, position, top, query),
-                                   p.vectors[:position] @ wider)
-            score = np.maximum(score, expanded)  # it lifts messages, never sinks the first hits
         if s.smoothing and position > 1:
             link = p.same_as_next[:position - 1]  # message i and i + 1 share a session
             left = np.zeros(position)
@@ -310,22 +285,6 @@ class HybridRetrieval(_Baseline):
         w = self.settings.lexical_weight
         top = lexical.max() if lexical.size else 0.0
         return w * (lexical / top if top > 0 else lexical) + (1.0 - w) * cosine
-
-    def _expansion(self, p: _HybridPrepared, position: int, top: np.ndarray, query: str) -> np.ndarray:
-        """BM25 scores of the five most specific terms of the ``top`` messages that the query
-        lacks and other messages have (a term only the top messages hold finds nothing new):
-        messages of ``top`` holding it times its log inverse document frequency."""
-        asked = set(self.bm25.analyzer(query))
-        counts: dict[str, int] = {}
-        for i in top.tolist():
-            for t in set(p.docs[i]) - asked:
-                counts[t] = counts.get(t, 0) + 1
-        held = {t: int(np.searchsorted(p.holding(t), position)) for t in counts}
-        weight = {t: c * np.log(position / held[t]) for t, c in counts.items() if held[t] > c}
-        terms = sorted(weight, key=lambda t: (-weight[t], t))[:5]
-        index = self.bm25._index(p, position)
-        ids = [index.vocab_dict[t] for t in terms if t in index.vocab_dict]
-        return np.asarray(index.get_scores(ids), dtype=np.float64) if ids else np.zeros(position)
 
     def ranking(self, p: _HybridPrepared, position: int, query: str) -> tuple[np.ndarray, np.ndarray]:
         """``(order, score)``: the first ``position`` message indices in the order ``_build``
