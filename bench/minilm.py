@@ -6,8 +6,8 @@
 
 The same texts (seeded chat turns from ``bench.textgen``: 5-400 words, so some are cut at 256
 word pieces) are embedded once by ``MiniLMEmbedder`` (no disk cache) and once by
-sentence-transformers on CPU, batch size 64 both. sentence-transformers needs PyTorch, which
-memorykit's environment never has: it runs as a subprocess in a separate virtualenv
+sentence-transformers on CPU in batches of 64 (``MiniLMEmbedder`` at its defaults: 32). It needs
+PyTorch, which memorykit's environment never has: it runs as a subprocess in a separate virtualenv
 (``--reference-python``, default ``/tmp/st-env/bin/python``, made as
 ``scripts/minilm_reference.py`` says); without one the run says it skipped it. Model loading
 is timed apart from embedding. The two sets of vectors are compared too (lowest cosine).
