@@ -159,7 +159,7 @@ def _one_blas_thread() -> Iterator[bool]:
     """OpenBLAS on one thread while any parallel pass runs (restored after the last); yields
     whether it could be set. Why: the passes run on one Python thread per core already, and
     OpenBLAS's own threads on top spin-wait for cores they share (measured on a loaded 2-core
-    machine: ~40% more CPU for the same vectors). Process-wide while it lasts, as
+    machine: ~60% more CPU for the same vectors). Process-wide while it lasts, as
     threadpoolctl's limits are: other threads' BLAS calls run on one thread meanwhile."""
     with _BLAS["lock"]:
         if "api" not in _BLAS:
@@ -236,7 +236,7 @@ class MiniLMEmbedder:
     are embedded sorted by length, in batches of at most ``batch_size`` texts and
     ``batch_tokens`` padded tokens, so padding costs little. The batches run ``threads`` at once,
     each on one BLAS thread (numpy releases the GIL in its products and elementwise passes, so
-    the elementwise half of the work runs in parallel too); under a BLAS other than the
+    the elementwise fifth of the work runs in parallel too); under a BLAS other than the
     OpenBLAS of numpy's wheels, one at a time on BLAS's own threads.
 
     Safe from several threads: after ``__init__`` nothing is written (the tokenizer is set up
@@ -249,7 +249,7 @@ class MiniLMEmbedder:
                  threads: int | None = None) -> None:
         self.batch_size = require_int("batch_size", batch_size, minimum=1, maximum=4096)
         """Texts per forward pass at most (32: on one BLAS thread a pass of ~1,000 tokens stays
-        closer to the cache than 64; ~8% less CPU on LoCoMo-length turns, BENCHMARKS.md)."""
+        closer to the cache than 64; ~7% less CPU on LoCoMo-length turns, BENCHMARKS.md)."""
         self.batch_tokens = require_int("batch_tokens", batch_tokens, minimum=1, maximum=1 << 20)
         """Padded tokens per forward pass at most (a lone longer text still gets its own pass):
         bounds memory, which grows with texts x length^2 in attention."""
