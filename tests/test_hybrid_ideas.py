@@ -169,3 +169,24 @@ def test_session_keys_lift_a_turn_whose_session_is_about_the_question():
 def test_bad_session_and_speaker_settings_name_the_value(field, value):
     with pytest.raises((ValueError, TypeError), match=re.escape(f"{field} must")):
         HybridSettings(**{field: value})
+
+
+def test_the_greedy_diversity_order_is_plain_mmr():
+    """``_greedy`` skips re-scoring candidates that copy no other: the order must be the one
+    scoring every candidate at every step gives (ties to the earlier), on random heads."""
+    from memorykit.evaluation.hybrid import _greedy
+
+    rng = np.random.default_rng(26)
+    for _ in range(500):
+        m = int(rng.integers(1, 40))
+        gain = np.sort(rng.choice([0.0, 0.25, 0.5, 1.0], size=m))[::-1].copy()
+        like = rng.random((m, m))
+        copied = np.maximum((like + like.T) / 2 - rng.choice([0.6, 0.8, 1.0]), 0.0)
+        np.fill_diagonal(copied, 0.0)
+        value, penalty, plain = gain.copy(), np.zeros(m), []
+        for _ in range(m):
+            j = int((value - penalty).argmax())
+            plain.append(j)
+            value[j] = -np.inf
+            np.maximum(penalty, copied[j], out=penalty)
+        assert _greedy(gain.copy(), copied) == plain

@@ -152,7 +152,7 @@ class _HybridPrepared(_BM25Prepared):
         self.speaker = np.array([str(m.metadata.get("speaker") or "") for m in self.messages],
                                 dtype=object)
         self.speakers = sorted({n for n in self.speaker if n})
-        self.session_indexes: dict[int, Any] = {}  # position -> BM25 over the sessions' texts
+        self.session_documents: dict[int, tuple[Any, np.ndarray, np.ndarray]] = {}  # by position
         self.similar: np.ndarray | None = None
         self.rankings: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = {}
 
@@ -167,18 +167,22 @@ class _HybridPrepared(_BM25Prepared):
         chosen = self.vectors if among is None else self.vectors[among]
         return chosen @ chosen.T
 
-    def session_index(self, position: int, policy: HybridRetrieval) -> Any:
-        """BM25 over each session's text before ``position`` (one document per session)."""
-        index = self.session_indexes.get(position)
-        if index is None:
+    def sessions(self, position: int, policy: HybridRetrieval) -> tuple[Any, np.ndarray, np.ndarray]:
+        """The sessions before ``position`` as documents, built once per position: BM25 over
+        each session's text, each session's unit mean vector, and each message's session."""
+        held = self.session_documents.get(position)
+        if held is None:
             import bm25s
 
-            starts = np.flatnonzero(self.first[:position] == np.arange(position)).tolist()
-            docs = [sum(self.docs[a:b], []) for a, b in zip(starts, starts[1:] + [position])]
+            starts = np.flatnonzero(self.first[:position] == np.arange(position))
+            bounds = [*starts.tolist(), position]
             index = bm25s.BM25(k1=policy.settings.k1, b=policy.settings.b)
-            index.index(docs, show_progress=False)
-            self.session_indexes[position] = index
-        return index
+            index.index([sum(self.docs[a:b], []) for a, b in zip(bounds, bounds[1:])],
+                        show_progress=False)
+            held = (index, _unit(np.add.reduceat(self.vectors[:position], starts)),
+                    np.searchsorted(starts, self.first[:position]))
+            self.session_documents[position] = held
+        return held
 
     def named_speaker(self, query: str) -> str | None:
         """The one speaker of this history the question names as a word, else None."""
@@ -198,6 +202,36 @@ _NEAR = 0.5
 """The cosine above which ``diversity`` counts a message as partly a copy of a taken hit (MiniLM
 gives turns on one topic 0.3-0.5): penalising all likeness pushed out the second turn of a
 support conversation for one on another topic (BENCHMARKS.md, issue 26)."""
+
+
+def _greedy(gain: np.ndarray, copied: np.ndarray) -> list[int]:
+    """Maximal marginal relevance: repeatedly the candidate of highest ``gain`` less its highest
+    ``copied`` share with one already picked (ties: the earlier). ``gain`` is non-increasing,
+    as the candidates come in score order. A candidate that copies no other keeps its gain, so
+    only the linked ones are compared anew after each pick: the same order as scoring every
+    candidate at every step, for a few linked ones in 128 a fraction of the work."""
+    is_linked = copied.any(axis=1)
+    linked = np.flatnonzero(is_linked)
+    free = np.flatnonzero(~is_linked).tolist()  # in order: their gains fall
+    gains = gain.tolist()
+    value, among = gain[linked], copied[np.ix_(linked, linked)]
+    penalty = np.zeros(len(linked))
+    picked: list[int] = []
+    f, left, best = 0, len(linked), None
+    while f < len(free) or left:
+        if best is None and left:
+            k = int((value - penalty).argmax())
+            best = (float(value[k] - penalty[k]), int(linked[k]), k)
+        if best is None or f < len(free) and (gains[free[f]] > best[0] or
+                                              gains[free[f]] == best[0] and free[f] < best[1]):
+            picked.append(free[f])
+            f += 1
+        else:
+            picked.append(best[1])
+            value[best[2]] = -np.inf
+            np.maximum(penalty, among[best[2]], out=penalty)
+            left, best = left - 1, None
+    return picked
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:
@@ -273,12 +307,11 @@ class HybridRetrieval(_Baseline):
                         vector: np.ndarray) -> np.ndarray:
         """Each message's session scored as one document (BM25 of its text, cosine of its mean
         vector, blended as turns are), spread back onto its messages."""
-        starts = np.flatnonzero(p.first[:position] == np.arange(position))
-        index = p.session_index(position, self)
+        index, vectors, of = p.sessions(position, self)
         ids = [index.vocab_dict[t] for t in self.bm25.analyzer(query) if t in index.vocab_dict]
-        lexical = np.asarray(index.get_scores(ids), dtype=np.float64) if ids else np.zeros(len(starts))
-        cosine = _unit(np.add.reduceat(p.vectors[:position], starts)) @ vector
-        spread = self._blend(lexical, cosine)[np.searchsorted(starts, p.first[:position])]
+        lexical = np.asarray(index.get_scores(ids), dtype=np.float64) if ids else \
+            np.zeros(len(vectors))
+        spread = self._blend(lexical, vectors @ vector)[of]
         return np.where(p.session[:position] != -1, spread, 0.0)  # a lone message is no session
 
     def _blend(self, lexical: np.ndarray, cosine: np.ndarray) -> np.ndarray:
@@ -306,15 +339,8 @@ class HybridRetrieval(_Baseline):
             if copied.any():  # otherwise the order stays the score's
                 gain = score[head] - score[head].min()  # relevance scaled to [0, 1] over the
                 gain /= gain.max() if gain.max() > 0 else 1.0  # head: one value fits any blend
-                copied *= s.diversity
-                penalty = np.zeros(len(head))
-                picked = []
-                for _ in range(len(head)):
-                    j = int((gain - penalty).argmax())
-                    picked.append(j)
-                    gain[j] = -np.inf
-                    np.maximum(penalty, copied[j], out=penalty)
-                order = np.concatenate((head[picked], order[_DIVERSE:]))
+                order = np.concatenate((head[_greedy(gain, copied * s.diversity)],
+                                        order[_DIVERSE:]))
         order.flags.writeable = score.flags.writeable = False  # shared by the cache
         p.rankings[(position, query)] = (order, score)
         return order, score
