@@ -18,7 +18,7 @@
    disk cache, then from memory (a second evaluation in the same process).
 3. Speed: each policy's ``evaluate`` over about 2,000 questions (LoCoMo has 1,986): the data's
    questions repeated (ids suffixed) until there are at least 2,000, so each conversation's length
-   stays the data's (a ``--generated`` set has LoCoMo's size and is used as it is); wall time
+   stays the data's (LoCoMo and a ``--generated`` set have that size and are used as they are); wall time
    including per-conversation preparation, embeddings already cached.
 
 ``--generated`` writes the fixture generator's LoCoMo-size set (``data/locomo_style/generate.py
@@ -190,7 +190,7 @@ def _run(args: argparse.Namespace, data: EvalDataset, description: str) -> int:
         print(f"| {name} | {rows[0]['recall']:.3f} | {rows[0]['tokens']:.0f} | "
               f"{rows[1]['recall']:.3f} | {rows[1]['tokens']:.0f} |")
 
-    many = data if args.generated else repeated(data, args.questions)
+    many = data if args.generated or args.locomo else repeated(data, args.questions)
     print(f"\nspeed: {many.n_questions:,} questions ({many.name}), 1,000 tokens, wall time of evaluate\n")
     print("| policy | seconds | per question |")
     print("|---|---|---|")
