@@ -189,4 +189,4 @@ def test_the_greedy_diversity_order_is_plain_mmr():
             plain.append(j)
             value[j] = -np.inf
             np.maximum(penalty, copied[j], out=penalty)
-        assert _greedy(gain.copy(), copied) == plain
+        assert list(_greedy(gain.copy(), copied)) == plain

@@ -31,8 +31,9 @@ Taught in ``notebooks/12_parameter_tuning.ipynb``.
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -154,7 +155,7 @@ class _HybridPrepared(_BM25Prepared):
         self.speakers = sorted({n for n in self.speaker if n})
         self.session_documents: dict[int, tuple[Any, np.ndarray, np.ndarray]] = {}  # by position
         self.similar: np.ndarray | None = None
-        self.rankings: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = {}
+        self.rankings: dict[tuple[int, str], _Ranked] = {}
 
     def similarity(self, among: np.ndarray | None = None) -> np.ndarray:
         """Cosine of every pair of messages (of ``among``, indices, when given). Up to 4,000
@@ -204,19 +205,18 @@ gives turns on one topic 0.3-0.5): penalising all likeness pushed out the second
 support conversation for one on another topic (BENCHMARKS.md, issue 26)."""
 
 
-def _greedy(gain: np.ndarray, copied: np.ndarray) -> list[int]:
-    """Maximal marginal relevance: repeatedly the candidate of highest ``gain`` less its highest
-    ``copied`` share with one already picked (ties: the earlier). ``gain`` is non-increasing,
-    as the candidates come in score order. A candidate that copies no other keeps its gain, so
-    only the linked ones are compared anew after each pick: the same order as scoring every
-    candidate at every step, for a few linked ones in 128 a fraction of the work."""
+def _greedy(gain: np.ndarray, copied: np.ndarray) -> Iterator[int]:
+    """Maximal marginal relevance, one pick at a time: repeatedly the candidate of highest
+    ``gain`` less its highest ``copied`` share with one already picked (ties: the earlier).
+    ``gain`` is non-increasing, as the candidates come in score order. A candidate that copies
+    no other keeps its gain, so only the linked ones are compared anew after each pick: the same
+    order as scoring every candidate at every step, for less work."""
     is_linked = copied.any(axis=1)
     linked = np.flatnonzero(is_linked)
     free = np.flatnonzero(~is_linked).tolist()  # in order: their gains fall
     gains = gain.tolist()
     value, among = gain[linked], copied[np.ix_(linked, linked)]
     penalty = np.zeros(len(linked))
-    picked: list[int] = []
     f, left, best = 0, len(linked), None
     while f < len(free) or left:
         if best is None and left:
@@ -224,14 +224,40 @@ def _greedy(gain: np.ndarray, copied: np.ndarray) -> list[int]:
             best = (float(value[k] - penalty[k]), int(linked[k]), k)
         if best is None or f < len(free) and (gains[free[f]] > best[0] or
                                               gains[free[f]] == best[0] and free[f] < best[1]):
-            picked.append(free[f])
+            yield free[f]
             f += 1
         else:
-            picked.append(best[1])
+            yield best[1]
             value[best[2]] = -np.inf
             np.maximum(penalty, among[best[2]], out=penalty)
             left, best = left - 1, None
-    return picked
+
+
+class _Ranked:
+    """One question's hits in order, produced only as far as a budget reads them (diversity's
+    re-ranking is the costly part, and 1,000 tokens read about 30 of its 128), kept for the
+    next budget of a sweep."""
+
+    def __init__(self, score: np.ndarray, hits: Iterator[int]) -> None:
+        self.score = score
+        self._source = hits
+        self._seen: list[int] = []
+
+    def hits(self) -> Iterator[int]:
+        k = 0
+        while k < len(self._seen) or self._more():
+            yield self._seen[k]
+            k += 1
+
+    def _more(self) -> bool:
+        hit = next(self._source, None)
+        if hit is not None:
+            self._seen.append(hit)
+        return hit is not None
+
+    def order(self) -> np.ndarray:
+        self._seen.extend(self._source)
+        return np.asarray(self._seen, dtype=np.intp)
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:
@@ -325,13 +351,18 @@ class HybridRetrieval(_Baseline):
         message's score from ``scores``. ``order`` is that score's order (ties to the newer
         message), then re-ranked by ``diversity`` when it is on: that changes the order, not
         the score."""
-        s = self.settings
+        ranked = self._ranked(p, position, query)
+        return ranked.order(), ranked.score
+
+    def _ranked(self, p: _HybridPrepared, position: int, query: str) -> _Ranked:
         known = p.rankings.get((position, query))  # a sweep asks again at each budget
         if known is not None:
             return known
         score = self.scores(p, position, query)
+        score.flags.writeable = False  # shared by the cache
         order = np.lexsort((-np.arange(position), -score))
-        if s.diversity and position > 1:
+        hits: Iterator[int] = iter(order.tolist())
+        if self.settings.diversity and position > 1:
             head = order[:_DIVERSE]
             # how much of a copy each candidate is of each other: its cosine's part above _NEAR
             copied = np.maximum(p.similarity(head) - _NEAR, 0.0) / (1.0 - _NEAR)
@@ -339,11 +370,10 @@ class HybridRetrieval(_Baseline):
             if copied.any():  # otherwise the order stays the score's
                 gain = score[head] - score[head].min()  # relevance scaled to [0, 1] over the
                 gain /= gain.max() if gain.max() > 0 else 1.0  # head: one value fits any blend
-                order = np.concatenate((head[_greedy(gain, copied * s.diversity)],
-                                        order[_DIVERSE:]))
-        order.flags.writeable = score.flags.writeable = False  # shared by the cache
-        p.rankings[(position, query)] = (order, score)
-        return order, score
+                picks = _greedy(gain, copied * self.settings.diversity)
+                hits = itertools.chain((int(head[j]) for j in picks), order[_DIVERSE:].tolist())
+        ranked = p.rankings[(position, query)] = _Ranked(score, hits)
+        return ranked
 
     def _widen(self, p: _HybridPrepared, hit: int, position: int) -> list[int]:
         """``hit`` and its same-session neighbours before ``position``, nearest first."""
@@ -360,7 +390,7 @@ class HybridRetrieval(_Baseline):
         system, room = p.system(position, budget - p.primer)
         chosen = set(system)
         if position and room > 0:
-            order = self.ranking(p, position, query)[0].tolist()
+            order = self._ranked(p, position, query).hits()
             tokens = p.tokens
             smallest = int(tokens[:position].min())
             opened: set[int] = set()  # sessions whose header is already paid for
