@@ -23,7 +23,13 @@ CLASSROOM = "memorykit.classroom"
 # scrubbing for LLM calls (llm/, +220), streamed, checked chat logs (evaluation/, +150), an
 # embedding cache that reads only regular files of a vector's size (+62), forget() atomic
 # with add() (+50).
-LIBRARY_MAX_LINES = 19_100
+# Issue 26 grew it by ~1,130 to ~20,175 for what a user asked for by name: held-out tuning with
+# intervals and paired comparisons (heldout.py +106, tune.py +198, cli.py +92: --holdout, --folds,
+# --explain, LoCoMo files), why-not explanations of misses (explain.py +309), the hybrid's
+# diversity, session keys and speaker focus (hybrid.py +186), MiniLM on every core
+# (minilm.py +102), and the client's messages accepted as they come (messages.py +168, chatlog.py
+# -62 for reading logs through them). The pseudo-relevance feedback that did not help was removed.
+LIBRARY_MAX_LINES = 20_250
 # The whole package's budget. Issue 23 brought it under its size before the split (35,313);
 # issue 24 grew the classroom by about 600 lines for what a class needs: checkers that refuse
 # the answers a student can copy and say which way to move, the student edition's command
@@ -32,7 +38,9 @@ LIBRARY_MAX_LINES = 19_100
 # verify their checker against the source; course/grading.py, +195: scratch course, time
 # limit, 0 with the reason) besides the library's ~830. A new budget each time, stated with
 # its reason, not a ratchet that no longer holds.
-PACKAGE_MAX_LINES = 37_300
+# Issue 26: the library's ~1,130 above and ~410 classroom lines for lesson 12's held-out tables
+# (lesson12_heldout.py) and its browser of the misses (lesson12_misses.py).
+PACKAGE_MAX_LINES = 38_850
 """The whole package (library and classroom) at bcf5813, before issue 23: it must stay smaller."""
 
 
