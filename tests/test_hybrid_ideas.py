@@ -4,32 +4,17 @@ from __future__ import annotations
 
 import random
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from memorykit.embeddings import LexicalHashingEmbedder
-from memorykit.evaluation.hybrid import HybridRetrieval, HybridSettings
-from memorykit.evaluation.locomo import load_locomo
+from memorykit.evaluation.hybrid import HybridSettings
 from memorykit.messages import MessageFactory
 from memorykit.tokens import ChatFormat
 
+from tests.test_hybrid_retrieval import conv, hybrid, ids  # noqa: F401 - conv is a fixture
+
 PRIMER = ChatFormat().reply_primer
-FIXTURE = Path(__file__).parent / "fixtures" / "locomo_mini.json"
-
-
-@pytest.fixture(scope="module")
-def conv():
-    return load_locomo(FIXTURE, verify=False).conversations[0]
-
-
-def hybrid(**settings):
-    return HybridRetrieval(HybridSettings(**settings), embedder=LexicalHashingEmbedder(256))
-
-
-def ids(ctx):
-    return [i for item in ctx.items for i in item.sources]
 
 
 @pytest.mark.parametrize("diversity", [0.0, 1.0])
