@@ -151,7 +151,9 @@ class MissExplorer(LessonExplorer):
                         marker=dict(symbol="star", color="red", size=16,
                                     line=dict(color="darkred", width=1)),
                         hovertemplate="%{text}<br>rank %{x}: score %{y:.3f}<extra></extra>")
-        fig.update_xaxes(type="log", title="rank under the policy (log scale)")
+        # dtick 1: ticks at 1, 10, 100 only; a log axis padded below rank 1 otherwise labels
+        # 0.7, 0.8, 0.9 as "7 8 9" left of "1", which reads as ranks
+        fig.update_xaxes(type="log", dtick=1, title="rank under the policy (log scale)")
         fig.update_yaxes(title="score")
         fig.update_layout(height=430, margin=dict(l=60, r=10, t=60, b=40), title=self.title,
                           legend=legend_below(font=dict(size=11)))
