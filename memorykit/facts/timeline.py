@@ -180,7 +180,7 @@ def update_policy(policy: str | UpdatePolicy) -> UpdatePolicy:
     """An ``UpdatePolicy`` from a name of ``UPDATE_POLICIES`` (or one given as is)."""
     if isinstance(policy, UpdatePolicy):
         return policy
-    if policy not in UPDATE_POLICIES:
+    if not isinstance(policy, str) or policy not in UPDATE_POLICIES:
         raise ValueError(f"update policy must be one of {sorted(UPDATE_POLICIES)} or an "
                          f"UpdatePolicy, got {policy!r}")
     return UPDATE_POLICIES[policy]()
