@@ -21,7 +21,10 @@ tune`` score like any other:
   str. A question needs evidence, an answer, or both: with an answer alone its evidence is
   every message before the question that contains an answer (case-insensitive, whole words),
   so recall then counts the share of those mentions the context keeps. ``position`` (messages
-  in the history when it is asked) defaults to all of them.
+  in the history when it is asked) defaults to all of them. ``superseded`` (optional, ids or
+  indices like ``evidence``; ``[]``: none) names earlier statements the evidence replaces (the deadline
+  before it moved, the number before its correction); each comes before the last evidence
+  message, and none is evidence too. The harness then reports ``stale_only`` and ``both``.
 
 Every problem raises ``ChatLogError`` naming the file, the line (``.jsonl``) or item (``.json``)
 and the field: ``chats.jsonl:3: messages[4].tool_calls[0].function.name: ...``; that includes
@@ -56,7 +59,7 @@ from memorykit.messages import Message, MessageFactory, OpenAIMessageError, vali
 __all__ = ["ChatLogError", "load_chat_logs", "parse_chat_logs"]
 
 _QUESTION_KEYS = frozenset({"conversation", "question", "evidence", "answer", "id", "category",
-                            "position", "metadata"})
+                            "position", "metadata", "superseded"})
 
 
 class ChatLogError(ValueError):
@@ -285,6 +288,9 @@ def _question(records: _Records, where: str, n: int, item: Any,
         raise records.error(where, "answer", f"must be a str or a list of str with a word in "
                             f"each, got {item.get('answer')!r:.80}")
     evidence = _evidence(records, where, item.get("evidence"), messages, position, cid)
+    raw_superseded = item.get("superseded")
+    superseded = () if raw_superseded == [] else _evidence(  # [] says "nothing replaced"
+        records, where, raw_superseded, messages, position, cid, "superseded") or ()
     if evidence is None:
         if answers is None:
             raise records.error(where, "evidence", "a question needs evidence (message ids or "
@@ -294,6 +300,7 @@ def _question(records: _Records, where: str, n: int, item: Any,
             raise records.error(where, "answer", f"{answers[0]!r} occurs in no message of "
                                 f"conversation {cid!r} before position {position}")
         evidence = tuple(found)
+    _check_superseded(records, where, superseded, evidence, messages)
     qid = item.get("id", f"q{n}")
     category = item.get("category", "question")
     for name, value in (("id", qid), ("category", category)):
@@ -306,24 +313,27 @@ def _question(records: _Records, where: str, n: int, item: Any,
     meta["evidence_from"] = "answer" if item.get("evidence") is None else "evidence"
     answer = None if answers is None else " | ".join(answers)
     try:
-        return cid, EvalQuestion(qid, text, answer, evidence, category, position, meta)  # type: ignore[arg-type]
+        return cid, EvalQuestion(qid, text, answer, evidence, category, position, meta,  # type: ignore[arg-type]
+                                 superseded)
     except (TypeError, ValueError) as exc:  # what the checks above missed, still named
         raise records.error(where, "", str(exc)) from None
 
 
 def _evidence(records: _Records, where: str, raw: Any, messages: Sequence[Message],
-              position: int, cid: str) -> tuple[str, ...] | None:
+              position: int, cid: str, field: str = "evidence") -> tuple[str, ...] | None:
+    """The message ids ``raw`` names (ids or 0-based indices) under ``field``, all before
+    ``position``; None when the field is absent."""
     if raw is None:
         return None
     if isinstance(raw, (str, int)) and not isinstance(raw, bool):
         raw = [raw]
     if not isinstance(raw, list) or not raw:
-        raise records.error(where, "evidence", f"must be a non-empty list of message ids or "
+        raise records.error(where, field, f"must be a non-empty list of message ids or "
                             f"indices, got {raw!r:.80}")
     index = {m.id: i for i, m in enumerate(messages)}
     out: list[str] = []
     for k, e in enumerate(raw):
-        at = f"evidence[{k}]"
+        at = f"{field}[{k}]"
         if isinstance(e, int) and not isinstance(e, bool):
             if not 0 <= e < len(messages):
                 raise records.error(where, at, f"index {e} is outside conversation {cid!r} "
@@ -338,6 +348,21 @@ def _evidence(records: _Records, where: str, raw: Any, messages: Sequence[Messag
             raise records.error(where, at, f"repeats message {e!r}")
         out.append(e)
     return tuple(out)
+
+
+def _check_superseded(records: _Records, where: str, superseded: Sequence[str],
+                      evidence: Sequence[str], messages: Sequence[Message]) -> None:
+    """A superseded statement is not evidence, and comes before what replaces it."""
+    index = {m.id: i for i, m in enumerate(messages)}
+    last = max(index[e] for e in evidence)
+    for k, s in enumerate(superseded):
+        if s in evidence:
+            raise records.error(where, f"superseded[{k}]", f"message {s!r} is evidence too: a "
+                                f"statement cannot be current and replaced at once")
+        if index[s] > last:
+            raise records.error(where, f"superseded[{k}]", f"message {s!r} (index {index[s]}) "
+                                f"comes after every evidence message (last at {last}): what the "
+                                f"evidence replaces is said before it")
 
 
 # ------------------------------------------------------------------------- API

@@ -56,6 +56,10 @@ class EvalQuestion:
     """How many messages of the conversation exist when it is asked; None: all of them."""
     metadata: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     """Free annotations (raw category number, adversarial answer, ...)."""
+    superseded_ids: tuple[str, ...] = ()
+    """Ids of earlier messages that stated what the evidence replaces (a deadline before it
+    moved, a number before its correction): a context holding one of them and none of the
+    evidence would have the reader answer with the old value (the harness's ``stale_only``)."""
 
     def __post_init__(self) -> None:
         require_str("id", self.id, non_empty=True)
@@ -72,6 +76,18 @@ class EvalQuestion:
         if len(set(evidence)) != len(evidence):
             raise ValueError(f"evidence_ids must not repeat an id, got {evidence!r}")
         object.__setattr__(self, "evidence_ids", evidence)
+        if isinstance(self.superseded_ids, str) or not isinstance(self.superseded_ids, Iterable):
+            raise TypeError(f"superseded_ids must be a sequence of message ids, got "
+                            f"{self.superseded_ids!r}")
+        superseded = tuple(self.superseded_ids)
+        for e in superseded:
+            require_str("superseded id", e, non_empty=True)
+        if len(set(superseded)) != len(superseded):
+            raise ValueError(f"superseded_ids must not repeat an id, got {superseded!r}")
+        both = sorted(set(superseded) & set(evidence))
+        if both:
+            raise ValueError(f"a message cannot be evidence and superseded at once, got {both!r}")
+        object.__setattr__(self, "superseded_ids", superseded)
         require_str("category", self.category, non_empty=True)
         if self.position is not None:
             require_int("position", self.position, minimum=0)
@@ -83,7 +99,8 @@ class EvalQuestion:
     def __reduce__(self) -> tuple[Any, ...]:
         # Read-only mappings do not pickle; process pools and Dask need to send questions.
         return (EvalQuestion, (self.id, self.question, self.answer, self.evidence_ids,
-                               self.category, self.position, dict(self.metadata)))
+                               self.category, self.position, dict(self.metadata),
+                               self.superseded_ids))
 
 
 @dataclass(frozen=True)
@@ -138,15 +155,16 @@ class EvalConversation:
                     f"question {q.id!r} has position {q.position!r}, past the "
                     f"{len(messages)} messages of conversation {self.id!r}"
                 )
-            for e in q.evidence_ids:
-                at = index.get(e)
-                if at is None:
-                    raise ValueError(f"question {q.id!r} cites evidence {e!r}, which is no message")
-                if at >= position:
-                    raise ValueError(
-                        f"question {q.id!r} is asked at position {position} but its evidence "
-                        f"{e!r} comes later (index {at})"
-                    )
+            for what, ids in (("evidence", q.evidence_ids), ("superseded", q.superseded_ids)):
+                for e in ids:
+                    at = index.get(e)
+                    if at is None:
+                        raise ValueError(f"question {q.id!r} cites {what} {e!r}, which is no message")
+                    if at >= position:
+                        raise ValueError(
+                            f"question {q.id!r} is asked at position {position} but its {what} "
+                            f"{e!r} comes later (index {at})"
+                        )
         sessions = tuple(self.sessions)
         for s in sessions:
             if not isinstance(s, Session):

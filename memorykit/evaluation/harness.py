@@ -12,7 +12,9 @@ messages that exist when the question is asked) and measures:
   (normalised), None for a question without one;
 * **tokens**: the context's tokens, billed (``Context.tokens``) or content
   (``HarnessSettings.units``);
-* **seconds**: the time the policy took for it.
+* **seconds**: the time the policy took for it;
+* for a question naming superseded messages (a fact that changed): **stale_only**, **both**
+  and **both_unclear** (``scoring.staleness``), averaged over those questions.
 
 A context over its budget scores 0 on all three and is flagged ``over_budget``.
 The rules, precisely: ``memorykit.evaluation.scoring``.
@@ -48,7 +50,7 @@ from memorykit._validate import require_bool, require_choice, require_fraction, 
 from memorykit.context import BufferPolicy, Context, ContextPolicy
 from memorykit.evaluation.dataset import EvalConversation, EvalDataset, as_dataset
 from memorykit.evaluation.scoring import (UNITS, answer_in, context_tokens, covered_evidence,
-                                          searchable_text, units_note)
+                                          searchable_text, staleness, units_note)
 from memorykit.evaluation.table import Table
 from memorykit.messages import Message
 
@@ -64,6 +66,7 @@ __all__ = [
     "compare_policies",
     "evaluate",
     "is_query_independent",
+    "stale_shares",
 ]
 
 
@@ -139,6 +142,27 @@ class QuestionResult:
     """tokens > budget: then recall, strict and answer_recall are 0."""
     seconds: float
     """Time the policy took to build this context (shared builds split evenly)."""
+    n_superseded: int = 0
+    """Superseded messages the question names (``EvalQuestion.superseded_ids``)."""
+    stale_only: bool | None = None
+    """The context holds a superseded message and none of the evidence (``scoring.staleness``);
+    None when the question names no superseded message."""
+    both: bool | None = None
+    """It holds a superseded message and some evidence; None as above."""
+    both_unclear: bool | None = None
+    """``both``, and nothing tells the reader which is current; None as above."""
+
+
+def stale_shares(rows: Sequence[QuestionResult]) -> dict[str, Any]:
+    """``changed_questions`` (those naming superseded messages) and, as shares of them,
+    ``stale_only``, ``both`` and ``both_unclear``; nothing when no question names one (data
+    without changed facts keeps its tables as they were)."""
+    changed = [q for q in rows if q.n_superseded]
+    if not changed:
+        return {}
+    return {"changed_questions": len(changed),
+            **{k: _mean([float(getattr(q, k)) for q in changed])
+               for k in ("stale_only", "both", "both_unclear")}}
 
 
 def is_query_independent(policy: Any) -> bool:
@@ -178,6 +202,7 @@ class EvalResult:
         the tokens): two results with the same fingerprint coincide on every question. A sweep
         keeps it instead of the rows, so coincidences are found without evaluating again."""
         outcomes = tuple((q.question_id, q.n_covered, q.answer_recall, q.tokens)
+                         + ((q.stale_only, q.both, q.both_unclear) if q.n_superseded else ())
                          for q in self.questions)
         return hashlib.blake2b(repr(outcomes).encode(), digest_size=16).hexdigest()
 
@@ -196,6 +221,7 @@ class EvalResult:
             "answer_recall": _mean([q.answer_recall for q in rows if q.answer_recall is not None]),
             "tokens": _mean([q.tokens for q in rows]),
             "seconds_per_question": _mean([q.seconds for q in rows]),
+            **stale_shares(rows),
         }
 
     def summary(self) -> dict[str, Any]:
@@ -358,9 +384,13 @@ class _Scorer:
         tokens = context_tokens(ctx, self.units)
         n = len(q.evidence_ids)
         over = tokens > self.budget
+        stale = (False, False, False)
         if over:
             covered, answered = 0, 0.0
         else:
+            if q.superseded_ids:
+                stale = staleness(ctx, q.evidence_ids, q.superseded_ids, self.messages,
+                                  self.min_overlap, self.terms)
             covered = len(covered_evidence(ctx, q.evidence_ids, self.messages, self.min_overlap,
                                            self.terms))
             answered = 0.0
@@ -371,7 +401,8 @@ class _Scorer:
         return QuestionResult(self.conv.id, q.id, q.category, position, n, covered, covered / n,
                               1.0 if covered == n else 0.0,
                               None if q.answer is None else answered, tokens, self.budget, over,
-                              seconds)
+                              seconds, len(q.superseded_ids),
+                              *(stale if q.superseded_ids else (None, None, None)))
 
 
 def _flat_signals(data: EvalDataset, signals: Sequence[str]) -> list[tuple[str, str]]:

@@ -18,6 +18,14 @@ so no policy can earn credit that its text does not carry:
   normalised the same way, as whole words; questions without a reference answer (LoCoMo's
   adversarial ones) get None. An answer the conversation paraphrases ("yesterday" for a
   date) is not contained: the figure is a floor, not a judge.
+* **Staleness.** A question may name *superseded* messages: earlier statements its evidence
+  replaces (``EvalQuestion.superseded_ids``). Covered by the same rule as evidence, they give
+  ``stale_only`` (the context holds a superseded message and none of the evidence: the reader
+  would answer with the old value), ``both`` (it holds both: the reader must tell which is
+  current) and ``both_unclear`` (``both``, and some item holding a superseded message is
+  neither marked as such, ``ContextItem.kind == "superseded"``, nor placed before every item
+  holding the evidence: nothing tells the reader which is current). An item holding both, a
+  summary say, counts as unclear: the rule does not read its prose.
 * **Units.** Tokens are ``billed`` (``Context.tokens``: content, chat framing and the
   reply primer, what the API charges) or ``content`` (``content_tokens``: the items'
   text alone, as published LoCoMo figures count). The chosen unit is used for the tokens
@@ -39,7 +47,8 @@ from memorykit.evaluation.baselines import analyze
 from memorykit.messages import Message
 
 __all__ = ["UNITS", "answer_contained", "answer_in", "content_tokens", "context_tokens",
-           "covered_evidence", "normalize_answer", "salient_terms", "searchable_text", "units_note"]
+           "covered_evidence", "normalize_answer", "salient_terms", "searchable_text", "staleness",
+           "units_note"]
 
 UNITS: tuple[str, ...] = ("billed", "content")
 """How tokens are counted: what the API charges, or the items' text alone."""
@@ -121,6 +130,34 @@ def covered_evidence(ctx: Context, evidence_ids: Sequence[str], messages: Mappin
                     item, messages[source], item_terms, cache, min_overlap):
                 covered.add(source)
     return frozenset(covered)
+
+
+def staleness(ctx: Context, evidence_ids: Sequence[str], superseded_ids: Sequence[str],
+              messages: Mapping[str, Message], min_overlap: float,
+              message_terms: dict[str, frozenset[str]] | None = None) -> tuple[bool, bool, bool]:
+    """(``stale_only``, ``both``, ``both_unclear``) of ``ctx`` under the rule of the module
+    docstring; all False when ``superseded_ids`` is empty."""
+    require_fraction("min_overlap", min_overlap)
+    old, current = set(superseded_ids), set(evidence_ids)
+    if not old:
+        return False, False, False
+    cache = message_terms if message_terms is not None else {}
+    item_terms: dict[int, frozenset[str]] = {}
+    first_current: int | None = None
+    holding_old: list[int] = []
+    for i, item in enumerate(ctx.items):
+        said = {s for s in item.sources if (s in old or s in current)
+                and _says(item, messages[s], item_terms, cache, min_overlap)}
+        if said & current and first_current is None:
+            first_current = i
+        if said & old:
+            holding_old.append(i)
+    if not holding_old:
+        return False, False, False
+    if first_current is None:
+        return True, False, False
+    unclear = any(ctx.items[i].kind != "superseded" and i >= first_current for i in holding_old)
+    return False, True, unclear
 
 
 def content_tokens(ctx: Context) -> int:

@@ -142,6 +142,7 @@ _RESERVED = frozenset({
     "config_id", "policy", "budget", "units", "questions", "recall", "strict_recall",
     "answer_recall", "tokens",
     "max_tokens", "over_budget", "seconds_per_question", "prepare_seconds", "wall_seconds",
+    "changed_questions", "stale_only", "both", "both_unclear",
 })
 
 
@@ -167,17 +168,23 @@ def _run_chunk(make_policy: Callable[..., Any], chunk: list[tuple[int, dict[str,
     return out
 
 
-OUTCOMES = ("recall", "strict", "answer_recall", "tokens", "over_budget")
+OUTCOMES = ("recall", "strict", "answer_recall", "tokens", "over_budget", "stale_only", "both",
+            "both_unclear")
 """The columns of ``question_outcomes``."""
+
+
+def _or_nan(value: float | bool | None) -> float:
+    return np.nan if value is None else float(value)
 
 
 def question_outcomes(result: EvalResult) -> np.ndarray:
     """One row per question of ``result`` (the dataset's order), the columns of ``OUTCOMES``;
-    a question without an answer string has NaN as its answer_recall. Held-out figures and
-    intervals are computed from these, on any subset of the conversations."""
-    return np.array([(q.recall, q.strict, np.nan if q.answer_recall is None else q.answer_recall,
-                      q.tokens, float(q.over_budget)) for q in result.questions],
-                    dtype=np.float64).reshape(-1, len(OUTCOMES))
+    a question without an answer string has NaN as its answer_recall, one naming no superseded
+    message NaN as its stale_only, both and both_unclear. Held-out figures and intervals are
+    computed from these, on any subset of the conversations."""
+    return np.array([(q.recall, q.strict, _or_nan(q.answer_recall), q.tokens, float(q.over_budget),
+                      _or_nan(q.stale_only), _or_nan(q.both), _or_nan(q.both_unclear))
+                     for q in result.questions], dtype=np.float64).reshape(-1, len(OUTCOMES))
 
 
 class SweepResult:

@@ -40,6 +40,8 @@ DEFAULT_BUDGETS: tuple[int, ...] = (250, 500, 1000, 2000)
 
 _SUMMARY_COLUMNS = ("policy", "configuration", "budget", "questions", "recall", "strict_recall",
                     "answer_recall", "tokens", "max_tokens", "over_budget")
+_STALE_COLUMNS = ("changed_questions", "stale_only", "both", "both_unclear")
+"""Present when the data names superseded messages (``EvalQuestion.superseded_ids``)."""
 
 
 def tunable_policy_names() -> list[str]:
@@ -97,6 +99,7 @@ class TuneResult:
         self._tuning = [self._mask(s.tuning, ids) for s in self.splits]
         self._test = [self._mask(s.test, ids) for s in self.splits]
         self._everything = np.ones(len(self._conv), dtype=bool)
+        self._changed = any(q.superseded_ids for conv in dataset for q in conv.questions)
         self.table = Table(self._part_rows())
         """One row per policy, configuration, budget and part (``split``: "tuning" and "test"
         for one held-out split, "all" otherwise), with ``recall_ci`` and recall per category."""
@@ -125,6 +128,11 @@ class TuneResult:
             "tokens": _mean(o[:, 3]),
             "max_tokens": int(outcome[mask, 3].max()) if mask.any() else None,
             "over_budget": _mean(outcome[mask, 4])}
+        changed = main & ~np.isnan(outcome[:, 5])
+        if self._changed:  # data naming superseded messages: every row says how stale
+            row["changed_questions"] = int(changed.sum())
+            for k, column in (("stale_only", 5), ("both", 6), ("both_unclear", 7)):
+                row[k] = _mean(outcome[changed, column])
         for c in dict.fromkeys(self._category[mask]):
             row[f"recall:{c}"] = _mean(outcome[mask & (self._category == c), 0])
         return row
@@ -192,7 +200,8 @@ class TuneResult:
                              "budget": budget, "split": split, "questions": f["questions"],
                              "recall": f["recall"], "recall_ci": f["recall_ci"],
                              "tuning_recall": self.figures(self.outcomes[pick], tuning)["recall"],
-                             **{k: f[k] for k in _SUMMARY_COLUMNS[5:]}})
+                             **{k: f[k] for k in (*_SUMMARY_COLUMNS[5:], *_STALE_COLUMNS)
+                                if k in f}})
         rows.sort(key=lambda r: (r["budget"], -_rank(r)[0], r["tokens"] or 0))
         return Table(rows)
 
@@ -243,7 +252,8 @@ class TuneResult:
             if held is None:
                 points[r["tokens"], r["recall"]] = {
                     **{c: r.get(c) for c in (*_SUMMARY_COLUMNS[:3], "split", "questions",
-                                            "recall", "recall_ci", *_SUMMARY_COLUMNS[5:])},
+                                            "recall", "recall_ci", *_SUMMARY_COLUMNS[5:],
+                                            *_STALE_COLUMNS) if c in r},
                     "same_point": 1}
             else:
                 held["same_point"] += 1
@@ -275,6 +285,12 @@ class TuneResult:
         notes = [split, "recall_ci: 95% bootstrap interval, resampling conversations (their "
                         "questions are not independent); empty with fewer than 2 conversations"]
         notes += [units_note(self.units)]
+        if self._changed:
+            notes.append("changed facts: stale_only is the share of the questions about a changed "
+                         "fact (changed_questions) whose context holds a replaced statement and "
+                         "none of the current one (the reader would answer with the old value); "
+                         "both: it holds the two; both_unclear: the two, and nothing marks or "
+                         "orders the old one as replaced")
         per_budget: dict[str, list[str]] = {}
         for row in sorted(self.best(), key=lambda r: r["budget"]):
             key = (row["policy"], row["configuration"], row["budget"])
