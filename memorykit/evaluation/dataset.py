@@ -3,7 +3,8 @@
 ``EvalConversation`` holds the messages of one conversation (optionally grouped
 into sessions) and the ``EvalQuestion``s asked about it. A question names the
 ids of the messages that hold its answer (its *evidence*) and the position in
-the history at which it is asked (default: after the last message). Any memory
+the history at which it is asked (default: after the last message), and optionally the
+earlier messages its evidence replaces (``superseded_ids``: a fact that changed). Any memory
 is scored on it through the common context interface: does the context it
 builds for the question cover the evidence? (``memorykit.evaluation.harness``.)
 
