@@ -17,7 +17,8 @@ five kinds of finding, each with a few examples:
   (``memorykit.facts.detect.find_updates`` by default) links, the earlier one kept with no
   mark that it was superseded (its payload has neither ``superseded_by`` nor ``valid_until``);
 * **superseded ranked first**: a query (given, or the key of each detected update) for which
-  the first entry of a changed fact among the top ``recall_limit`` the store's recall returns is
+  the first entry of a changed fact among the top ``recall_limit`` the store's recall returns
+  (with a similarity above 0: a query that shares nothing with a fact does not ask about it) is
   a superseded one: a reader taking the first answer takes the old value.
 
 Each entry is counted once per kind (against its first match), kinds may overlap ("ok" stored
@@ -54,7 +55,7 @@ FINDING_KINDS = ("exact duplicate", "near duplicate", "transient chatter",
 PHATIC_WORDS = frozenset(
     """
     hi hello hey hiya morning afternoon evening night bye goodbye cya later soon see talk
-    thanks thank thx ty cheers appreciate appreciated welcome np problem worries
+    thanks thank thx ty cheers much lot appreciate appreciated welcome np problem worries
     ok okay k kk alright right sure yes yeah yep yup no nope nah fine good great cool nice
     perfect awesome wonderful excellent lovely sounds noted understood gotcha got roger agreed
     deal done glad happy help let know anything else oh ah hmm wow lol haha sorry
@@ -222,7 +223,7 @@ def _entries_of(store: Any, session_id: str | None) -> tuple[list[StoredEntry], 
 
     def rank(query: str, n: int) -> list[str]:
         hits = semantic.recall(query, limit=n, threshold=threshold, where=where)
-        return [h.message_id for h in hits]
+        return [h.message_id for h in hits if h.score > 0]
     return entries, rank, limit
 
 
@@ -252,7 +253,7 @@ def _plain_entries(store: Any) -> tuple[list[StoredEntry], Callable[[str, int], 
             return []
         scores = matrix @ embedder.embed([query])[0]
         order = sorted(range(len(entries)), key=lambda i: -scores[i])  # stable: ties oldest first
-        return [entries[i].message_id for i in order[:n]]
+        return [entries[i].message_id for i in order[:n] if scores[i] > 0]
     return entries, rank, 5
 
 
