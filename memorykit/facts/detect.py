@@ -1,0 +1,492 @@
+"""Finding "the same fact again": which later message replaces which earlier one, LLM-free.
+
+A conversation changes its facts: "the review moved to Thursday", "sorry, it's 4712, not
+4721", "cancel the dentist", or a new value simply stated ("my number is 555 0199"). A memory
+that should keep only the current value must first notice that two messages are about the same
+fact and say different things. ``find_updates`` does it with plain rules a student can read:
+
+1. **Sentences and values.** Each message is cut into sentences. Typed values are found by
+   pattern: e-mail addresses, money, times, dates (weekdays, months, "the 14th", ISO), street
+   addresses, phone numbers, codes and other numbers. They are what changes.
+2. **Keys.** What a sentence is about is its remaining content words (stemmed, minus function
+   words and the change cues themselves): "the Apollo report is due Friday" has the key terms
+   {apollo, report, due}. Two sentences are about the same fact when their key terms overlap,
+   rare words counting more (idf over the messages so far).
+3. **Cues.** A later sentence with a change cue ("moved to", "changed to", "instead", "no
+   longer", "not X but Y", "X, not Y", "actually", "cancel", "now", "new ...") needs less key
+   overlap than one without: a cue says "this replaces something". A negated value ("not
+   4721", "instead of Friday") names the old statement outright.
+4. **Guards.** A sentence that only restates an earlier value (all its values already said) is
+   no update; hypotheticals and proposals ("what if we moved it to Friday?", "could we...") and
+   questions state nothing; two sentences naming different subjects (Apollo and Zephyr, "Dana's
+   phone" and "Sam's") are different facts.
+5. **Only what is current is replaced.** Messages are read in order and an update links the new
+   sentence to the earlier *current* statements of the fact (so "changed twice" makes a chain:
+   a -> b -> c, and ``current_of`` follows it). Every decision reads only messages up to the
+   later one, so the updates among a history's first n messages do not depend on what follows.
+
+What it misses (the lesson shows examples): a change stated with no value and no cue ("let's
+not do that then"), a key said in other words with no shared term ("the dentist" / "my
+check-up"), values it has no pattern for and no cue to find. ``LLMUpdateDetector`` asks a
+model instead (optional). Taught in ``notebooks/13_changing_facts.ipynb``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Protocol, runtime_checkable
+
+from memorykit._text import STOPWORDS
+from memorykit._validate import require_int, require_unit_interval
+from memorykit.facts.statement import Statement, Update
+from memorykit.messages import Message
+
+__all__ = ["DetectionSettings", "LLMUpdateDetector", "RuleDetector", "UpdateDetector",
+           "current_of", "extract_statements", "find_updates"]
+
+
+@dataclass(frozen=True)
+class DetectionSettings:
+    """How much two sentences must share to be "the same fact"."""
+
+    cued_overlap: float = 0.3
+    """Key overlap (idf-weighted share of the smaller sentence's key terms that the other has, in
+    [0, 1]) enough to link a sentence that carries a change cue to an earlier statement."""
+    plain_overlap: float = 0.5
+    """Key overlap needed with no cue ("same key, new value"): higher, since two sentences about
+    different facts often share a word."""
+    nearby: int = 4
+    """A cued sentence that names no key of its own ("make that Thursday", "sorry, I meant 4721")
+    refers to the conversation just before: it may replace a statement among the ``nearby``
+    previous messages whose value has the same type, whatever their overlap (0: never)."""
+
+    def __post_init__(self) -> None:
+        require_unit_interval("cued_overlap", self.cued_overlap)
+        require_unit_interval("plain_overlap", self.plain_overlap)
+        require_int("nearby", self.nearby, minimum=0, maximum=1000)
+
+
+# --- values -------------------------------------------------------------------------------
+
+_MONTHS = ("january february march april may june july august september october november "
+           "december").split()
+_MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|" \
+         r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+_DAY = r"(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)day"
+_ORD = r"\d{1,2}(?:st|nd|rd|th)?"
+# Order matters: the first pattern to claim a span keeps it (a phone number is not three codes).
+_VALUE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (kind, re.compile(pattern, re.IGNORECASE)) for kind, pattern in (
+        ("email", r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
+        ("money", r"[$€£]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|m|bn)\b)?|\b\d[\d,]*(?:\.\d+)?\s?"
+                  r"(?:dollars|euros?|pounds|usd|eur|gbp|bucks)\b"),
+        ("date", rf"\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?\b|"
+                 rf"\b{_MONTH}\.?\s+{_ORD}\b(?:,?\s+\d{{4}})?|\b{_ORD}\s+(?:of\s+)?{_MONTH}\b"
+                 rf"(?:,?\s+\d{{4}})?|\bthe\s+\d{{1,2}}(?:st|nd|rd|th)\b|\b{_DAY}\b|"
+                 r"\b(?:tomorrow|tonight|today|next\s+(?:week|month|year))\b|"
+                 r"\b(?:january|february|march|april|june|july|august|september|october|"
+                 r"november|december)\b"),
+        ("time", r"\b\d{1,2}(?::\d{2})?\s?(?:a\.?m\.?|p\.?m\.?)(?![a-z])|\b\d{1,2}:\d{2}\b|"
+                 r"\bnoon\b|\bmidnight\b"),
+        ("address", r"\b\d+[a-z]?\s+(?:[A-Z][\w'-]*\s+){1,3}(?:street|st|road|rd|avenue|ave|"
+                    r"lane|ln|drive|dr|boulevard|blvd|way|place|pl|court|ct|close|crescent|"
+                    r"terrace|square|sq|row|hill|park)\b\.?"),
+        ("phone", r"(?<![\w-])\+?\(?\d{2,4}\)?(?:[\s.-]\d{2,5}){2,3}(?![\w-])"),
+        ("number", r"(?<![\w])#?[a-z]*\d[\w-]*"),
+    ))
+_WEEKDAY = re.compile(_DAY, re.IGNORECASE)
+
+
+def _normal_value(kind: str, text: str) -> str:
+    """One spelling per value: "#4712" and "4712", "3 PM" and "3pm", "Thursday" and "thu"."""
+    t = text.lower().strip(" .,")
+    if kind == "date":
+        t = re.sub(r"\b(\d{1,2})(?:st|nd|rd|th)\b", r"\1", t)
+        t = re.sub(r"^the\s+|\bof\s+|,", "", t)
+        day = _WEEKDAY.fullmatch(t)
+        return t[:3] if day else " ".join(t.split())
+    if kind == "time":
+        t = re.sub(r"[\s.]", "", t).replace(":00", "")
+        return t
+    if kind in ("money", "number", "phone"):
+        return re.sub(r"[^\w.]", "", t).rstrip(".")
+    return " ".join(t.split())
+
+
+def _values(sentence: str) -> tuple[list[tuple[str, str, int, int]], str]:
+    """The typed values of ``sentence`` as (kind, normal form, start, end), and the sentence
+    with them blanked out (so their words are not key terms)."""
+    found: list[tuple[str, str, int, int]] = []
+    taken = [False] * len(sentence)
+    for kind, pattern in _VALUE_PATTERNS:
+        for m in pattern.finditer(sentence):
+            a, b = m.span()
+            if b - a == 0 or any(taken[a:b]):
+                continue
+            if kind == "number" and not any(c.isdigit() for c in m.group()):
+                continue
+            found.append((kind, _normal_value(kind, m.group()), a, b))
+            taken[a:b] = [True] * (b - a)
+    blanked = "".join(" " if t else c for c, t in zip(sentence, taken))
+    return sorted(found, key=lambda v: v[2]), blanked
+
+
+# --- cues ---------------------------------------------------------------------------------
+
+_CANCEL = re.compile(r"\b(?:cancel(?:l?ed|l?ing|s)?|call(?:ed|ing)?\s+off|scrap(?:ped)?|"
+                     r"no\s+longer\s+(?:need|want|happening|on)|(?:is|are|'s)\s+off\b|"
+                     r"won't\s+be\s+(?:needing|going|happening)|not\s+happening|drop(?:ped)?\s+the)\b",
+                     re.IGNORECASE)
+_CORRECTION = re.compile(r"\b(?:sorry|correction|typo|mistake|misspoke|my\s+bad|i\s+meant|"
+                         r"meant\s+to\s+say|wrong|mixed\s+up|scratch\s+that|rather)\b",
+                         re.IGNORECASE)
+_UPDATE = re.compile(r"\b(?:moved?|moving|chang(?:e|ed|ing)|switch(?:ed|ing)?|push(?:ed|ing)?|"
+                     r"postpon(?:e|ed|ing)|reschedul(?:e|ed|ing)|updat(?:e|ed|ing)|bump(?:ed)?|"
+                     r"shift(?:ed)?|brought\s+forward|instead|no\s+longer|actually|now|new|"
+                     r"anymore|any\s+more|make\s+(?:it|that)|replac(?:e|ed|ing))\b",
+                     re.IGNORECASE)
+_NEGATORS = re.compile(r"\b(?:not|instead\s+of|rather\s+than|no\s+longer|isn't|wasn't|"
+                       r"aren't|from)\b", re.IGNORECASE)
+"""Words after which a value is the *old* one ("not 4721", "instead of Friday", "from Friday
+to Monday")."""
+_HYPOTHETICAL = re.compile(r"\b(?:what\s+if|if|suppose|supposing|imagine|maybe|perhaps|"
+                           r"might|could\s+we|should\s+we|shall\s+we|can\s+we|would|"
+                           r"thinking\s+(?:of|about)|considering|wondering|unless|in\s+case)\b",
+                           re.IGNORECASE)
+_REQUEST = re.compile(r"^\W*(?:(?:can|could|would|will)\s+you|please)\b", re.IGNORECASE)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(]?[A-Z0-9#$£€])|\n+")
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+_CUE_WORDS = frozenset(
+    """actually sorry correction typo mistake misspoke meant mean wrong mixed scratch rather
+    moved move moving change changed changing switch switched switching push pushed pushing
+    postpone postponed postponing reschedule rescheduled rescheduling update updated updating
+    bump bumped shift shifted brought forward instead longer now new anymore replace replaced
+    cancel cancelled canceled cancelling canceling cancels call called calling scrap scrapped
+    drop dropped make made note noted remember got hey hi oh ah hmm quick btw bit want need
+    know think let see said say says tell told fine great good sounds perfect right correct""".split())
+"""Cue and chatter words: never key terms (they say a change happens, not what changed)."""
+
+
+@lru_cache(maxsize=1 << 15)
+def _stem(word: str) -> str:
+    return str(_stemmer().stemWord(word))
+
+
+@lru_cache(maxsize=1)
+def _stemmer() -> Any:
+    import Stemmer  # PyStemmer: the Snowball stemmer memorykit's retrieval uses too
+
+    return Stemmer.Stemmer("english")
+
+
+@dataclass
+class _Clause:
+    """One sentence of one message, read for facts."""
+
+    index: int
+    """Position of its message in the history."""
+    message_id: str
+    text: str
+    values: dict[str, set[str]]
+    """Typed values by kind (normal forms), the negated ones left out."""
+    negated: set[str]
+    """Values said to be the old ones ("not 4721")."""
+    terms: set[str]
+    """Key terms (stems)."""
+    subjects: set[str]
+    """Names in the key (capitalised words that are not the sentence's first)."""
+    owners: set[str]
+    """Whose fact it is: "user", "assistant" (from my/your, by who speaks), "other" (his, her,
+    their) or a name with a possessive ("dana" from "Dana's")."""
+    cue: str
+    """The matched change cue's text ("" when none)."""
+    kind: str
+    """The update kind the cue implies ("contradiction" with no cue)."""
+    at: float
+    current: bool = field(default=True)
+
+
+_POSSESSOR = re.compile(r"\b(?:(?i:my|our|your|his|her|their)|[A-Z][a-z]+['’]s)(?=\s)")
+_OWNER = {("user", "my"): "user", ("user", "our"): "user", ("user", "your"): "assistant",
+          ("assistant", "my"): "assistant", ("assistant", "our"): "assistant",
+          ("assistant", "your"): "user", **{(r, p): "other" for r in ("user", "assistant")
+                                             for p in ("his", "her", "their")}}
+
+
+def _other_owner(a: set[str], b: set[str]) -> bool:
+    """True when two sentences say whose fact it is and the owners cannot be the same ("my
+    phone" and "Dana's phone"; "her phone" may be Dana's)."""
+    if not a or not b or a & b:
+        return False
+    named_a, named_b = a - {"user", "assistant", "other"}, b - {"user", "assistant", "other"}
+    if ("other" in a and named_b and not a - {"other"}) or ("other" in b and named_a and not b - {"other"}):
+        return False
+    return True
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+
+
+def _read(message: Message, index: int) -> list[_Clause]:
+    """The sentences of ``message`` that state something (not questions, not hypotheticals)."""
+    if message.role not in ("user", "assistant") or message.is_summary:
+        return []
+    out = []
+    for sentence in _sentences(message.content):
+        hypothetical = _HYPOTHETICAL.search(sentence)
+        cancel = _CANCEL.search(sentence)
+        correction = _CORRECTION.search(sentence)
+        update = _UPDATE.search(sentence)
+        cue = cancel or correction or update
+        if hypothetical:
+            continue
+        # A question states nothing, except a request to record a change ("Can you change
+        # my address to ...?").
+        if sentence.rstrip().endswith("?") and not (cue and _REQUEST.search(sentence)):
+            continue
+        found, blanked = _values(sentence)
+        negated = set()
+        for neg in _NEGATORS.finditer(sentence):
+            # the first value within a few words after the negator is the old one
+            for kind, value, a, _ in found:
+                if neg.end() <= a <= neg.end() + 12:
+                    if neg.group().lower() == "from" and not re.search(r"\bto\b", sentence[a:]):
+                        break  # "from 9am" with no "to" after it names no old value
+                    negated.add(value)
+                    break
+        values: dict[str, set[str]] = {}
+        for kind, value, _, _ in found:
+            if value not in negated:
+                values.setdefault(kind, set()).add(value)
+        words = _WORD.findall(blanked)
+        subjects = {w.lower() for k, w in enumerate(words)
+                    if k and w[:1].isupper() and w not in ("I", "I'm", "I'd", "I'll", "I've")
+                    and w.lower() not in _MONTHS}
+        subjects = {re.sub(r"['’]s$", "", s) for s in subjects} - _CUE_WORDS - STOPWORDS
+        terms = {_stem(re.sub(r"['’]s$", "", w.lower())) for w in words
+                 if w.lower() not in STOPWORDS and w.lower() not in _CUE_WORDS and len(w) > 1
+                 and not any(c.isdigit() for c in w)}
+        owners = {_OWNER.get((message.role, w.lower()), w.lower()) for w in
+                  _POSSESSOR.findall(sentence)}
+        if cancel:
+            kind, matched = "cancellation", cancel.group()
+        elif correction or negated:
+            kind, matched = "correction", correction.group() if correction else "not X but Y"
+        elif update:
+            kind, matched = "update", update.group()
+        else:
+            kind, matched = "contradiction", ""
+        if not values and not cancel:
+            continue  # nothing stated that could replace or be replaced
+        out.append(_Clause(index, message.id, sentence, values, negated, terms, subjects,
+                           {re.sub(r"['’]s$", "", o) for o in owners}, matched.lower(), kind,
+                           float(message.created_at)))
+    return out
+
+
+def _overlap(a: set[str], b: set[str], idf: Mapping[str, float]) -> float:
+    """Idf-weighted share of the lighter term set that the other one has, in [0, 1]."""
+    if not a or not b:
+        return 0.0
+    shared = sum(idf.get(t, 1.0) for t in a & b)
+    return shared / min(sum(idf.get(t, 1.0) for t in a), sum(idf.get(t, 1.0) for t in b))
+
+
+def _differs(new: _Clause, old: _Clause) -> str | None:
+    """The kind of value on which ``new`` says something ``old`` did not, or None (a
+    restatement, or no value of a kind both have)."""
+    for kind, values in new.values.items():
+        if kind in old.values and not values <= old.values[kind]:
+            return kind
+    return None
+
+
+class RuleDetector:
+    """The LLM-free ``UpdateDetector``: ``find_updates`` with fixed settings."""
+
+    def __init__(self, settings: DetectionSettings | None = None) -> None:
+        settings = settings if settings is not None else DetectionSettings()
+        if not isinstance(settings, DetectionSettings):
+            raise TypeError(f"settings must be a DetectionSettings, got {settings!r}")
+        self.settings = settings
+
+    def find(self, messages: Sequence[Message]) -> list[Update]:
+        return find_updates(messages, self.settings)
+
+    def __repr__(self) -> str:
+        return f"RuleDetector({self.settings!r})"
+
+
+def find_updates(messages: Sequence[Message], settings: DetectionSettings | None = None) -> list[Update]:
+    """Every (earlier message, later message) pair where the later one replaces the earlier
+    one's value of a fact, in the later message's order; see the module's docstring."""
+    settings = settings if settings is not None else DetectionSettings()
+    if not isinstance(settings, DetectionSettings):
+        raise TypeError(f"settings must be a DetectionSettings, got {settings!r}")
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+        raise TypeError(f"messages must be a sequence of Message, got {messages!r}")
+    for k, m in enumerate(messages):
+        if not isinstance(m, Message):
+            raise TypeError(f"messages[{k}] must be a Message, got {m!r}")
+    updates: list[Update] = []
+    linked: set[tuple[str, str]] = set()
+    said: list[_Clause] = []  # current and superseded statements so far, in order
+    df: Counter[str] = Counter()
+    for index, message in enumerate(messages):
+        clauses = _read(message, index)
+        df.update({t for c in clauses for t in c.terms})
+        n = index + 1
+        idf = {t: math.log(1.0 + n / df[t]) for c in clauses for t in c.terms}
+        for clause in clauses:
+            for old, how in _replaced(clause, said, idf, df, n, settings):
+                old.current = False
+                if (old.message_id, clause.message_id) not in linked:
+                    linked.add((old.message_id, clause.message_id))
+                    updates.append(Update(old.message_id, clause.message_id,
+                                          _key(old.terms | clause.terms), clause.kind, how))
+        said.extend(clauses)
+    return updates
+
+
+def _key(terms: set[str]) -> str:
+    return " ".join(sorted(terms)) or "(unnamed)"
+
+
+def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Counter[str],
+              n: int, settings: DetectionSettings) -> list[tuple[_Clause, str]]:
+    """The current earlier statements ``new`` replaces, with the cue that says so."""
+    weights = dict(idf)
+    candidates: list[tuple[float, _Clause, str, str | None]] = []
+    for old in said:
+        if not old.current or old.message_id == new.message_id:
+            continue
+        for t in old.terms:
+            if t not in weights:
+                weights[t] = math.log(1.0 + n / max(df[t], 1))
+        overlap = _overlap(new.terms, old.terms, weights)
+        named = bool(new.negated & {v for vs in old.values.values() for v in vs})
+        if new.subjects and old.subjects and not new.subjects & old.subjects and not named:
+            continue  # different subjects: Apollo's deadline is not Zephyr's
+        if _other_owner(new.owners, old.owners) and not named:
+            continue  # my phone number is not Dana's
+        if new.kind == "cancellation":
+            if overlap >= settings.cued_overlap and not new.values:
+                candidates.append((overlap, old, new.cue, None))
+            elif overlap >= settings.cued_overlap and _differs(new, old) is None:
+                candidates.append((overlap, old, new.cue, None))  # "cancel the 3pm call"
+            continue
+        kind = _differs(new, old)
+        if named and (kind is not None or new.values):
+            candidates.append((2.0 + overlap, old, f"not {sorted(new.negated)[0]}", kind))
+        elif kind is None:
+            continue
+        elif new.cue and overlap >= settings.cued_overlap:
+            candidates.append((1.0 + overlap, old, new.cue, kind))
+        elif not new.cue and overlap >= settings.plain_overlap:
+            candidates.append((1.0 + overlap, old, "same key, new value", kind))
+        elif new.cue and len(new.terms) <= 1 and new.index - old.index <= settings.nearby:
+            candidates.append((0.5 + overlap, old, new.cue + " (nearby)", kind))
+    if not candidates:
+        return []
+    best = max(candidates, key=lambda c: (c[0], c[1].index))
+    # the best, and every other current statement of the same old value (an assistant's echo
+    # of it): all of them stop being current
+    _, top, _, kind = best
+    old_value = top.values.get(kind, set()) if kind else set()
+    chosen = [best] + [c for c in candidates if c is not best and c[3] == kind and old_value
+                       and c[1].values.get(kind) == old_value]
+    if new.kind == "cancellation":
+        chosen = [c for c in candidates if c[0] >= best[0] - 0.2]
+    return [(c[1], c[2]) for c in chosen]
+
+
+def extract_statements(message: Message) -> list[Statement]:
+    """The facts ``message`` states where a rule can read them: one ``Statement`` per sentence
+    with a typed value (key: its key terms, sorted; value: its values, in order) or a
+    cancellation (value ""). Questions and hypotheticals state nothing."""
+    if not isinstance(message, Message):
+        raise TypeError(f"message must be a Message, got {message!r}")
+    out = []
+    for clause in _read(message, 0):
+        if not clause.terms:
+            continue
+        value = "" if clause.kind == "cancellation" and not clause.values else \
+            ", ".join(v for kind in sorted(clause.values) for v in sorted(clause.values[kind]))
+        out.append(Statement(_key(clause.terms), value, message.id, clause.at))
+    return out
+
+
+def current_of(updates: Sequence[Update]) -> dict[str, str]:
+    """Each superseded message id -> the id of the latest message that replaces it, following
+    chains (a -> b -> c gives a: c and b: c). Of two updates of one old message, the later
+    one in ``updates`` wins."""
+    step: dict[str, str] = {}
+    for u in updates:
+        if not isinstance(u, Update):
+            raise TypeError(f"updates must hold Update records, got {u!r}")
+        step[u.old] = u.new
+    out: dict[str, str] = {}
+    for old in step:
+        seen, at = {old}, step[old]
+        while at in step and step[at] not in seen:  # a cycle (a bad detector) stops the walk
+            seen.add(at)
+            at = step[at]
+        out[old] = at
+    return out
+
+
+@runtime_checkable
+class UpdateDetector(Protocol):
+    """Anything that finds the updates of a history (``RuleDetector``, ``LLMUpdateDetector``)."""
+
+    def find(self, messages: Sequence[Message]) -> list[Update]: ...
+
+
+_PROMPT = """Below is a conversation, one message per line as [id] role: text.
+List every later message that changes, corrects, cancels or contradicts a fact an earlier
+message stated (a date, time, place, number, name, amount, choice). Ignore restatements of the
+same value, hypotheticals and questions. Answer with JSON only: a list of objects
+{"old": "<earlier id>", "new": "<later id>", "key": "<what the fact is about>",
+"kind": "update" | "correction" | "cancellation" | "contradiction"}."""
+
+
+class LLMUpdateDetector:
+    """An ``UpdateDetector`` that asks a chat model (optional; costs a call per history).
+
+    ``complete`` is any function from a prompt to the model's text, e.g.
+    ``lambda p: memorykit.llm.chat.complete(client, p)``-style glue; the reply must be the JSON
+    list the prompt asks for. Pairs naming unknown ids, a later "old" than "new", or an unknown
+    kind are dropped (a model's mistake must not crash a memory)."""
+
+    def __init__(self, complete: Any) -> None:
+        if not callable(complete):
+            raise TypeError(f"complete must be a function from a prompt to text, got {complete!r}")
+        self.complete = complete
+
+    def find(self, messages: Sequence[Message]) -> list[Update]:
+        lines = [f"[{m.id}] {m.role}: {' '.join(m.content.split())}" for m in messages]
+        reply = self.complete(_PROMPT + "\n\n" + "\n".join(lines))
+        if not isinstance(reply, str):
+            raise TypeError(f"complete must return text, got {reply!r}")
+        order = {m.id: k for k, m in enumerate(messages)}
+        try:
+            raw = json.loads(reply[reply.find("["):reply.rfind("]") + 1])
+        except ValueError:
+            return []
+        out = []
+        for item in raw if isinstance(raw, list) else []:
+            if not isinstance(item, dict):
+                continue
+            old, new = str(item.get("old", "")), str(item.get("new", ""))
+            kind = item.get("kind", "update")
+            if old in order and new in order and order[old] < order[new] and \
+                    kind in ("update", "correction", "cancellation", "contradiction"):
+                out.append(Update(old, new, str(item.get("key") or "(unnamed)"), kind, "llm"))
+        return sorted(out, key=lambda u: order[u.new])
