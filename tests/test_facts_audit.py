@@ -155,6 +155,10 @@ def test_a_memory_service_session_is_audited_alone():
     rows = audit.rows()
     assert [r["finding"] for r in rows] == list(FINDING_KINDS)
     assert rows[2]["out of"] == f"{len(ms)} entries" and "'ok'" in rows[2]["examples"]
+    # the service recalls every entry for any query: one that shares no word with a fact
+    # does not ask about it
+    unrelated = audit_store(svc, "s", queries=["lunch"], detector=linking((ms[2].id, ms[6].id)))
+    assert unrelated.count("superseded ranked first") == 0
 
 
 def test_a_semantic_memory_of_sentences_is_audited_by_unit():

@@ -9,8 +9,8 @@ five kinds of finding, each with a few examples:
 * **near duplicate**: an entry whose word-bigram shingles overlap an earlier entry's with a
   Jaccard similarity of at least ``AuditSettings.near_threshold`` (not exact, and not a pair
   the update detector links: a changed value is a contradiction, not a copy);
-* **transient chatter**: an entry of at most ``chatter_max_words`` words, none a digit, every
-  one a function word or a word of courtesy (greetings, thanks, acknowledgements, agreement:
+* **transient chatter**: an entry of at most ``chatter_max_words`` words, every one a
+  function word or a word of courtesy (greetings, thanks, acknowledgements, agreement:
   ``PHATIC_WORDS``, a closed class of English, not a list drawn from any data set). "Thanks,
   Anna!" is not chatter under this rule (a name is content); "cancel it" is not either;
 * **contradiction left standing**: a pair of stored messages the update detector
@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from memorykit._text import STOPWORDS, has_digit, words
+from memorykit._text import STOPWORDS, words
 from memorykit._validate import require_between, require_int, require_str
 from memorykit.embeddings import Embedder, LexicalHashingEmbedder
 from memorykit.facts.statement import Update
@@ -171,12 +171,12 @@ Detector = Callable[[Sequence[Message]], Sequence[Update]]
 
 
 def is_chatter(text: str, max_words: int = 6) -> bool:
-    """Is ``text`` transient chatter: short, no digit, only function words and courtesy?"""
+    """Is ``text`` transient chatter: at most ``max_words`` words, each a function word or a
+    courtesy (``PHATIC_WORDS``)?"""
     require_str("text", text)
     ws = [w.lower() for w in words(text)]
-    return (len(ws) <= max_words
-            and not any(has_digit(w) for w in ws)
-            and all(w in STOPWORDS or w in PHATIC_WORDS for w in ws))
+    # a digit or a name is never a function word or a courtesy: either makes it a fact
+    return len(ws) <= max_words and all(w in STOPWORDS or w in PHATIC_WORDS for w in ws)
 
 
 def _shingles(text: str) -> frozenset[str]:
