@@ -170,6 +170,17 @@ def test_a_semantic_memory_of_sentences_is_audited_by_unit():
     assert audit.count("exact duplicate") == 1 and audit.count("transient chatter") == 1
 
 
+def test_a_payload_dated_superseded_is_no_contradiction_left_standing():
+    f = MessageFactory()
+    old, new = f.user(OLD), f.user(NEW)
+    for marks, standing in (({}, 1), ({"superseded_by": new.id}, 0), ({"valid_until": 5.0}, 0)):
+        mem = SemanticMemory()
+        mem.add([old], payload=marks)
+        mem.add([new])
+        audit = audit_store(mem, detector=linking((old.id, new.id)))
+        assert audit.count("contradiction left standing") == standing, marks
+
+
 def test_the_grid_audits_every_scope():
     ms = conversation()
     rows = audit_settings_grid(ms, detector=linking((ms[2].id, ms[6].id)))

@@ -105,7 +105,8 @@ class StoredEntry:
     def __post_init__(self) -> None:
         require_str("id", self.id, non_empty=True)
         require_str("text", self.text)
-        if type(self.at) is bool or not isinstance(self.at, (int, float)) or not math.isfinite(self.at):
+        if type(self.at) is bool or not isinstance(self.at, (int, float)) or \
+                not math.isfinite(self.at):
             raise ValueError(f"at of entry {self.id!r} must be a finite number, got {self.at!r}")
         require_str("message_id", self.message_id)
         if self.role not in ROLES:
@@ -174,6 +175,7 @@ def is_chatter(text: str, max_words: int = 6) -> bool:
     """Is ``text`` transient chatter: at most ``max_words`` words, each a function word or a
     courtesy (``PHATIC_WORDS``)?"""
     require_str("text", text)
+    require_int("max_words", max_words, minimum=1)
     ws = [w.lower() for w in words(text)]
     # a digit or a name is never a function word or a courtesy: either makes it a fact
     return len(ws) <= max_words and all(w in STOPWORDS or w in PHATIC_WORDS for w in ws)
@@ -190,7 +192,11 @@ def _norm(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-def _entries_of(store: Any, session_id: str | None) -> tuple[list[StoredEntry], Callable[[str, int], list[str]], int]:
+Ranker = Callable[[str, int], list[str]]
+"""``rank(query, limit)``: the message ids of the store's recall for ``query``, best first."""
+
+
+def _entries_of(store: Any, session_id: str | None) -> tuple[list[StoredEntry], Ranker, int]:
     """The entries a store holds, a ``rank(query, limit) -> message ids`` of its recall, and its
     recall limit."""
     if isinstance(store, MemoryService):
@@ -201,8 +207,8 @@ def _entries_of(store: Any, session_id: str | None) -> tuple[list[StoredEntry], 
         if session is None:
             raise ValueError(f"session_id {session_id!r} is not a session of this MemoryService "
                              f"(sessions: {sorted(store.sessions)})")
-        semantic, where, limit = session.semantic, {"session_id": session_id}, store.settings.recall_limit
-        threshold = store.settings.min_score
+        semantic, where = session.semantic, {"session_id": session_id}
+        limit, threshold = store.settings.recall_limit, store.settings.min_score
     elif isinstance(store, SemanticMemory):
         if session_id is not None:
             raise ValueError(f"session_id is only for a MemoryService, got {session_id!r}")
@@ -217,9 +223,10 @@ def _entries_of(store: Any, session_id: str | None) -> tuple[list[StoredEntry], 
     for p in semantic.store.payloads(where):  # type: ignore[attr-defined]
         mid = str(p["message_id"])
         units[mid] = units.get(mid, -1) + 1  # the unit's number within its message, as stored
+        # the marks a dating update policy leaves on a superseded entry's payload
+        marked = bool(p.get("superseded_by")) or p.get("valid_until") is not None
         entries.append(StoredEntry(f"{mid}#{units[mid]}", str(p["text"]), float(p["created_at"]),
-                                   mid, str(p["role"]),
-                                   bool(p.get("superseded_by") or p.get("valid_until") is not None)))
+                                   mid, str(p["role"]), marked))
 
     def rank(query: str, n: int) -> list[str]:
         hits = semantic.recall(query, limit=n, threshold=threshold, where=where)
@@ -227,7 +234,7 @@ def _entries_of(store: Any, session_id: str | None) -> tuple[list[StoredEntry], 
     return entries, rank, limit
 
 
-def _plain_entries(store: Any) -> tuple[list[StoredEntry], Callable[[str, int], list[str]], int]:
+def _plain_entries(store: Any) -> tuple[list[StoredEntry], Ranker, int]:
     if isinstance(store, (str, bytes, Mapping)) or not isinstance(store, Sequence):
         raise TypeError(f"store must be a MemoryService, a SemanticMemory or a list of "
                         f"(id, text, at) entries, got {store!r}")
@@ -285,7 +292,8 @@ def _messages(entries: list[StoredEntry]) -> list[Message]:
     out = []
     for mid, e in sorted(first.items(), key=lambda kv: kv[1].at):  # stable: store order on ties
         # the store keeps no call id: a stored tool result gets a stand-in one
-        out.append(Message(mid, e.role, " ".join(texts[mid]), 0, 0, created_at=float(e.at),  # type: ignore[arg-type]
+        out.append(Message(mid, e.role, " ".join(texts[mid]), 0, 0,  # type: ignore[arg-type]
+                           created_at=float(e.at),
                            tool_call_id="stored" if e.role == "tool" else None))
     return out
 
@@ -415,6 +423,6 @@ def audit_settings_grid(
             audit = audit_store(svc, "audit", queries=queries, detector=detector,
                                 settings=settings)
             rows.append({"storage_scope": scope,
-                         "update_policy": "default" if policy is None else getattr(policy, "name", policy),
+                         "update_policy": "default" if policy is None else str(policy),
                          "entries": audit.entries, **audit.counts()})
     return rows
