@@ -41,12 +41,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime, timezone
 
 from memorykit._validate import require_non_negative, require_real, require_str
 from memorykit.facts.statement import Statement
 
 __all__ = ["UPDATE_POLICIES", "FactTimeline", "KeepBothDated", "KeepStrongest", "LatestWins",
-           "UpdatePolicy", "Version", "update_policy"]
+           "UpdatePolicy", "Version", "superseded_marker", "update_policy"]
 
 WEEK_SECONDS = 7 * 86_400.0
 """D2's window for "recently updated beliefs"."""
@@ -74,6 +75,15 @@ class Version:
     def cancelled(self) -> bool:
         """Is this the statement that the fact no longer holds (value "")?"""
         return self.statement.value == ""
+
+
+def superseded_marker(version: Version) -> str:
+    """The marker a context puts before a superseded statement's text (spec: "Marking
+    convention"), dated in UTC: ``"[superseded on 3 May 2024 14:05 by a later message] "``."""
+    if version.valid_until is None:
+        raise ValueError(f"version of {version.statement.message_id!r} is current: nothing to mark")
+    when = datetime.fromtimestamp(version.valid_until, tz=timezone.utc)
+    return f"[superseded on {when.day} {when:%B %Y %H:%M} by a later message] "
 
 
 class UpdatePolicy:
@@ -223,6 +233,10 @@ class FactTimeline:
         """Every kept version of ``key`` in the order stated (superseded ones dated)."""
         require_str("key", key, non_empty=True)
         return self._versions.get(key, ())
+
+    def stated(self, key: str, message_id: str) -> bool:
+        """Was a statement of ``key`` by ``message_id`` recorded (kept or removed since)?"""
+        return (key, message_id) in self._seen
 
     def keys(self) -> tuple[str, ...]:
         """Keys with a kept version, in the order first stated."""

@@ -71,6 +71,24 @@ class StoreFailed:
 
 
 @dataclass(frozen=True, slots=True)
+class Superseded:
+    """A stored message whose fact a later message replaced, and what the update policy did."""
+
+    message_id: str
+    superseded_by: str
+    """The message now current for the fact (the one that replaced it, or that the policy kept)."""
+    key: str
+    session_id: str
+    action: str
+    """'dropped' (deleted from the store on purpose) or 'dated' (kept, marked superseded)."""
+    reason: str
+    """The update policy's sentence: old value, new value, and until when the old one held."""
+    at: float
+
+    kind = "superseded"
+
+
+@dataclass(frozen=True, slots=True)
 class Trimmed:
     """An item left out of a context to meet the token budget."""
 
@@ -82,4 +100,4 @@ class Trimmed:
     kind = "trim"
 
 
-__all__ = ["Recall", "RuleLearned", "StoreFailed", "Stored", "Trimmed"]
+__all__ = ["Recall", "RuleLearned", "StoreFailed", "Stored", "Superseded", "Trimmed"]

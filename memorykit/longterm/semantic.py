@@ -203,6 +203,32 @@ class SemanticMemory:
         self.units_of.update(counts)
         return ids
 
+    def _unit_ids(self, message_ids: Sequence[str]) -> list[str]:
+        return [f"{self.key_prefix}{mid}#{k}" for mid in message_ids
+                for k in range(self.units_of.get(mid, 0))]
+
+    def drop(self, message_ids: Sequence[str]) -> int:
+        """Remove every unit of these stored messages on purpose (a later statement replaced
+        them: the caller records why); returns how many units the store removed. They count as
+        not stored (``units_of`` 0) once the store has confirmed; a failure propagates and
+        changes nothing here, so the caller can try again."""
+        removed = self.store.discard(self._unit_ids(message_ids))
+        for mid in message_ids:
+            if mid in self.units_of:
+                self.units_of[mid] = 0
+        return removed
+
+    def annotate(self, message_ids: Sequence[str], fields: Mapping[str, Any]) -> bool:
+        """Add ``fields`` to the payload of every unit of these messages (a superseded entry's
+        ``valid_until`` and ``superseded_by``) where the store can (``set_payload``); returns
+        whether it could."""
+        set_payload = getattr(self.store, "set_payload", None)
+        ids = self._unit_ids(message_ids)
+        if set_payload is None or not ids:
+            return False
+        set_payload(ids, dict(fields))
+        return True
+
     def embed_query(self, query: str) -> np.ndarray:
         require_str("query", query)
         return self._checked_vectors(self.embedder.embed([query]), 1)[0]

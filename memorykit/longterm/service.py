@@ -44,6 +44,23 @@ Decisions the seed leaves open, made here:
 * sessions are isolated by a ``session_id`` filter on every search of the
   shared store (a property test checks that nothing crosses sessions).
 
+Changing facts. ``update_policy`` (default ``"keep-all"``: nothing is detected, every entry
+stays) decides what the store does when a later message replaces a stored fact ("the deadline
+moved to Monday"). After every confirmed write the service's ``detector`` (default
+``memorykit.facts.detect.find_updates``, LLM-free) reads the session's stored messages; each new
+``Update`` is recorded in the session's ``FactTimeline`` (``memorykit.facts.timeline``) and the
+policy decides: ``"latest-wins"`` and ``"keep-strongest"`` delete what they do not keep (on
+purpose: a ``Superseded`` event, traced and returned by ``add``; a delete the store refuses is
+tried again on the next write, and the entry is not recalled meanwhile); ``"keep-both-dated"``
+keeps it, dates its payload (``valid_until``, ``superseded_by``, where the store can) and recall
+marks it "[superseded on ...]", places it before the current statement, brings the current one
+with it (beyond ``recall_limit``) and trims the marked one first. A detector failure is not a
+store failure: the messages are stored, ``last_update_error`` says what failed, and the next
+write finds the same updates again. An entry is a whole message: dropping it drops every fact
+it stated (``keep-both-dated`` is the choice that never deletes). A statement's strength, for
+``keep-strongest``, is the message's ``metadata["strength"]`` (1.0 without one: then the
+latest wins ties). Taught in ``notebooks/13_changing_facts.ipynb``.
+
 Faults. "Store first" holds when the store or the embedder fails: a message is
 **pending** until the store has confirmed it. A failed write leaves the whole
 batch pending (it is tried again on the next ``add`` that fills a batch, or on
@@ -96,8 +113,10 @@ from memorykit.buffers.summary_buffer import SummarizingNotice, SummaryBuffer
 from memorykit.clock import Clock, time_basis
 from memorykit.context import Context, ContextItem, check_request
 from memorykit.embeddings import Embedder, LexicalHashingEmbedder
+from memorykit.facts.statement import Statement, Update
+from memorykit.facts.timeline import UPDATE_POLICIES, FactTimeline, Version, superseded_marker
 from memorykit.longterm._fitting import ItemPricer, Part, check_history, fit, is_instruction
-from memorykit.longterm.events import Recall, Stored, StoreFailed
+from memorykit.longterm.events import Recall, Stored, StoreFailed, Superseded
 from memorykit.longterm.semantic import UNITS, Recollection, SemanticMemory, SemanticSettings
 from memorykit.longterm.vectorstore import NumpyVectorStore, VectorStore
 from memorykit.messages import ROLES, Message
@@ -105,6 +124,8 @@ from memorykit.tokens import ChatFormat, TokenCounter
 from memorykit.trace import Summarization, Trace, error_label
 
 STORAGE_SCOPES = ("all", "conversational", "summaries_only")
+UPDATE_POLICY_NAMES = ("keep-all", *UPDATE_POLICIES)
+"""``LongTermSettings.update_policy`` values: today's store, then ``memorykit.facts.timeline``'s."""
 _RECALLED_RANK = 1_000_000.0
 
 
@@ -126,6 +147,10 @@ class LongTermSettings:
     """What one stored vector stands for: a whole 'message' or each 'sentence'."""
     collection: str = "memorykit_session_memory"
     """Collection name, for stores that have collections (Qdrant)."""
+    update_policy: str = "keep-all"
+    """What happens to a stored message whose fact a later one replaces: 'keep-all' (nothing
+    is detected), 'latest-wins' or 'keep-strongest' (the one not kept is deleted, traced) or
+    'keep-both-dated' (kept, dated and marked at recall). See the module docstring."""
 
     def __post_init__(self) -> None:
         require_choice("storage_scope", self.storage_scope, STORAGE_SCOPES)
@@ -137,6 +162,7 @@ class LongTermSettings:
             require_between("min_score", self.min_score, -1.0, 1.0)  # a cosine
         require_choice("unit", self.unit, UNITS)
         require_str("collection", self.collection, non_empty=True)
+        require_choice("update_policy", self.update_policy, UPDATE_POLICY_NAMES)
 
 
 @dataclass(frozen=True)
@@ -211,6 +237,18 @@ class Session:
     added_ids: set[str] = field(default_factory=set, repr=False)
     forgotten: bool = field(default=False, repr=False)
     """Set by ``forget`` under ``lock``: calls that were waiting on the lock must not use it."""
+    timeline: FactTimeline | None = None
+    """The facts the update policy tracks (None under 'keep-all')."""
+    facts: list[Message] = field(default_factory=list, repr=False)
+    """Stored messages the detector reads (not kept under 'keep-all')."""
+    applied: set[tuple[str, str]] = field(default_factory=set, repr=False)
+    """(old, new) updates already given to the timeline."""
+    dated: dict[str, Version] = field(default_factory=dict, repr=False)
+    """Superseded messages kept in the store, by id, with their interval ('keep-both-dated')."""
+    to_drop: set[str] = field(default_factory=set, repr=False)
+    """Messages the policy deleted whose delete the store has not confirmed yet."""
+    last_update_error: str | None = None
+    """The error of the last update detection, when it failed (None: it worked)."""
 
     def __getstate__(self) -> dict[str, Any]:
         return without_locks(self.__dict__)
@@ -242,6 +280,7 @@ class MemoryService:
         trace: Trace | None = None,
         memory: MemorySettings | None = None,
         on_summarizing: Callable[[str, SummarizingNotice], None] | None = None,
+        detector: Callable[[Sequence[Message]], Sequence[Update]] | Any | None = None,
     ) -> None:
         self.working_memory = working_memory if working_memory is not None else _default_working
         if not callable(self.working_memory):
@@ -255,6 +294,11 @@ class MemoryService:
         self.on_summarizing = on_summarizing
         """Called with (session id, ``SummarizingNotice``) before a session's summary buffer
         summarizes: D4's status line for that session's user."""
+        if detector is not None and not callable(getattr(detector, "find", detector)):
+            raise TypeError(f"detector must be a callable (messages -> updates) or have a "
+                            f"find(messages) method, got {detector!r}")
+        self.detector = detector
+        """Finds the updates ``update_policy`` acts on (None: ``facts.detect.find_updates``)."""
         self.memory = memory if memory is not None else MemorySettings()
         if not isinstance(self.memory, MemorySettings):
             raise TypeError(f"memory must be MemorySettings, got {memory!r}")
@@ -353,7 +397,7 @@ class MemoryService:
             if message.id in s.added_ids:
                 raise ValueError(f"message id {message.id!r} was already added to session "
                                  f"{s.id!r}")
-            failures: list[StoreFailed] = []
+            failures: list[StoreFailed | Superseded] = []
             if self._stores(message):
                 failures += self._pend(s, message)
             try:
@@ -373,20 +417,24 @@ class MemoryService:
                             failures += self._pend(s, summary)
             return [*events, *failures]
 
-    def _pend(self, s: Session, message: Message) -> list[StoreFailed]:
+    def _pend(self, s: Session, message: Message) -> list[StoreFailed | Superseded]:
         s.pending.append(message)
         if len(s.pending) >= self.settings.batch_size:
+            superseded: list[Superseded] = []
             failure = self._write(s, f"batch of {len(s.pending)} reached batch_size "
-                                     f"{self.settings.batch_size}")
+                                     f"{self.settings.batch_size}", superseded)
             if failure is not None:
                 return [failure[0]]
+            return list(superseded)
         else:
             self._record(Stored((), s.id, f"{message.id} held: batch has {len(s.pending)} of "
                                 f"{self.settings.batch_size}", self._now(message)))
         return []
 
-    def _write(self, s: Session, reason: str) -> tuple[StoreFailed, Exception] | None:
-        """Write every pending message; they leave ``pending`` only once the store confirms.
+    def _write(self, s: Session, reason: str, superseded: list[Superseded] | None = None
+               ) -> tuple[StoreFailed, Exception] | None:
+        """Write every pending message; they leave ``pending`` only once the store confirms,
+        then apply the update policy (its ``Superseded`` events go to ``superseded``).
 
         Returns the failure (recorded, messages kept pending), or None when stored.
         """
@@ -404,7 +452,93 @@ class MemoryService:
         del s.pending[:len(batch)]
         s.last_store_error = None
         self._record(Stored(ids, s.id, reason, self._now(batch[-1])))
+        if self.settings.update_policy != "keep-all":
+            events = self._supersede(s, batch)
+            if superseded is not None:
+                superseded += events
         return None
+
+    # ------------------------------------------------------ changing facts
+    def _supersede(self, s: Session, batch: list[Message]) -> list[Superseded]:
+        """Give the timeline every update the detector finds among the stored messages that it
+        has not seen yet, and carry out what the policy decides (drop, or date)."""
+        if s.timeline is None:
+            s.timeline = FactTimeline(self.settings.update_policy)
+        s.facts += [m for m in batch if s.semantic.units_of.get(m.id)]
+        if s.to_drop:
+            self._drop(s, sorted(s.to_drop))
+        try:
+            found = self._detect(s.facts)
+            s.last_update_error = None
+        except Exception as exc:  # detection is an extra: the messages are stored already
+            s.last_update_error = error_label(exc)
+            return []
+        by_id = {m.id: m for m in s.facts}
+        order = {m.id: i for i, m in enumerate(s.facts)}
+        events: list[Superseded] = []
+        try:
+            for u in sorted(found, key=lambda u: order.get(u.new, -1)):
+                if (u.old, u.new) not in s.applied and u.old in by_id and u.new in by_id:
+                    s.applied.add((u.old, u.new))
+                    events += self._apply(s, u, by_id)
+        except Exception as exc:  # a statement the timeline refuses (a bad strength): say so
+            s.last_update_error = error_label(exc)
+        finally:
+            s.facts = [m for m in s.facts if m.id in by_id]
+            for e in events:
+                self._record(e)
+        return events
+
+    def _apply(self, s: Session, u: Update, by_id: dict[str, Message]) -> list[Superseded]:
+        """Record one update's two statements; drop what the policy removed, date what it kept."""
+        assert s.timeline is not None
+        statements = [_statement(by_id[mid], u.key, cancels)  # all checked before any is recorded
+                      for mid, cancels in ((u.old, False), (u.new, u.kind == "cancellation"))
+                      if not s.timeline.stated(u.key, mid)]
+        removed: list[Version] = []
+        for statement in statements:
+            removed += s.timeline.record(statement)
+        now = self._now(by_id[u.new])
+        events: list[Superseded] = []
+        for v in removed:
+            mid = v.statement.message_id
+            events.append(Superseded(mid, v.superseded_by or u.new, u.key, s.id, "dropped",
+                                     v.reason, now))
+            del by_id[mid]
+            self._drop(s, [mid])
+        for v in s.timeline.versions(u.key):
+            mid = v.statement.message_id
+            if v.valid_until is not None and mid not in s.dated:
+                s.dated[mid] = v
+                try:
+                    s.semantic.annotate([mid], {"valid_until": v.valid_until,
+                                                "superseded_by": v.superseded_by})
+                except Exception:  # noqa: BLE001 (the session's record still marks it)
+                    pass
+                events.append(Superseded(mid, v.superseded_by or u.new, u.key, s.id, "dated",
+                                         v.reason, now))
+        return events
+
+    def _detect(self, messages: Sequence[Message]) -> list[Update]:
+        if self.detector is None:
+            from memorykit.facts.detect import find_updates  # the rules load on first use
+            found = find_updates(messages)
+        else:
+            found = getattr(self.detector, "find", self.detector)(messages)
+        updates = list(found)
+        for u in updates:
+            if not isinstance(u, Update):
+                raise TypeError(f"detector must return Update records, got {u!r}")
+        return updates
+
+    def _drop(self, s: Session, message_ids: list[str]) -> None:
+        """Delete superseded messages from the store; a refused delete waits in ``to_drop``."""
+        s.to_drop.update(message_ids)
+        try:
+            s.semantic.drop(message_ids)
+        except Exception:  # noqa: BLE001 (tried again on the next write; not recalled meanwhile)
+            return
+        s.to_drop.difference_update(message_ids)
 
     def flush(self, session_id: str, *, reason: str = "flush requested") -> list[str]:
         """Write the session's pending messages to the long-term store; returns their ids.
@@ -532,6 +666,7 @@ class MemoryService:
                 s.last_recall_error = error_label(exc)
                 notes = (f"long-term recall failed ({s.last_recall_error}): this context holds "
                          f"working memory only",)
+            hits = [r for r in hits if r.message_id not in s.to_drop]
             for r in hits:
                 self._record(Recall(query, r.unit_id, r.sources, r.score,
                                          self.settings.min_score, True,
@@ -542,6 +677,8 @@ class MemoryService:
                                      r.sources, "recalled", r.score),
                     _RECALLED_RANK + r.score,
                 ))
+            if s.dated:
+                recalled = self._mark_superseded(s, hits, recalled, sent)
         instructions: list[Part] = []
         if self.memory.system_memory is not None:
             instructions.append(Part(self.pricer.item("system", self.memory.system_memory, (),
@@ -558,6 +695,32 @@ class MemoryService:
             budget = sum(p.item.tokens for p in parts) + self.pricer.chat_format.reply_primer
         context = fit(parts, budget, self.name, self.pricer.chat_format, None)
         return replace(context, notes=context.notes + notes) if notes else context
+
+    def _mark_superseded(self, s: Session, hits: list[Recollection], parts: list[Part],
+                         sent: list[tuple[int, Message, bool]]) -> list[Part]:
+        """'keep-both-dated' recall: a superseded entry is marked with its date, placed before
+        the current statement and trimmed first; the current one comes with it when neither
+        recall nor the request has it."""
+        assert s.timeline is not None
+        have = {r.message_id for r in hits} | {m.id for _, m, _ in sent}
+        by_id = {m.id: m for m in s.facts}
+        marked: list[Part] = []
+        rest: list[Part] = []
+        for r, part in zip(hits, parts):
+            v = s.dated.get(r.message_id)
+            if v is None:
+                rest.append(part)
+                continue
+            marked.append(Part(replace(part.item, content=superseded_marker(v) + part.item.content,
+                                       kind="superseded"), _RECALLED_RANK + r.score - 2.0))
+            current = next((c for c in s.timeline.versions(v.statement.key) if c.is_current), None)
+            m = None if current is None else by_id.get(current.statement.message_id)
+            if m is not None and m.id not in have and m.id not in s.to_drop:
+                have.add(m.id)
+                rest.append(Part(self.pricer.item("system", f"Recalled from earlier ({m.role}): "
+                                                  f"{m.content}", m.covers, "recalled", r.score),
+                                 _RECALLED_RANK + r.score))
+        return marked + rest
 
     def _sent(
         self, messages: list[Message], current_input: str | None
@@ -625,5 +788,14 @@ class MemoryService:
         )
 
 
-__all__ = ["STORAGE_SCOPES", "LongTermSettings", "LongTermWriteFailed", "MemoryService",
+def _statement(message: Message, key: str, cancels: bool) -> Statement:
+    """A stored message's statement of ``key`` for the timeline (its text stands for the value;
+    "" when it cancels the fact; strength from ``metadata["strength"]``, else 1.0)."""
+    strength = message.metadata.get("strength", 1.0)
+    text = " ".join(message.content.split())
+    value = "" if cancels else (text if len(text) <= 60 else text[:57] + "...")
+    return Statement(key, value, message.id, message.created_at, strength)
+
+
+__all__ = ["STORAGE_SCOPES", "UPDATE_POLICY_NAMES", "LongTermSettings", "LongTermWriteFailed", "MemoryService",
            "MemorySettings", "Session", "SessionForgotten"]

@@ -265,6 +265,16 @@ class NumpyVectorStore(_LockedStore):
         with self._lock:
             self._reset()
 
+    def set_payload(self, ids: Sequence[str], fields: Mapping[str, Any]) -> int:
+        """Add ``fields`` to the payloads of these ids (ids not stored are ignored); returns how
+        many (the long-term store dates a superseded entry so)."""
+        ids = _check_ids(ids)
+        with self._lock:
+            rows = [self._index[i] for i in ids if i in self._index]
+            for r in rows:
+                self._payloads[r].update(fields)
+            return len(rows)
+
     def payload(self, id: str) -> Mapping[str, Any]:
         with self._lock:
             row = self._index.get(id)
@@ -447,6 +457,16 @@ class QdrantVectorStore(_LockedStore):
                     wait=True,
                 )
         return n
+
+    def set_payload(self, ids: Sequence[str], fields: Mapping[str, Any]) -> int:
+        """Add ``fields`` to the payloads of these ids (ids not stored are ignored); returns how many."""
+        points = [_point_id(i) for i in _check_ids(ids)]
+        with self._lock:
+            found = [p.id for p in self.client.retrieve(self.collection, points)] if points else []
+            if found:
+                self.client.set_payload(self.collection, payload=dict(fields), points=found,
+                                        wait=True)
+        return len(found)
 
     def payloads(self, where: Mapping[str, Any] | None = None) -> list[Mapping[str, Any]]:
         """Every stored payload (matching ``where``), oldest first: what the store really holds."""
