@@ -91,6 +91,20 @@ def test_a_superseded_entry_kept_unmarked_is_a_contradiction_left_standing():
     assert [f.ids for f in only(audit, "contradiction left standing")] == [("a", "b")]
 
 
+def test_a_copy_linked_to_its_original_is_a_duplicate_not_a_contradiction():
+    store = [("a", OLD, 1.0), ("b", OLD.upper(), 2.0)]
+    audit = audit_store(store, detector=linking(("a", "b")))
+    assert audit.count("exact duplicate") == 1
+    assert audit.updates == 0 and audit.count("contradiction left standing") == 0
+
+
+def test_examples_are_distinct():
+    store = [(str(i), "You are welcome.", float(i)) for i in range(5)] + [("x", "ok", 9.0)]
+    rows = {r["finding"]: r for r in audit_store(store, detector=none).rows()}
+    assert rows["transient chatter"]["count"] == 6
+    assert rows["transient chatter"]["examples"] == "'You are welcome.' | 'ok'"
+
+
 def test_a_superseded_entry_marked_so_or_gone_is_no_contradiction():
     marked = [StoredEntry("a", OLD, 1.0, superseded=True), ("b", NEW, 3.0)]
     assert audit_store(marked, detector=linking(("a", "b"))).count("contradiction left standing") == 0

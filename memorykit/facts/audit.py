@@ -161,7 +161,9 @@ class StoreAudit:
                   "superseded ranked first": (len(self.queries), "queries")}
         rows = []
         for kind in FINDING_KINDS:
-            examples = [f.detail for f in self.findings if f.kind == kind][:self.settings.examples]
+            # distinct examples: "'ok'" ten times shows one thing
+            details = dict.fromkeys(f.detail for f in self.findings if f.kind == kind)
+            examples = list(details)[:self.settings.examples]
             total, unit = out_of[kind]
             rows.append({"finding": kind, "count": self.count(kind),
                          "out of": f"{total} {unit}", "examples": " | ".join(examples)})
@@ -190,6 +192,11 @@ def _shingles(text: str) -> frozenset[str]:
 
 def _norm(text: str) -> str:
     return " ".join(text.casefold().split())
+
+
+def _short(text: str, width: int = 70) -> str:
+    """``text`` quoted, cut to ``width`` characters for an example."""
+    return repr(text if len(text) <= width else text[:width - 3].rstrip() + "...")
 
 
 Ranker = Callable[[str, int], list[str]]
@@ -326,7 +333,10 @@ def audit_store(
     limit = settings.recall_limit or store_limit
     messages = _messages(entries)
     stored = {m.id for m in messages}
-    updates = [u for u in _detect(detector, messages) if u.old in stored and u.new in stored]
+    text = {m.id: m.content for m in messages}
+    # a detector may link a message to a copy of itself: that is a duplicate, not a change
+    updates = [u for u in _detect(detector, messages) if u.old in stored and u.new in stored
+               and _norm(text[u.old]) != _norm(text[u.new])]
     linked = {frozenset((u.old, u.new)) for u in updates}
     findings: list[Finding] = []
 
@@ -339,7 +349,7 @@ def audit_store(
         key = _norm(e.text)
         if key and key in first_of:
             findings.append(Finding("exact duplicate", (e.id, first_of[key].id),
-                                    f"{e.text!r} again ({e.id} repeats {first_of[key].id})"))
+                                    f"{_short(e.text)} again"))
         else:
             first_of.setdefault(key, e)
             shared: dict[int, int] = {}
@@ -355,19 +365,18 @@ def audit_store(
             if best_j >= 0 and best >= settings.near_threshold:
                 o = entries[best_j]
                 findings.append(Finding("near duplicate", (e.id, o.id),
-                                        f"{e.text!r} ~ {o.text!r} (Jaccard {best:.2f})"))
+                                        f"{_short(e.text)} ~ {_short(o.text)} (Jaccard {best:.2f})"))
         for s in sets[i]:
             index.setdefault(s, []).append(i)
 
-    findings += [Finding("transient chatter", (e.id,), repr(e.text)) for e in entries
+    findings += [Finding("transient chatter", (e.id,), _short(e.text)) for e in entries
                  if is_chatter(e.text, settings.chatter_max_words)]
 
     marked = {e.message_id for e in entries if e.superseded}
-    text = {m.id: m.content for m in messages}
     for u in updates:
         if u.old not in marked:
             findings.append(Finding("contradiction left standing", (u.old, u.new),
-                                    f"{text[u.old]!r} kept beside {text[u.new]!r} ({u.cue})"))
+                                    f"{_short(text[u.old])} kept beside {_short(text[u.new])} ({u.cue})"))
 
     replaced_by = {u.old: u.new for u in updates}
     changed = set(replaced_by) | set(replaced_by.values())
@@ -376,7 +385,7 @@ def audit_store(
         top = next((mid for mid in rank(q, limit) if mid in changed), None)
         if top in replaced_by:
             findings.append(Finding("superseded ranked first", (top, replaced_by[top]),
-                                    f"{q!r} -> {text[top]!r} first"))
+                                    f"{q!r} -> {_short(text[top])} first"))
     return StoreAudit(len(entries), len(messages), len(updates), asked, tuple(findings), settings)
 
 
