@@ -182,3 +182,11 @@ def test_bad_settings_and_detectors_are_refused():
     for m in (old, chat, new):
         svc.add("s", m)  # stored anyway; the error is told
     assert svc.session("s").last_update_error == "TypeError" and len(svc.stored_ids("s")) == 3
+
+
+def test_the_default_detector_is_the_rule_based_one():
+    old, chat, new = _messages()
+    svc = MemoryService(lambda: BufferWindow(1), LongTermSettings(update_policy="latest-wins"))
+    for m in (old, chat, new):
+        svc.add("s", m)
+    assert svc.stored_ids("s") == {chat.id, new.id}
