@@ -148,7 +148,9 @@ _CORRECTION = re.compile(r"\b(?:sorry|correction|typo|mistake|misspoke|my\s+bad|
                          re.IGNORECASE)
 _UPDATE = re.compile(r"\b(?:moved?|moving|chang(?:e|ed|ing)|switch(?:ed|ing)?|push(?:ed|ing)?|"
                      r"postpon(?:e|ed|ing)|reschedul(?:e|ed|ing)|updat(?:e|ed|ing)|bump(?:ed)?|"
-                     r"shift(?:ed)?|brought\s+forward|instead|no\s+longer|actually|now|new|"
+                     r"shift(?:ed)?|brought\s+forward|instead|no\s+longer|delay(?:ed)?|extend(?:ed)?|"
+                     r"rais(?:e|ed)|lower(?:ed)?|increas(?:e|ed)|reduc(?:e|ed)|cut|revis(?:e|ed)|"
+                     r"amend(?:ed)?|adjust(?:ed)?|relocat(?:e|ed)|renamed|upgraded|downgraded|actually|now|new|"
                      r"anymore|any\s+more|make\s+(?:it|that)|replac(?:e|ed|ing))\b",
                      re.IGNORECASE)
 _NEGATORS = re.compile(r"\b(?:not|instead\s+of|rather\s+than|no\s+longer|isn't|wasn't|"
@@ -157,14 +159,29 @@ _NEGATORS = re.compile(r"\b(?:not|instead\s+of|rather\s+than|no\s+longer|isn't|w
 to Monday")."""
 _HYPOTHETICAL = re.compile(r"\b(?:what\s+if|if|suppose|supposing|imagine|maybe|perhaps|"
                            r"might|could\s+we|should\s+we|shall\s+we|can\s+we|would|"
-                           r"thinking\s+(?:of|about)|considering|wondering|unless|in\s+case)\b",
+                           r"thinking\s+(?:of|about)|considering|wondering|unless|in\s+case|options?|"
+                           r"suggest(?:ed|ion)?|idea)\b",
                            re.IGNORECASE)
+_STRONG = re.compile(r"\b(?:moved?|moving|chang(?:e|ed|ing)|switch(?:ed|ing)?|push(?:ed|ing)?|"
+                     r"postpon(?:e|ed|ing)|reschedul(?:e|ed|ing)|updat(?:e|ed|ing)|bump(?:ed)?|"
+                     r"shift(?:ed)?|brought\s+forward|instead|no\s+longer|delay(?:ed)?|extend(?:ed)?|"
+                     r"rais(?:e|ed)|lower(?:ed)?|increas(?:e|ed)|reduc(?:e|ed)|cut|revis(?:e|ed)|"
+                     r"amend(?:ed)?|adjust(?:ed)?|relocat(?:e|ed)|renamed|upgraded|downgraded|anymore|any\s+more|"
+                     r"make\s+(?:it|that)|replac(?:e|ed|ing))\b", re.IGNORECASE)
+"""The update cues that say a change on their own ("now", "new", "actually" may not)."""
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n|[\"“(]\s*)(?=\w)")
+_PRONOUN_I = frozenset(("I", "I'm", "I'd", "I'll", "I've", "I’m", "I’d", "I’ll", "I’ve"))
 _REQUEST = re.compile(r"^\W*(?:(?:can|could|would|will)\s+you|please)\b", re.IGNORECASE)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(]?[A-Z0-9#$£€])|\n+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(]?[A-Z0-9#$£€])|\n+|;\s+|\s+[—–]\s+|"
+                       r",\s+(?=(?:so|because|since|and\s+then)\b)")
+"""Where one statement ends: a sentence's end, a semicolon, a dash, ", so" and the like
+("Tom can't come, so the table is for 3 now" is two statements; "4712, not 4721" is one)."""
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _CUE_WORDS = frozenset(
     """actually sorry correction typo mistake misspoke meant mean wrong mixed scratch rather
-    moved move moving change changed changing switch switched switching push pushed pushing
+    moved move moving change raise raised lower lowered increase increased reduce reduced
+    delay delayed extend extended cut revise revised amend amended adjust adjusted relocate
+    relocated renamed upgraded downgraded change changed changing switch switched switching push pushed pushing
     postpone postponed postponing reschedule rescheduled rescheduling update updated updating
     bump bumped shift shifted brought forward instead longer now new anymore replace replaced
     cancel cancelled canceled cancelling canceling cancels call called calling scrap scrapped
@@ -209,7 +226,13 @@ class _Clause:
     kind: str
     """The update kind the cue implies ("contradiction" with no cue)."""
     at: float
-    current: bool = field(default=True)
+    strong: bool = False
+    """A strong cue (moved, changed, instead, not X, cancel...), not only "now" or "new"."""
+    phrase: set[str] = field(default_factory=set)
+    """Key terms a cued sentence gives as the fact's new state (the words after the cue)."""
+    negated_terms: set[str] = field(default_factory=set)
+    """Words said to be the old state ("an aisle seat, not the window")."""
+    current: bool = True
 
 
 _POSSESSOR = re.compile(r"\b(?:(?i:my|our|your|his|her|their)|[A-Z][a-z]+['’]s)(?=\s)")
@@ -234,42 +257,55 @@ def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
 
 
-def _read(message: Message, index: int) -> list[_Clause]:
-    """The sentences of ``message`` that state something (not questions, not hypotheticals)."""
+def _read(message: Message, index: int, lower: set[str] | frozenset[str] = frozenset()) -> list[_Clause]:
+    """The sentences of ``message`` that state something (not questions, not hypotheticals).
+    ``lower``: words seen in lower case so far; a capitalised word opening a sentence is a
+    name unless it is one of them ("Priya reproduced..." but not "Lunch is at noon")."""
     if message.role not in ("user", "assistant") or message.is_summary:
         return []
     out = []
     for sentence in _sentences(message.content):
-        hypothetical = _HYPOTHETICAL.search(sentence)
+        if _HYPOTHETICAL.search(sentence):
+            continue
         cancel = _CANCEL.search(sentence)
         correction = _CORRECTION.search(sentence)
         update = _UPDATE.search(sentence)
-        cue = cancel or correction or update
-        if hypothetical:
-            continue
+        strong = cancel or correction or _STRONG.search(sentence)
         # A question states nothing, except a request to record a change ("Can you change
         # my address to ...?").
-        if sentence.rstrip().endswith("?") and not (cue and _REQUEST.search(sentence)):
+        if sentence.rstrip().endswith("?") and not (strong and _REQUEST.search(sentence)):
             continue
         found, blanked = _values(sentence)
-        negated = set()
+        words = _WORD.findall(blanked)
+        # Names (capitalised words past the first) are values too: "the offsite is in Lisbon
+        # now, not Porto"; they also tell subjects apart ("Apollo's deadline", "Zephyr's").
+        starts = {m.start() for m in _SENTENCE_START.finditer(blanked)}
+        for m in _WORD.finditer(blanked):
+            w = m.group()
+            if (m.start() not in starts or w.lower() not in lower) and w[:1].isupper() and \
+                    w not in _PRONOUN_I and \
+                    w.lower() not in _MONTHS and w.lower() not in _CUE_WORDS and \
+                    re.sub(r"['’]s$", "", w.lower()) not in STOPWORDS:
+                found.append(("name", re.sub(r"['’]s$", "", w.lower()), m.start(), m.end()))
+        negated: set[str] = set()
+        negated_terms: set[str] = set()
         for neg in _NEGATORS.finditer(sentence):
+            after = neg.end()
             # the first value within a few words after the negator is the old one
-            for kind, value, a, _ in found:
-                if neg.end() <= a <= neg.end() + 12:
+            for kind, value, a, _ in sorted(found, key=lambda v: v[2]):
+                if after <= a <= after + 12:
                     if neg.group().lower() == "from" and not re.search(r"\bto\b", sentence[a:]):
                         break  # "from 9am" with no "to" after it names no old value
                     negated.add(value)
                     break
+            if neg.group().lower() != "from":
+                negated_terms |= {_stem(w.lower()) for w in _WORD.findall(sentence[after:])[:2]
+                                  if w.lower() not in STOPWORDS}
         values: dict[str, set[str]] = {}
         for kind, value, _, _ in found:
             if value not in negated:
                 values.setdefault(kind, set()).add(value)
-        words = _WORD.findall(blanked)
-        subjects = {w.lower() for k, w in enumerate(words)
-                    if k and w[:1].isupper() and w not in ("I", "I'm", "I'd", "I'll", "I've")
-                    and w.lower() not in _MONTHS}
-        subjects = {re.sub(r"['’]s$", "", s) for s in subjects} - _CUE_WORDS - STOPWORDS
+        subjects = values.get("name", set()) | {v for v in negated if v.isalpha()}
         terms = {_stem(re.sub(r"['’]s$", "", w.lower())) for w in words
                  if w.lower() not in STOPWORDS and w.lower() not in _CUE_WORDS and len(w) > 1
                  and not any(c.isdigit() for c in w)}
@@ -277,17 +313,23 @@ def _read(message: Message, index: int) -> list[_Clause]:
                   _POSSESSOR.findall(sentence)}
         if cancel:
             kind, matched = "cancellation", cancel.group()
-        elif correction or negated:
+        elif correction or negated or negated_terms & terms and strong:
             kind, matched = "correction", correction.group() if correction else "not X but Y"
         elif update:
             kind, matched = "update", update.group()
         else:
             kind, matched = "contradiction", ""
-        if not values and not cancel:
+        # what a cued sentence says the fact is now: its words after the cue ("switch me to
+        # the aisle seat" -> aisle, seat), or all of them when the cue ends the sentence
+        tail = {_stem(w.lower()) for w in _WORD.findall(blanked[strong.end():])
+                if w.lower() not in STOPWORDS and w.lower() not in _CUE_WORDS} if strong else set()
+        if not terms and not values:
             continue  # nothing stated that could replace or be replaced
-        out.append(_Clause(index, message.id, sentence, values, negated, terms, subjects,
-                           {re.sub(r"['’]s$", "", o) for o in owners}, matched.lower(), kind,
-                           float(message.created_at)))
+        out.append(_Clause(index, message.id, sentence, values, negated, terms - negated_terms,
+                           subjects, {re.sub(r"['’]s$", "", o) for o in owners},
+                           matched.lower(), kind, float(message.created_at),
+                           strong=bool(strong), phrase=(tail & terms) or terms,
+                           negated_terms=negated_terms))
     return out
 
 
@@ -300,11 +342,14 @@ def _overlap(a: set[str], b: set[str], idf: Mapping[str, float]) -> float:
 
 
 def _differs(new: _Clause, old: _Clause) -> str | None:
-    """The kind of value on which ``new`` says something ``old`` did not, or None (a
-    restatement, or no value of a kind both have)."""
+    """The kind of value on which ``new`` says something ``old`` did not ("name" only when no
+    typed value differs), or None: a restatement, or no value of a kind both have."""
     for kind, values in new.values.items():
-        if kind in old.values and not values <= old.values[kind]:
+        if kind != "name" and kind in old.values and not values <= old.values[kind]:
             return kind
+    names = new.values.get("name")
+    if names and "name" in old.values and not names <= old.values["name"]:
+        return "name"
     return None
 
 
@@ -339,8 +384,10 @@ def find_updates(messages: Sequence[Message], settings: DetectionSettings | None
     linked: set[tuple[str, str]] = set()
     said: list[_Clause] = []  # current and superseded statements so far, in order
     df: Counter[str] = Counter()
+    lower: set[str] = set()  # words seen in lower case: "Lunch" opening a sentence is no name
     for index, message in enumerate(messages):
-        clauses = _read(message, index)
+        lower.update(w for w in _WORD.findall(message.content) if w.islower())
+        clauses = _read(message, index, lower)
         df.update({t for c in clauses for t in c.terms})
         n = index + 1
         idf = {t: math.log(1.0 + n / df[t]) for c in clauses for t in c.terms}
@@ -371,28 +418,37 @@ def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Coun
             if t not in weights:
                 weights[t] = math.log(1.0 + n / max(df[t], 1))
         overlap = _overlap(new.terms, old.terms, weights)
-        named = bool(new.negated & {v for vs in old.values.values() for v in vs})
-        if new.subjects and old.subjects and not new.subjects & old.subjects and not named:
-            continue  # different subjects: Apollo's deadline is not Zephyr's
+        old_values = {v for vs in old.values.values() for v in vs}
+        named = bool(new.negated & old_values) or bool(new.negated_terms & old.terms and new.strong)
         if _other_owner(new.owners, old.owners) and not named:
             continue  # my phone number is not Dana's
+        kind = _differs(new, old)
+        other_subject = bool(new.subjects and old.subjects and not new.subjects & old.subjects)
+        if other_subject and kind != "name" and not named:
+            continue  # different subjects: Apollo's deadline is not Zephyr's
         if new.kind == "cancellation":
-            if overlap >= settings.cued_overlap and not new.values:
-                candidates.append((overlap, old, new.cue, None))
-            elif overlap >= settings.cued_overlap and _differs(new, old) is None:
+            # something to cancel: an earlier statement with a value ("Noted, I will remember
+            # that" is none)
+            if old.values and overlap >= settings.cued_overlap and (kind is None or not new.values):
                 candidates.append((overlap, old, new.cue, None))  # "cancel the 3pm call"
             continue
-        kind = _differs(new, old)
-        if named and (kind is not None or new.values):
-            candidates.append((2.0 + overlap, old, f"not {sorted(new.negated)[0]}", kind))
-        elif kind is None:
-            continue
-        elif new.cue and overlap >= settings.cued_overlap:
-            candidates.append((1.0 + overlap, old, new.cue, kind))
-        elif not new.cue and overlap >= settings.plain_overlap:
-            candidates.append((1.0 + overlap, old, "same key, new value", kind))
-        elif new.cue and len(new.terms) <= 1 and new.index - old.index <= settings.nearby:
-            candidates.append((0.5 + overlap, old, new.cue + " (nearby)", kind))
+        if named:
+            candidates.append((2.0 + overlap, old, f"not X but Y ({new.cue or 'negated'})", kind))
+        elif kind == "name":
+            if new.cue and overlap >= settings.cued_overlap:  # a name replaced needs a cue
+                candidates.append((1.0 + overlap, old, new.cue, kind))
+        elif kind is not None:
+            if new.cue and overlap >= settings.cued_overlap:
+                candidates.append((1.0 + overlap, old, new.cue, kind))
+            elif not new.cue and overlap >= settings.plain_overlap:
+                candidates.append((1.0 + overlap, old, "same key, new value", kind))
+            elif new.cue and len(new.terms) <= 1 and new.index - old.index <= settings.nearby:
+                candidates.append((0.5 + overlap, old, new.cue + " (nearby)", kind))
+        elif new.strong and not new.values and overlap >= settings.plain_overlap and \
+                new.phrase - old.terms and len(new.terms & old.terms) >= 2:
+            # no value either side can compare: a strong cue and new words ("switch me to
+            # the aisle seat" after "I'd like a window seat")
+            candidates.append((1.0 + overlap, old, new.cue + " (new words)", None))
     if not candidates:
         return []
     best = max(candidates, key=lambda c: (c[0], c[1].index))
@@ -400,8 +456,8 @@ def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Coun
     # of it): all of them stop being current
     _, top, _, kind = best
     old_value = top.values.get(kind, set()) if kind else set()
-    chosen = [best] + [c for c in candidates if c is not best and c[3] == kind and old_value
-                       and c[1].values.get(kind) == old_value]
+    chosen = [best] + [c for c in candidates if c is not best and c[3] == kind and (
+        old_value and c[1].values.get(kind) == old_value or kind is None and c[0] >= 1.0)]
     if new.kind == "cancellation":
         chosen = [c for c in candidates if c[0] >= best[0] - 0.2]
     return [(c[1], c[2]) for c in chosen]

@@ -1,0 +1,162 @@
+"""Detecting "the same fact again" (``memorykit.facts.detect``): each kind of change is found,
+linked to the statement it replaces, and what is no change (a restatement, a hypothetical, a
+question, the same kind of fact about another subject) is left alone. The conversations here are
+written for these tests, in wordings of their own, not the bundled generator's."""
+
+from __future__ import annotations
+
+import pytest
+
+from memorykit.facts.detect import (DetectionSettings, LLMUpdateDetector, RuleDetector,
+                                    UpdateDetector, current_of, extract_statements, find_updates)
+from memorykit.facts.statement import Update
+from memorykit.messages import MessageFactory
+
+FILLER = ["Any good podcasts lately?", "I enjoyed one about octopuses.",
+          "The weather has been grim all week.", "Hopefully it clears up soon."]
+
+
+def chat(*turns: str):
+    """User and assistant alternating, the user first."""
+    f = MessageFactory()
+    return [f.user(t) if k % 2 == 0 else f.assistant(t) for k, t in enumerate(turns)]
+
+
+def pairs(messages) -> set[tuple[int, int]]:
+    """The updates as (old index, new index)."""
+    at = {m.id: k for k, m in enumerate(messages)}
+    return {(at[u.old], at[u.new]) for u in find_updates(messages)}
+
+
+@pytest.mark.parametrize("first, later, kind", [
+    ("The design review is on Tuesday at 3pm.", "The design review moved to Thursday.", "update"),
+    ("My order number is 4721.", "Sorry, it's 4712, not 4721.", "correction"),
+    ("The budget for the kitchen remodel is $15,000.",
+     "We had to raise the kitchen remodel budget to $18,500.", "update"),
+    ("Send the invoices to billing@acme.com please.",
+     "Invoices should go to accounts@acme.com from now on, not billing@acme.com.", "correction"),
+    ("The plumber is coming on Wednesday between 9 and 11.",
+     "The plumber rang, he's coming Friday instead.", "update"),
+    ("The offsite will be in Porto.", "Change of plan: the offsite is in Lisbon now, not Porto.",
+     "correction"),
+    ("I have a dentist appointment on May 3rd at 10am.", "Please cancel the dentist appointment.",
+     "cancellation"),
+    ("My address is 12 Elm Street.", "My address is 48 Oak Avenue.", "contradiction"),
+    ("The door code is 4431.", "They reset the door code, it's 9902 now.", "update"),
+])
+def test_a_change_is_linked_to_the_statement_it_replaces(first, later, kind):
+    messages = chat(first, "Noted.", *FILLER, later, "OK.")
+    found = find_updates(messages)
+    assert [(u.old, u.new) for u in found] == [(messages[0].id, messages[6].id)], found
+    assert found[0].kind == kind
+
+
+@pytest.mark.parametrize("first, later", [
+    ("The deadline for the Apollo report is Friday.", "Yes, still Friday for the Apollo report."),
+    ("The Apollo launch is on March 3.", "The Hermes launch is on March 10."),
+    ("My phone number is 555-123-4567.", "Dana's phone number is 555-987-6543."),
+    ("The party is on Saturday.", "What if we moved the party to Sunday?"),
+    ("The party is on Saturday.", "Would Sunday work better for the party?"),
+    ("The gym class is at 7am.", "Is the gym class at 8am or 7am?"),
+    ("My flight lands at 6:40pm.", "Just confirming the flight still lands at 6:40pm."),
+    ("Priya reproduced the login bug on build 67915.", "Mei reproduced the login bug on build 54508."),
+])
+def test_what_is_no_change_links_nothing(first, later):
+    assert pairs(chat(first, "Noted.", *FILLER, later, "OK.")) == set()
+
+
+def test_a_value_changed_twice_makes_a_chain_and_current_of_follows_it():
+    messages = chat("The team dinner is at 7pm on Friday.", "OK.", *FILLER,
+                    "The team dinner moved to 8pm.", "OK.", *FILLER,
+                    "Actually the team dinner is now at 6:30pm.", "OK.")
+    assert pairs(messages) == {(0, 6), (6, 12)}
+    ids = [m.id for m in messages]
+    assert current_of(find_updates(messages)) == {ids[0]: ids[12], ids[6]: ids[12]}
+
+
+def test_an_echo_of_the_old_value_is_superseded_with_it():
+    # the assistant repeated the old number: both stop being current
+    assert pairs(chat("My order number is 4721.", "Thanks, noted order 4721.",
+                      "Sorry, it's 4712, not 4721.", "Updated.")) == {(0, 2), (1, 2)}
+
+
+def test_a_cued_change_naming_no_key_refers_to_the_turns_just_before():
+    messages = chat("Book the table for Friday.", "Booked for Friday.", "Make that Saturday instead.", "Done.")
+    assert pairs(messages) == {(0, 2), (1, 2)}
+    far = chat("Book the table for Friday.", "Booked for Friday.", *FILLER, *FILLER,
+               "Make that Saturday instead.", "Done.")
+    assert pairs(far) == set(), "a keyless cue reaches back only DetectionSettings.nearby messages"
+
+
+def test_the_overlap_thresholds_decide():
+    # "home address" and "postal address" share one of two key terms: the same fact only for
+    # a looser plain_overlap than the default
+    messages = chat("My home address is 12 Elm Street.", "Noted.", *FILLER,
+                    "My postal address is 48 Oak Avenue.", "OK.")
+    assert pairs(messages) == set()
+    assert len(find_updates(messages, DetectionSettings(plain_overlap=0.2))) == 1
+
+
+def test_detection_reads_only_the_past():
+    # the updates among the first n messages are those found in the first n messages alone
+    messages = chat("The design review is on Tuesday at 3pm.", "Noted.", *FILLER,
+                    "The design review moved to Thursday.", "OK.", "Priya's build is 1201.", "OK.",
+                    "Sorry, Priya's build is 1210, not 1201.", "Fixed.",
+                    "The design review is on Friday now.", "OK.")
+    whole = find_updates(messages)
+    at = {m.id: k for k, m in enumerate(messages)}
+    assert len(whole) == 3
+    for n in range(len(messages) + 1):
+        assert find_updates(messages[:n]) == [u for u in whole if at[u.new] < n]
+
+
+def test_extract_statements_gives_key_and_value():
+    f = MessageFactory()
+    [s] = extract_statements(f.user("The design review is on Tuesday at 3pm."))
+    assert (s.key, s.value) == ("design review", "tue, 3pm")
+    [c] = extract_statements(f.user("Please cancel the dentist appointment."))
+    assert c.value == "" and "dentist" in c.key
+    assert extract_statements(f.user("What if the review were on Monday?")) == []
+    assert extract_statements(f.user("Is the review on Monday?")) == []
+
+
+def test_bad_input_is_refused_naming_the_value():
+    f = MessageFactory()
+    with pytest.raises(TypeError, match="messages must be a sequence"):
+        find_updates("hello")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"messages\[1\] must be a Message"):
+        find_updates([f.user("hi"), "there"])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="settings must be a DetectionSettings"):
+        find_updates([], {"cued_overlap": 0.3})  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="cued_overlap"):
+        DetectionSettings(cued_overlap=1.5)
+    with pytest.raises(ValueError, match="nearby"):
+        DetectionSettings(nearby=-1)
+    with pytest.raises(TypeError, match="message must be a Message"):
+        extract_statements("The review is on Tuesday.")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="Update records"):
+        current_of([("a", "b")])  # type: ignore[list-item]
+
+
+def test_current_of_survives_a_cycle():
+    cycle = [Update("a", "b", "k", "update", ""), Update("b", "a", "k", "update", "")]
+    assert set(current_of(cycle)) == {"a", "b"}
+
+
+def test_the_llm_detector_keeps_only_well_formed_pairs():
+    messages = chat("The review is on Tuesday.", "OK.", "It moved to Thursday.", "OK.")
+    ids = [m.id for m in messages]
+    reply = ('Here: [{"old": "%s", "new": "%s", "key": "review", "kind": "update"}, '
+             '{"old": "%s", "new": "%s", "kind": "update"}, {"old": "zz", "new": "%s"}, '
+             '{"old": "%s", "new": "%s", "kind": "guess"}]'
+             % (ids[0], ids[2], ids[2], ids[0], ids[2], ids[0], ids[2]))
+    prompts = []
+    detector = LLMUpdateDetector(lambda p: prompts.append(p) or reply)
+    assert isinstance(detector, UpdateDetector) and isinstance(RuleDetector(), UpdateDetector)
+    assert [(u.old, u.new, u.kind) for u in detector.find(messages)] == [(ids[0], ids[2], "update")]
+    assert ids[2] in prompts[0] and "It moved to Thursday." in prompts[0]
+    assert LLMUpdateDetector(lambda p: "no idea").find(messages) == []
+    with pytest.raises(TypeError, match="complete must be a function"):
+        LLMUpdateDetector("gpt")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="complete must return text"):
+        LLMUpdateDetector(lambda p: None).find(messages)
