@@ -22,6 +22,7 @@ from memorykit.evaluation.baselines import baseline_policies
 from memorykit.embeddings import LexicalHashingEmbedder
 from memorykit.evaluation.hybrid import HybridRetrieval
 from memorykit.evaluation.scored import TermOverlapRetrieval
+from memorykit.evaluation.superseding import SupersedingRetrieval
 from memorykit.evaluation.toolkit import AttentionPolicy
 from memorykit.longterm.architectures import (
     AttentionArchitecture,
@@ -39,7 +40,7 @@ from buffer_policies import POLICIES as BUFFERS
 
 PolicyMaker = Callable[[], ContextPolicy]
 
-RETRIEVAL = ("bm25", "hybrid-retrieval", "term-overlap")
+RETRIEVAL = ("bm25", "hybrid-retrieval", "term-overlap", "superseding-retrieval")
 """The policies that rank messages against the question (the retrieval contract's subjects)."""
 
 BASELINE_MESSAGES = 6
@@ -62,6 +63,8 @@ POLICIES: dict[str, PolicyMaker] = {
     "toolkit-attention": lambda: AttentionPolicy(),
     # The lexical embedder stands in for MiniLM: the contract is about the context, not the model.
     "hybrid-retrieval": lambda: HybridRetrieval(embedder=LexicalHashingEmbedder()),
+    "superseding-retrieval": lambda: SupersedingRetrieval(
+        HybridRetrieval(embedder=LexicalHashingEmbedder()), keep="dated"),
     "term-overlap": lambda: TermOverlapRetrieval(),
     "entity": lambda: EntityContextPolicy(),
     "workspace": lambda: WorkspaceContextPolicy(),

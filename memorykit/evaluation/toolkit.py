@@ -180,8 +180,11 @@ TUNABLE: dict[str, Tunable] = _tunable()
 
 def _fixed() -> dict[str, Any]:
     from memorykit.evaluation.baselines import baseline_policies
+    from memorykit.evaluation.superseding import SupersedingRetrieval
 
-    return {**toolkit_policies(), **baseline_policies()}
+    # the hybrid that notices changed facts, beside the plain one (issue 27)
+    return {**toolkit_policies(), "superseding-retrieval": SupersedingRetrieval(),
+            **baseline_policies()}
 
 
 FIXED_POLICIES: dict[str, Any] = _fixed()

@@ -1,0 +1,131 @@
+"""``SupersedingRetrieval``: the hybrid's ranking, with a superseded hit giving way to the current
+statement (``keep="latest"``) or kept marked before it (``keep="dated"``), within the budget; the
+per-conversation fast path answers as the plain one does. A lexical embedder stands in for
+MiniLM: the subject is the substitution, not the model."""
+
+from __future__ import annotations
+
+import pytest
+
+from memorykit.embeddings import LexicalHashingEmbedder
+from memorykit.evaluation.baselines import BM25Retrieval
+from memorykit.evaluation.dataset import EvalConversation, EvalQuestion
+from memorykit.evaluation.hybrid import HybridRetrieval
+from memorykit.evaluation.superseding import MARKER, SupersedingRetrieval
+from memorykit.evaluation.toolkit import FIXED_POLICIES
+from memorykit.facts.statement import Update
+from memorykit.messages import MessageFactory
+
+QUERY = "When is the design review with the client?"
+FILLER = ["Any good podcasts lately?", "I enjoyed one about octopuses.",
+          "The weather has been grim all week.", "Hopefully it clears up soon.",
+          "Did you water the plants?", "Yes, both of them this morning."]
+
+
+def history():
+    """The old statement echoes the question's words; the update says less of them."""
+    f = MessageFactory()
+    turns = ["The design review with the client is on Tuesday at 3pm.", "Noted, Tuesday at 3pm.",
+             *FILLER, "The review moved to Thursday.", "OK, Thursday.", *FILLER]
+    return [f.user(t) if k % 2 == 0 else f.assistant(t) for k, t in enumerate(turns)]
+
+
+def policy(keep: str = "latest") -> SupersedingRetrieval:
+    return SupersedingRetrieval(HybridRetrieval(embedder=LexicalHashingEmbedder()), keep=keep)
+
+
+def texts(context) -> list[str]:
+    return [i.content for i in context.items]
+
+
+def test_a_superseded_hit_gives_way_to_the_current_statement():
+    messages = history()
+    old, new = messages[0], messages[8]
+    plain = HybridRetrieval(embedder=LexicalHashingEmbedder()).build_context(messages, QUERY, 24)
+    assert old.id in plain.covered_ids() and new.id not in plain.covered_ids(), \
+        "the setting: the plain hybrid keeps only the old statement at this budget"
+    context = policy().build_context(messages, QUERY, 24)
+    assert new.id in context.covered_ids()
+    assert old.id not in context.covered_ids() and messages[1].id not in context.covered_ids()
+    assert context.tokens <= 24
+
+
+def test_dated_keeps_the_old_statement_marked_before_the_current_one():
+    messages = history()
+    context = policy("dated").build_context(messages, QUERY, 200)
+    kinds = [(i.kind, i.sources) for i in context.items]
+    marked = [k for k, i in enumerate(context.items) if i.kind == "superseded"]
+    current = next(k for k, i in enumerate(context.items) if messages[8].id in i.sources)
+    assert marked and all(k < current for k in marked), kinds
+    first = context.items[marked[0]]
+    assert first.content == MARKER + messages[0].content and first.sources == (messages[0].id,)
+    assert context.tokens <= 200
+
+
+@pytest.mark.parametrize("keep", ["latest", "dated"])
+def test_the_budget_is_never_exceeded(keep):
+    messages = history()
+    p = policy(keep)
+    for budget in range(5, 260, 7):
+        context = p.build_context(messages, QUERY, budget)
+        assert context.tokens <= budget or not context.items, (budget, context.tokens)
+
+
+def test_a_question_before_the_update_sees_the_old_statement():
+    messages = history()
+    context = policy().build_context(messages[:8], QUERY, 40)
+    assert messages[0].id in context.covered_ids()
+
+
+@pytest.mark.parametrize("keep", ["latest", "dated"])
+def test_prepare_answers_as_build_context_does(keep):
+    messages = history()
+    questions = tuple(EvalQuestion(f"q{k}", QUERY, "Thursday", (messages[0].id,), "updated",
+                                   position=k) for k in (4, 8, 9, 12, len(messages)))
+    conversation = EvalConversation("c", tuple(messages), questions)
+    p = policy(keep)
+    state = p.prepare(conversation)
+    for q in questions:
+        for budget in (30, 60, 400):
+            assert state.build_context(q.position, QUERY, budget) == \
+                p.build_context(messages[:q.position], QUERY, budget)
+
+
+def test_a_detector_is_pluggable_and_checked():
+    messages = history()
+
+    class Fixed:
+        def find(self, ms):
+            return [Update(ms[0].id, ms[8].id, "review", "update", "test")]
+
+    context = SupersedingRetrieval(HybridRetrieval(embedder=LexicalHashingEmbedder()),
+                                   detector=Fixed()).build_context(messages, QUERY, 40)
+    assert messages[8].id in context.covered_ids() and messages[0].id not in context.covered_ids()
+
+    class Broken:
+        def find(self, ms):
+            return [("a", "b")]
+
+    with pytest.raises(TypeError, match="detector.find must return a list of Update"):
+        SupersedingRetrieval(HybridRetrieval(embedder=LexicalHashingEmbedder()),
+                             detector=Broken()).build_context(messages, QUERY, 40)
+
+
+def test_bad_settings_are_refused_naming_the_value():
+    lexical = HybridRetrieval(embedder=LexicalHashingEmbedder())
+    with pytest.raises(ValueError, match="keep must be one of"):
+        SupersedingRetrieval(lexical, keep="newest")
+    with pytest.raises(TypeError, match="inner must be a HybridRetrieval"):
+        SupersedingRetrieval(BM25Retrieval())  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="detector must have a find"):
+        SupersedingRetrieval(lexical, detector=object())  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="budget"):
+        policy().build_context(history(), QUERY, 0)
+    with pytest.raises(TypeError, match="conversation must be an EvalConversation"):
+        policy().prepare(history())  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="position"):
+        policy().prepare(EvalConversation("c", tuple(history()), ())).build_context(99, QUERY, 40)
+
+
+def test_tune_compares_it():
+    assert FIXED_POLICIES["superseding-retrieval"].name == "superseding-retrieval"
