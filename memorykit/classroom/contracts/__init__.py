@@ -7,8 +7,8 @@ build-it-yourself exercises run the same contracts over the student's code throu
 ``run_contracts``, which turns the first failure of each contract into a message the student
 can act on.
 
-One module per part of the course (``buffers``, ...); nothing is re-exported here, so each part
-can grow on its own.
+One module per part of the course (``buffers``, ..., ``facts`` for lesson 13's update policies);
+nothing is re-exported here, so each part can grow on its own.
 """
 
 from memorykit.classroom.contracts.runner import Contract, run_contracts

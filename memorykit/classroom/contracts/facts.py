@@ -8,14 +8,18 @@ suite runs ``UPDATE_POLICY_CONTRACTS`` over the library's ``LatestWins``, ``Keep
 (``memorykit.classroom.lesson13_checks.check_update_rule``).
 
 ``choose_current(statements)`` gets the statements of one fact (one key) in the order they were
-said and returns the current one. Whatever the rule, it must:
+said and returns the current one. Whatever the rule, it must (``UPDATE_POLICY_CONTRACTS``):
 
 * never lose the current value: return one of the statements given, the object itself;
 * never serve a superseded value as current: a later statement at least as strong as the one
   chosen replaces it (a cancellation, value ``""``, included);
-* leave the statements it was given as they were;
-* refuse bad input (no statements, something that is not a ``Statement``, two keys) with an
-  error naming the value, and lose nothing doing it.
+* leave the statements it was given as they were, and take any sequence (a tuple too);
+* recorded in a ``FactTimeline``, lose nothing: every statement kept or returned as removed.
+
+``REFUSES_BAD_INPUT`` asks a ``choose_current`` called on its own to refuse bad input (no
+statements, something that is not a ``Statement``, two keys) with an error naming the value,
+losing nothing; ``firm_rule`` is lesson 13's rule (a tentative statement never overrules a
+firm one).
 
 The sequences are random but reproducible (Hypothesis with a fixed seed): 1-8 statements of one
 key, values with repeats and cancellations, strengths on a grid around 0.5 (equal strengths
@@ -27,22 +31,20 @@ Taught in ``notebooks/13_changing_facts.ipynb``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memorykit.classroom.contracts.runner import Contract
 from memorykit.facts.statement import Statement
+from memorykit.facts.timeline import FactTimeline, UpdatePolicy
 
-if TYPE_CHECKING:
-    from memorykit.facts.timeline import UpdatePolicy
-
-PolicyMaker = Callable[[], "UpdatePolicy"]
+PolicyMaker = Callable[[], UpdatePolicy]
 
 # Fixed seeds: a checker gives the same verdict on every run, and no example database is
 # written next to a student's notebook.
-_PROPERTY = settings(max_examples=150, deadline=None, derandomize=True, database=None,
+_PROPERTY = settings(max_examples=100, deadline=None, derandomize=True, database=None,
                      report_multiple_bugs=False, suppress_health_check=[HealthCheck.too_slow])
 
 KEY = "deadline of the apollo report"
@@ -166,8 +168,6 @@ def _bad_input_refused(make: PolicyMaker) -> None:
 
 
 def _nothing_lost_in_a_timeline(make: PolicyMaker) -> None:
-    from memorykit.facts.timeline import FactTimeline
-
     @_PROPERTY
     @given(steps=STEPS)
     def statements(steps: list[Step]) -> None:
