@@ -90,6 +90,7 @@ def test_shape_of_the_set() -> None:
     for kind in ("moved", "corrected", "cancelled", "changed-twice", "changed-by-other",
                  "replaced-without-cue", "control", "hypothetical-rejected"):
         assert kinds[kind] >= 3, kind
+    assert kinds["reverted"] >= 2
 
 
 @pytest.mark.parametrize("row", QUESTION_ROWS, ids=lambda r: r["id"])
@@ -110,6 +111,9 @@ def test_labels(row: dict[str, Any]) -> None:
     assert row["metadata"]["gap"] == first_new - last_old - 1 >= 0
     # every replaced statement comes before the current one
     assert all(INDEX[m][1] < first_new for m in superseded)
+    if row["category"] == "reverted":
+        # the value went back to the original: the first statement is current again
+        assert min(INDEX[m][1] for m in evidence) < min(INDEX[m][1] for m in superseded)
     if row["category"] == "changed-twice":
         # two earlier values said by the user, not one value and its echo
         assert sum(ROLE[m] == "user" for m in superseded) >= 2
