@@ -263,6 +263,88 @@ _PROJECT = (
     _Thing("diet", "the dietary requirement for the catering", "What dietary requirement did we "
            "give the caterers?", False, True, False, ()),
 )
+# Other ways to refer to a thing (a change rarely repeats the first wording: "the dentist
+# moved to Friday") and other ways to ask about it (a question worded unlike its evidence).
+_ALIASES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "the dentist appointment": (("the dentist", "my check-up", "the dental visit"),
+                                ("What day am I seeing the dentist?",)),
+    "Mum's birthday dinner": (("the birthday dinner", "Mum's dinner"),
+                              ("When are we celebrating Mum's birthday?",)),
+    "the hairdresser booking": (("the haircut", "my hair appointment"),
+                                ("When do I get my hair cut?",)),
+    "the school pickup": (("pickup", "collecting the kids"),
+                          ("When do I need to collect the kids from school?",)),
+    "my sister's phone number": (("my sister's number", "her number"),
+                                 ("How do I reach my sister by phone?",)),
+    "my own mobile number": (("my number", "my mobile"), ("Which number is my mobile?",)),
+    "the new flat's address": (("the new place", "the flat"), ("Where is the new flat?",)),
+    "the door code for the building": (("the door code", "the entry code"),
+                                       ("How do I get into the building?",)),
+    "the gym locker code": (("the locker code", "my locker combination"),
+                            ("Which combination opens my locker at the gym?",)),
+    "our summer holiday destination": (("the holiday", "our summer trip"),
+                                       ("Which city are we visiting this summer?",)),
+    "the restaurant for Friday's dinner": (("Friday's restaurant", "the dinner booking"),
+                                           ("Where are we eating on Friday?",)),
+    "the number of guests at the housewarming": (("the guest count", "the housewarming numbers"),
+                                                 ("How many are we expecting at the housewarming?",)),
+    "the car service booking reference": (("the garage reference", "the service booking"),
+                                          ("What reference did the garage give us?",)),
+    "my coffee order": (("my coffee", "the coffee"), ("What milk goes in my coffee?",)),
+    "my seat preference for flights": (("my seat preference", "seating on flights"),
+                                       ("Where do I like to sit on a plane?",)),
+    "the landlord's name": (("the landlord", "the owner of the flat"),
+                            ("Who owns the flat we rent?",)),
+    "my order number": (("the order", "my order reference"), ("Which order am I asking about?",)),
+    "the delivery date": (("the delivery", "the parcel"), ("What day is the parcel coming?",)),
+    "the delivery address": (("the address for the parcel", "where it should go"),
+                             ("Where should the parcel be delivered?",)),
+    "the refund amount": (("the refund", "what you owe me back"),
+                          ("How much money am I getting back?",)),
+    "the ticket number for the router fault": (("the router ticket", "the fault ticket"),
+                                               ("Which ticket tracks the router problem?",)),
+    "the ticket number for the billing dispute": (("the billing ticket", "the dispute ticket"),
+                                                  ("Which ticket tracks the billing complaint?",)),
+    "my callback number": (("the callback number", "the number to ring"),
+                           ("Where should the callback go?",)),
+    "the agent handling my case": (("my case owner", "the agent on the case"),
+                                   ("Which agent owns my case?",)),
+    "my subscription plan": (("my plan", "the subscription"), ("What am I subscribed to?",)),
+    "the technician visit": (("the engineer's visit", "the visit"),
+                             ("What day is the engineer coming?",)),
+    "the technician's arrival window": (("the arrival time", "the engineer's slot"),
+                                        ("When should I expect the engineer at the door?",)),
+    "the router's admin PIN": (("the admin PIN", "the router PIN"),
+                               ("Which PIN opens the router settings?",)),
+    "the best time to reach me": (("my availability", "when to call"),
+                                  ("When am I easiest to reach?",)),
+    "the deadline for the Apollo report": (("the Apollo deadline", "Apollo"),
+                                           ("By when must the Apollo report be handed in?",)),
+    "the deadline for the Borealis slides": (("the Borealis deadline", "the slides"),
+                                             ("By when do the Borealis slides have to be ready?",)),
+    "the client call": (("the call with the client", "the call"),
+                        ("When are we speaking to the client?",)),
+    "the daily standup": (("standup", "the morning sync"), ("When does the team sync each day?",)),
+    "the budget for the migration": (("the migration budget", "the budget"),
+                                     ("How much can the migration cost?",)),
+    "the reviewer for the design doc": (("the design doc reviewer", "the reviewer"),
+                                        ("Who signs off the design doc?",)),
+    "the client's point of contact": (("our contact at the client", "the client contact"),
+                                      ("Who do we talk to at the client?",)),
+    "the release we ship to the client": (("the client release", "the build for the client"),
+                                          ("Which version goes to the client?",)),
+    "the team offsite location": (("the offsite", "the team trip"),
+                                  ("Which city is the offsite in?",)),
+    "the launch date": (("the launch", "go-live"), ("What day do we go live?",)),
+    "the workshop headcount": (("the headcount", "the workshop numbers"),
+                               ("How many seats do we need for the workshop?",)),
+    "the room for the retro": (("the retro room", "the retro"),
+                               ("Where are we holding the retro?",)),
+    "Dana's phone number": (("Dana's number", "Dana's mobile"), ("How do I phone Dana?",)),
+    "the dietary requirement for the catering": (("the catering", "the food order"),
+                                                 ("What kind of food did we order for the event?",)),
+}
+
 _SETTINGS = {
     "personal": ("You are a personal assistant for {user}. Keep track of appointments, "
                  "contacts and plans. Be brief and friendly.", _PERSONAL),
@@ -385,58 +467,145 @@ _ACK_MENTION = (
 )
 
 # ----------------------------------------------------------------------------------- filler
-_FILLER_USER = {
+_FILLER: dict[str, tuple[tuple[str, str], ...]] = {  # (the user's question, the gist of a reply)
     "personal": (
-        "Can you suggest a quick dinner I can make with spinach and chickpeas?",
-        "What's a polite way to decline a wedding invitation?",
-        "Remind me how to get candle wax out of a tablecloth.",
-        "Any ideas for a rainy Sunday with two bored kids?",
-        "Which houseplants survive in a dark hallway?",
-        "Help me write a short thank-you note to my neighbour for watering the plants.",
-        "What's a good stretching routine after a long day at the desk?",
-        "How long should I steep green tea so it isn't bitter?",
-        "Can you recommend a podcast for a long drive?",
-        "What should I read after finishing a long fantasy series?",
-        "Is it worth descaling the kettle, and how?",
-        "Give me a packing list for a weekend away.",
-        "How do I stop the bathroom mirror from fogging up?",
-        "What's a nice low-effort present for a colleague who is leaving?",
-        "Can you draft a message to the group chat about the barbecue?",
-        "My basil keeps wilting. What am I doing wrong?",
+        ("Can you suggest a quick dinner I can make with spinach and chickpeas?",
+         "A chickpea and spinach curry takes about twenty minutes: fry an onion with garlic and "
+         "cumin, add a tin of tomatoes and the chickpeas, then wilt the spinach in at the end."),
+        ("What's a polite way to decline a wedding invitation?",
+         "Thank them warmly, say you are sorry you cannot be there, and wish them a wonderful "
+         "day. There is no need to give a detailed reason; a card or small gift is a kind touch."),
+        ("Remind me how to get candle wax out of a tablecloth.",
+         "Let the wax harden, scrape off what you can, then put brown paper over the spot and "
+         "press it with a warm iron so the paper soaks up the rest."),
+        ("Any ideas for a rainy Sunday with two bored kids?",
+         "A blanket fort with a torch and a stack of books always goes down well, or an indoor "
+         "treasure hunt with clues hidden around the house."),
+        ("Which houseplants survive in a dark hallway?",
+         "Snake plants, ZZ plants and pothos all cope with very little light. Water them "
+         "sparingly: in a dark spot they drink much less."),
+        ("Help me write a short thank-you note to my neighbour for watering the plants.",
+         "Something like: thank you so much for looking after the plants while we were away, "
+         "they are thriving, and please let us return the favour whenever you need it."),
+        ("What's a good stretching routine after a long day at the desk?",
+         "Try a chest opener in a doorway, a seated twist each way, a hamstring stretch and slow "
+         "neck rolls. Hold each for about thirty seconds and breathe out into the stretch."),
+        ("How long should I steep green tea so it isn't bitter?",
+         "Two to three minutes in water just off the boil is plenty. Boiling water and long "
+         "steeping pull out the bitter tannins."),
+        ("Can you recommend a podcast for a long drive?",
+         "A narrative history series works well on long drives because the episodes run into "
+         "each other. If you prefer something lighter, a comedy panel show passes the time."),
+        ("Is it worth descaling the kettle, and how?",
+         "Yes, it boils faster and the tea tastes cleaner. Fill it halfway with equal parts "
+         "water and white vinegar, boil, leave it for an hour, then rinse well."),
+        ("Give me a packing list for a weekend away.",
+         "Two outfits plus one spare top, sleepwear, a warm layer, comfortable shoes, "
+         "toiletries, chargers, any medication, and a book for the journey."),
+        ("How do I stop the bathroom mirror from fogging up?",
+         "Rub a little shaving foam or washing-up liquid over the glass and buff it off with a "
+         "dry cloth. It leaves a thin film that stops the steam from settling."),
+        ("What's a nice low-effort present for a colleague who is leaving?",
+         "A good notebook and pen, a plant for their new desk, or a card everyone signs with a "
+         "voucher for a coffee shop near their new office."),
+        ("Can you draft a message to the group chat about the barbecue?",
+         "Here is a draft: we are doing a barbecue at ours, bring whatever you like to grill and "
+         "we will sort drinks and salads. Let me know if you can make it!"),
+        ("My basil keeps wilting. What am I doing wrong?",
+         "Basil likes a sunny spot, warmth and steady watering. Water it from below when the "
+         "top of the soil is dry, and pinch off the flower buds so it keeps growing leaves."),
     ),
     "support": (
-        "The app keeps logging me out. Is that a known problem?",
-        "How do I change the name on my account?",
-        "My Wi-Fi drops every evening around dinner time. Any idea why?",
-        "Can I pause my subscription while I'm abroad?",
-        "Where do I find my invoices in the app?",
-        "The router's lights are blinking orange. What does that mean?",
-        "Is there a way to get paper bills instead of email?",
-        "Why was I charged a late fee when I paid on time?",
-        "Can I add a second user to my account?",
-        "The speed test says I'm getting half of what I pay for.",
-        "Do you have an engineer who can look at the wiring in the hallway?",
-        "How do I reset my password if I no longer have the old email?",
-        "The parcel tracking page hasn't updated since yesterday.",
-        "Can I return an item I bought in the sale?",
-        "Your chat kept disconnecting earlier, sorry if I repeat myself.",
+        ("The app keeps logging me out. Is that a known problem?",
+         "We have seen that after the last update. Clearing the app's cache and signing in again "
+         "fixes it for most people; if not, reinstalling the app will."),
+        ("How do I change the name on my account?",
+         "Go to Account, then Personal details, and choose Edit name. For a legal name change we "
+         "may ask for a document, which you can upload on the same page."),
+        ("My Wi-Fi drops every evening around dinner time. Any idea why?",
+         "Evening drops are often interference from neighbours' networks when everyone is home. "
+         "Switching the router to the less busy band usually helps."),
+        ("Can I pause my subscription while I'm abroad?",
+         "Yes, you can pause it for up to three months from the Subscriptions page. You will not "
+         "be billed while it is paused, and everything resumes automatically."),
+        ("Where do I find my invoices in the app?",
+         "Open the menu, choose Billing, then Invoices. Each one can be downloaded as a PDF."),
+        ("The router's lights are blinking orange. What does that mean?",
+         "Blinking orange means the router cannot reach our network. Restart it by holding the "
+         "power button for ten seconds; if the light stays orange, there may be a line fault."),
+        ("Is there a way to get paper bills instead of email?",
+         "Yes, under Billing preferences you can switch to paper bills. There is a small monthly "
+         "charge for printing and postage."),
+        ("Why was I charged a late fee when I paid on time?",
+         "Payments made on the due date sometimes take a day to clear, which can trigger the "
+         "fee. I can ask the billing team to review it and reverse it if the payment was on time."),
+        ("Can I add a second user to my account?",
+         "You can add up to four additional users under Account, then Household. Each gets their "
+         "own login, and you stay the account holder."),
+        ("The speed test says I'm getting half of what I pay for.",
+         "Wi-Fi tests often read lower than the line speed. Could you run the test on a device "
+         "plugged into the router with a cable? That tells us whether the line itself is slow."),
+        ("Do you have an engineer who can look at the wiring in the hallway?",
+         "Our engineers cover the wiring from the street up to the main socket. Internal wiring "
+         "beyond that is usually a job for an electrician, but I can check your options."),
+        ("How do I reset my password if I no longer have the old email?",
+         "Use the Forgot password link and choose Verify another way. We will confirm your "
+         "identity with a code sent to your phone, and then you can set a new email too."),
+        ("The parcel tracking page hasn't updated since yesterday.",
+         "Tracking often pauses while a parcel is between depots. It normally updates again "
+         "once the parcel is scanned at the local depot."),
+        ("Can I return an item I bought in the sale?",
+         "Sale items can be returned within the normal return period as long as they are unused. "
+         "Start the return from your order history and print the label."),
+        ("Your chat kept disconnecting earlier, sorry if I repeat myself.",
+         "No problem at all, I can see the earlier messages, so nothing is lost."),
     ),
     "project": (
-        "Can you summarise the main risks we discussed for the data migration?",
-        "Draft a short status update for the steering group, please.",
-        "What's a good way to run a retro when half the team is remote?",
-        "How should we split the onboarding docs between the two teams?",
-        "Can you turn my notes from the planning session into action items?",
-        "What's the difference between a feature flag and a release branch, briefly?",
-        "Help me write a polite nudge to a reviewer who hasn't responded.",
-        "Which metrics should the dashboard show first?",
-        "Can you suggest a structure for the design doc?",
-        "The test suite is flaky again. Where would you start looking?",
-        "How do I explain the delay to the client without sounding defensive?",
-        "Give me three options for naming the new service.",
-        "What should go into a handover note before my leave?",
-        "Can you tidy up this paragraph for the proposal? It reads clunky.",
-        "We keep arguing about story points. Is there a better way to estimate?",
+        ("Can you summarise the main risks we discussed for the data migration?",
+         "Three stood out: data loss during the cut-over, the reporting tools breaking on the "
+         "new schema, and the team being stretched thin while running both systems."),
+        ("Draft a short status update for the steering group, please.",
+         "Draft: work is on track overall. Two risks are being watched, the integration tests "
+         "and vendor access, and we will flag any change to the plan at the next meeting."),
+        ("What's a good way to run a retro when half the team is remote?",
+         "Run it fully online even for the people in the office, so everyone has the same "
+         "experience. A shared board with silent writing first keeps the loudest voices in check."),
+        ("How should we split the onboarding docs between the two teams?",
+         "Split by audience rather than by system: one team owns the getting-started path, the "
+         "other owns the reference material. Agree on one template so they feel like one set."),
+        ("Can you turn my notes from the planning session into action items?",
+         "Here they are as owners and next steps: finalise the scope, confirm the test plan, "
+         "book time with the data team, and circulate the timeline for comments."),
+        ("What's the difference between a feature flag and a release branch, briefly?",
+         "A feature flag ships the code but keeps it switched off until you are ready; a release "
+         "branch holds the code back from the main line until it is ready to go out."),
+        ("Help me write a polite nudge to a reviewer who hasn't responded.",
+         "Try: just bumping this in case it got buried. If you are short on time, a quick look "
+         "at the summary section alone would already unblock us."),
+        ("Which metrics should the dashboard show first?",
+         "Lead with the two or three numbers people act on, such as error rate, latency and "
+         "weekly active users. Everything else can live one click away."),
+        ("Can you suggest a structure for the design doc?",
+         "Context and goals, non-goals, the proposed design, alternatives considered, risks, and "
+         "a rollout plan. Keep the first page readable on its own."),
+        ("The test suite is flaky again. Where would you start looking?",
+         "Start with tests that depend on time, ordering or shared state. Rerun the failing ones "
+         "in isolation; if they pass alone, something leaks between tests."),
+        ("How do I explain the delay to the client without sounding defensive?",
+         "State what happened in one sentence, what you are doing about it, and what it means "
+         "for them. Skip the long justification; clients mostly want the new plan."),
+        ("Give me three options for naming the new service.",
+         "Something descriptive, like Ledger Sync; something short and neutral, like Relay; or a "
+         "code name from a theme the team likes, like the names of rivers."),
+        ("What should go into a handover note before my leave?",
+         "Open items with their status and owner, decisions still pending, where the documents "
+         "live, and who to ask about what while you are away."),
+        ("Can you tidy up this paragraph for the proposal? It reads clunky.",
+         "I shortened the sentences, moved the main point to the front and cut the repeated "
+         "caveats. It reads more confidently now without changing what it promises."),
+        ("We keep arguing about story points. Is there a better way to estimate?",
+         "Some teams drop points and just count items, splitting anything that looks bigger "
+         "than a few days. It ends most of the arguing and forecasts about as well."),
     ),
 }
 _FILLER_OPEN = ("", "", "", "Different question. ", "Random one: ", "Unrelated, but ",
@@ -463,8 +632,23 @@ _REPLY_SENTENCES = (
     "later.",
     "Start with the part that blocks other people, then tidy up the rest when you have time.",
 )
+_FOLLOW_UP = ("And if that doesn't work?", "How long does that usually take?",
+              "Is there a quicker way?", "Could you put that as a short checklist?",
+              "What would you do in my place?", "Anything I should avoid?",
+              "Can you say that more briefly?", "Does that cost anything?")
 _THANKS = ("Thanks, that helps.", "Great, I'll try that.", "Okay, makes sense.",
            "Perfect, thank you.", "Nice, cheers.", "Good idea.")
+
+
+def _ref(rng: random.Random, thing: _Thing, near: bool = False) -> str:
+    """How a later message refers to ``thing``: its first wording, another one, or (right after
+    it was last mentioned) "it"."""
+    r = rng.random()
+    if near and r < 0.3 and thing.kind not in ("name", "count", "phone"):
+        return "it"
+    if r < 0.65:
+        return _pick(rng, _ALIASES[thing.thing][0])
+    return thing.thing
 
 
 def _cap(text: str) -> str:
@@ -534,8 +718,8 @@ def _plan_facts(rng: random.Random, things: Sequence[_Thing], n_facts: int,
     deck.sort(key=lambda _: rng.random())
     facts: list[_Fact] = []
     for thing in chosen:
-        # the deck's cancellations go to things that can be cancelled (half of those draw one)
-        if thing.cancel and "cancelled" in deck and rng.random() < 0.5:
+        # the deck's cancellations go to things that can be cancelled (most of those draw one)
+        if thing.cancel and "cancelled" in deck and rng.random() < 0.7:
             category = "cancelled"
         else:
             category = next((c for c in deck if c != "cancelled"), "updated")
@@ -597,7 +781,7 @@ def _statement_events(rng: random.Random, k: int, fact: _Fact,
                           fact.values[0], _ACK)))
     for j, kind in enumerate(fact.kinds):
         value, old = fact.values[j + 1], fact.values[j]
-        relay = t.relay and kind in ("updated", "contradicted") and rng.random() < 0.4 and \
+        relay = t.relay and kind in ("updated", "contradicted") and rng.random() < 0.6 and \
             fact.gaps[j] >= 2
         if not forced and kind != "corrected" and fact.gaps[j] == 0:
             fact.gaps[j] = 1  # only a correction comes at once, in a second message
@@ -607,27 +791,28 @@ def _statement_events(rng: random.Random, k: int, fact: _Fact,
             # correcting themself in a second message at once)
             fact.gaps[j] += 1
         offset += fact.gaps[j] + 1
+        ref = _ref(rng, t, near=fact.gaps[j] <= 3)
         if relay:
             out.append((offset - 1, _Event("user", _fill(_pick(rng, _RELAY_LEAD), t.thing), k,
                                            "lead")))
             bank = _RELAY_UPDATE if kind == "updated" else _RELAY_CONTRADICT
-            out.append((offset, _Event("assistant", _fill(_pick(rng, bank), t.thing, value), k,
+            out.append((offset, _Event("assistant", _fill(_pick(rng, bank), ref, value), k,
                                        "state", value)))
             continue
         if kind == "cancelled":
             template, word = _pick(rng, _CANCEL)
             fact.answers.append(word)
-            out.append((offset, _Event("user", _fill(template, t.thing), k, "state", "",
+            out.append((offset, _Event("user", _fill(template, ref), k, "state", "",
                                        _ACK_END)))
         elif kind == "corrected":
-            out.append((offset, _Event("user", _fill(_pick(rng, _CORRECT), t.thing, value, old),
+            out.append((offset, _Event("user", _fill(_pick(rng, _CORRECT), ref, value, old),
                                        k, "state", value, _ACK_CHANGE)))
         elif kind == "updated":
             bank = _UPDATE + _MOVE if t.kind in _MOVABLE else _UPDATE
-            out.append((offset, _Event("user", _fill(_pick(rng, bank), t.thing, value), k,
+            out.append((offset, _Event("user", _fill(_pick(rng, bank), ref, value), k,
                                        "state", value, _ACK_CHANGE)))
         else:
-            out.append((offset, _Event("user", _fill(_pick(rng, _CONTRADICT), t.thing, value), k,
+            out.append((offset, _Event("user", _fill(_pick(rng, _CONTRADICT), ref, value), k,
                                        "state", value, _ACK)))
     return out
 
@@ -686,21 +871,21 @@ def _conversation(rng: random.Random, n: int, setting: str, gap: int | None,
                                    (1, _Event("assistant", _pick(rng, _ACK_MENTION), k, "reply"))],
                    f.at[0] + 1, length - 3)
         if f.category != "cancelled" and rng.random() < 0.4:  # restate the current value
-            text = _fill(_pick(rng, _RESTATE), t.thing, f.values[-1])
+            text = _fill(_pick(rng, _RESTATE), _ref(rng, t), f.values[-1])
             _place(rng, schedule, [(0, _Event("user", text, k, "restate", f.values[-1],
                                               ("Great, thanks for confirming.",)))],
                    last + 2, length - 3)
         if gap is None and len(f.at) > 1 and rng.random() < 0.3:  # restate a value later replaced
             i = _n(rng, 0, len(f.at) - 2)
             if f.at[i + 1] - f.at[i] > 5:
-                text = _fill(_pick(rng, _RESTATE), t.thing, f.values[i])
+                text = _fill(_pick(rng, _RESTATE), _ref(rng, t), f.values[i])
                 _place(rng, schedule, [(0, _Event("user", text, k, "restate", f.values[i],
                                                   ("Great, thanks for confirming.",)))],
                        f.at[i] + 2, f.at[i + 1] - 3)
         if t.hypo and f.category != "cancelled" and rng.random() < 0.6:
             hypo = _fresh(rng, t.kind, used)
             planned = [
-                (0, _Event("user", _fill(_pick(rng, _HYPO), t.thing, hypo), k, "hypo", hypo)),
+                (0, _Event("user", _fill(_pick(rng, _HYPO), _ref(rng, t), hypo), k, "hypo", hypo)),
                 (1, _Event("assistant", _pick(rng, _HYPO_REPLY), k, "reply")),
                 (2, _Event("user", _pick(rng, _KEEP), k, "keep", "", ("Sure, nothing changes.",)))]
             where = _n(rng, 0, len(f.at) - 1)  # between two statements if they leave room,
@@ -712,36 +897,50 @@ def _conversation(rng: random.Random, n: int, setting: str, gap: int | None,
 
 def _render(rng: random.Random, cid: str, setting: str, system: str, facts: list[_Fact],
             schedule: _Schedule, length: int) -> tuple[dict, list[dict]]:
-    """Write the messages (events at their indices, filler around them) and the questions."""
+    """Write the messages (events at their indices, filler around them) and the questions.
+
+    Filler is small threads: a question from the setting's list (each asked once before any
+    repeats), the assistant's answer, sometimes a follow-up and its answer, sometimes thanks."""
     length = max(length, max(schedule.events) + 2)
     messages: list[dict] = [{"id": f"{cid}-m000", "role": "system", "content": system}]
+    pool = list(_FILLER[setting]) + (list(_FILLER["personal"]) if setting == "project" else [])
+    deck: list[tuple[str, str]] = []
     pending_ack: tuple[str, ...] = ()
-    asked_filler = False
+    wants = "nothing"  # what the user's last filler message asks of the assistant
+    answered = False   # the assistant's last message answered a question
     for i in range(1, length):
         event = schedule.events.get(i)
         if event is not None:
             role, text = event.role, event.text
-            pending_ack = event.ack
-            asked_filler = False
+            pending_ack, wants, answered = event.ack, "nothing", False
         elif messages[-1]["role"] == "user":
             role = "assistant"
             if pending_ack:
                 text = _pick(rng, pending_ack)
-            elif asked_filler:
-                text = " ".join(_pick(rng, _REPLY_SENTENCES) for _ in range(_n(rng, 2, 5)))
+            elif wants == "gist":  # the answer, often with a general sentence or two
+                text = " ".join([gist] + [_pick(rng, _REPLY_SENTENCES)
+                                          for _ in range(_n(rng, 0, 2))])
+            elif wants == "more":
+                text = " ".join(_pick(rng, _REPLY_SENTENCES) for _ in range(_n(rng, 1, 3)))
             else:
-                text = _pick(rng, ("Sure.", "Okay.", "Of course."))
-            pending_ack, asked_filler = (), False
+                text = _pick(rng, ("Sure.", "Any time.", "Of course.", "Glad to help."))
+            answered = wants in ("gist", "more")
+            pending_ack, wants = (), "nothing"
         else:
             role = "user"
-            if rng.random() < 0.2:
-                text = _pick(rng, _THANKS)
-                asked_filler = False
+            r = rng.random()
+            if answered and r < 0.3:
+                text, wants = _pick(rng, _FOLLOW_UP), "more"
+            elif answered and r < 0.5:
+                text, wants = _pick(rng, _THANKS), "nothing"
             else:
-                opener, ask = _pick(rng, _FILLER_OPEN), _pick(rng, _FILLER_USER[setting])
-                text = opener + (ask[:1].lower() + ask[1:] if opener.endswith(", ") else ask)
-                asked_filler = True
-            pending_ack = ()
+                if not deck:  # every question once, in a drawn order, before any repeats
+                    deck = sorted(pool, key=lambda _: rng.random())
+                ask, gist = deck.pop()
+                opener = _pick(rng, _FILLER_OPEN)
+                lower = opener and not opener.endswith((". ", ": "))
+                text, wants = opener + (ask[:1].lower() + ask[1:] if lower else ask), "gist"
+            pending_ack, answered = (), False
         messages.append({"id": f"{cid}-m{i:03d}", "role": role, "content": text})
     return _questions(rng, cid, messages, facts, schedule)
 
@@ -778,7 +977,8 @@ def _questions(rng: random.Random, cid: str, messages: list[dict], facts: list[_
                 category = f.kinds[0]
             q: dict[str, Any] = {
                 "conversation": cid, "id": f"{cid}-q{len(questions) + 1:02d}",
-                "question": f.thing.question, "category": category,
+                "question": _pick(rng, (f.thing.question,) + _ALIASES[f.thing.thing][1]),
+                "category": category,
                 "answer": f.answers[0] if f.values[current] == "" else f.values[current],
                 "evidence": evidence,
                 "metadata": {
