@@ -48,7 +48,9 @@ def test_keep_all_is_todays_store_and_detects_nothing():
     det = PairDetector([(old.id, new.id)])
     svc = _service("keep-all", det)
     for m in (old, chat, new):
-        assert not any(isinstance(e, Superseded) for e in svc.add("s", m))
+        svc.add("s", m)
+    svc.get_context("s", "When is the apollo report deadline?")
+    assert svc.apply_updates("s") == [] and not any(isinstance(e, Superseded) for e in svc.trace)
     assert det.calls == 0 and svc.stored_ids("s") == {old.id, chat.id, new.id}
     assert LongTermSettings().update_policy == "keep-all"
 
@@ -57,9 +59,12 @@ def test_keep_all_is_todays_store_and_detects_nothing():
 def test_dropping_policies_delete_on_purpose_and_say_so(policy):
     old, chat, new = _messages()
     svc = _service(policy, PairDetector([(old.id, new.id)]))
-    svc.add("s", old), svc.add("s", chat)
-    events = [e for e in svc.add("s", new) if isinstance(e, Superseded)]
+    for m in (old, chat, new):
+        svc.add("s", m)
+    assert svc.stored_ids("s") == {old.id, chat.id, new.id}  # the policy runs at the next read
+    events = svc.apply_updates("s")
     assert [(e.message_id, e.superseded_by, e.action) for e in events] == [(old.id, new.id, "dropped")]
+    assert svc.apply_updates("s") == []  # each update is acted on once
     assert "'Update: the apollo" in events[0].reason and events[0] in list(svc.trace)
     assert svc.stored_ids("s") == {chat.id, new.id}
     held = {p["message_id"] for p in svc.store.payloads({"session_id": "s"})}
@@ -74,7 +79,8 @@ def test_keep_strongest_keeps_the_firm_statement_against_a_weak_later_one():
     new = f.user("Maybe the apollo report deadline is Monday?", metadata={"strength": 0.3})
     svc = _service("keep-strongest", PairDetector([(old.id, new.id)]))
     svc.add("s", old)
-    events = [e for e in svc.add("s", new) if isinstance(e, Superseded)]
+    svc.add("s", new)
+    events = svc.apply_updates("s")
     assert [(e.message_id, e.superseded_by) for e in events] == [(new.id, old.id)]
     assert svc.stored_ids("s") == {old.id}
 
@@ -85,6 +91,7 @@ def test_keep_both_dated_marks_dates_and_places_the_old_before_the_current():
     for m in (old, chat, new):
         svc.add("s", m)
     svc.add("s", MessageFactory(id_prefix="x").user("Thanks."))  # the update leaves working memory
+    assert [e.action for e in svc.apply_updates("s")] == ["dated"]
     assert svc.stored_ids("s") >= {old.id, new.id}
     payload = next(p for p in svc.store.payloads({"session_id": "s"}) if p["message_id"] == old.id)
     assert payload["superseded_by"] == new.id and payload["valid_until"] == new.created_at
@@ -107,6 +114,7 @@ def test_a_cancellation_is_an_update_too():
     svc = _service("latest-wins", PairDetector([(old.id, new.id)], kind="cancellation"))
     for m in (old, chat, new):
         svc.add("s", m)
+    svc.flush("s")  # a flush runs the policy too
     timeline = svc.session("s").timeline
     assert timeline.current(KEY) is None and timeline.versions(KEY)[0].cancelled
 
@@ -124,11 +132,11 @@ def test_a_failing_detector_loses_nothing_and_is_tried_again():
 
     svc = _service("latest-wins", flaky)
     for m in (old, chat, new):
-        assert not any(isinstance(e, Superseded) for e in svc.add("s", m))
+        svc.add("s", m)
+        svc.get_context("s")  # reads run the detector: the third one fails
     s = svc.session("s")
     assert s.last_update_error == "RuntimeError" and svc.stored_ids("s") == {old.id, chat.id, new.id}
-    later = MessageFactory(id_prefix="x").user("Thanks.")
-    events = [e for e in svc.add("s", later) if isinstance(e, Superseded)]
+    events = svc.apply_updates("s")
     assert [e.message_id for e in events] == [old.id] and s.last_update_error is None
 
 
@@ -140,11 +148,11 @@ def test_a_refused_delete_is_not_recalled_and_is_tried_again():
                         detector=PairDetector([(old.id, new.id)]))
     for m in (old, chat, new):
         svc.add("s", m)
-    assert svc.session("s").to_drop == {old.id} and old.id in svc.stored_ids("s")  # truthful
     items = svc.get_context("s", "What is the deadline of the apollo report?").items
     assert not any(old.id in i.sources for i in items)
+    assert svc.session("s").to_drop == {old.id} and old.id in svc.stored_ids("s")  # truthful
     store.heal()
-    svc.add("s", MessageFactory(id_prefix="x").user("Thanks."))
+    assert svc.apply_updates("s") == []  # the delete is retried; the decision was told before
     assert svc.session("s").to_drop == set() and old.id not in svc.stored_ids("s")
 
 
@@ -161,7 +169,9 @@ def test_every_message_is_stored_pending_or_dropped_on_the_record_under_store_fa
                         detector=PairDetector(pairs))
     dropped: set[str] = set()
     for m in messages:
-        dropped |= {e.message_id for e in svc.add("s", m) if isinstance(e, Superseded)}
+        svc.add("s", m)
+        svc.get_context("s", "What is the code of locker 3?")  # never raises
+        dropped |= {e.message_id for e in svc.trace if isinstance(e, Superseded)}
         lost = {x.id for x in messages[:messages.index(m) + 1]} - svc.stored_ids("s") - \
             set(svc.pending_ids("s")) - dropped
         assert lost == set()
@@ -181,6 +191,7 @@ def test_bad_settings_and_detectors_are_refused():
     svc = _service("latest-wins", lambda messages: ["not an update"])
     for m in (old, chat, new):
         svc.add("s", m)  # stored anyway; the error is told
+    assert svc.apply_updates("s") == []
     assert svc.session("s").last_update_error == "TypeError" and len(svc.stored_ids("s")) == 3
 
 
@@ -189,4 +200,5 @@ def test_the_default_detector_is_the_rule_based_one():
     svc = MemoryService(lambda: BufferWindow(1), LongTermSettings(update_policy="latest-wins"))
     for m in (old, chat, new):
         svc.add("s", m)
+    svc.apply_updates("s")
     assert svc.stored_ids("s") == {chat.id, new.id}

@@ -46,17 +46,19 @@ Decisions the seed leaves open, made here:
 
 Changing facts. ``update_policy`` (default ``"keep-all"``: nothing is detected, every entry
 stays) decides what the store does when a later message replaces a stored fact ("the deadline
-moved to Monday"). After every confirmed write the service's ``detector`` (default
-``memorykit.facts.detect.find_updates``, LLM-free) reads the session's stored messages; each new
+moved to Monday"). Before the session is next read (``get_context``, ``recall``, ``flush``, or
+``apply_updates``, which returns what it did) after a write, the service's ``detector`` (default
+``memorykit.facts.detect.find_updates``, LLM-free) reads the session's stored messages: once per
+read rather than once per write, as the detector's work grows with the history. Each new
 ``Update`` is recorded in the session's ``FactTimeline`` (``memorykit.facts.timeline``) and the
 policy decides: ``"latest-wins"`` and ``"keep-strongest"`` delete what they do not keep (on
-purpose: a ``Superseded`` event, traced and returned by ``add``; a delete the store refuses is
-tried again on the next write, and the entry is not recalled meanwhile); ``"keep-both-dated"``
+purpose: a ``Superseded`` event, traced, and returned by ``apply_updates``; a delete the store
+refuses is tried again at the next run, and the entry is not recalled meanwhile); ``"keep-both-dated"``
 keeps it, dates its payload (``valid_until``, ``superseded_by``, where the store can) and recall
 marks it "[superseded on ...]", places it before the current statement, brings the current one
 with it (beyond ``recall_limit``) and trims the marked one first. A detector failure is not a
 store failure: the messages are stored, ``last_update_error`` says what failed, and the next
-write finds the same updates again. An entry is a whole message: dropping it drops every fact
+read finds the same updates again. An entry is a whole message: dropping it drops every fact
 it stated (``keep-both-dated`` is the choice that never deletes). A statement's strength, for
 ``keep-strongest``, is the message's ``metadata["strength"]`` (1.0 without one: then the
 latest wins ties). Taught in ``notebooks/13_changing_facts.ipynb``.
@@ -249,6 +251,8 @@ class Session:
     """Messages the policy deleted whose delete the store has not confirmed yet."""
     last_update_error: str | None = None
     """The error of the last update detection, when it failed (None: it worked)."""
+    unchecked: bool = False
+    """Messages were stored since the update policy last ran."""
 
     def __getstate__(self) -> dict[str, Any]:
         return without_locks(self.__dict__)
@@ -397,7 +401,7 @@ class MemoryService:
             if message.id in s.added_ids:
                 raise ValueError(f"message id {message.id!r} was already added to session "
                                  f"{s.id!r}")
-            failures: list[StoreFailed | Superseded] = []
+            failures: list[StoreFailed] = []
             if self._stores(message):
                 failures += self._pend(s, message)
             try:
@@ -417,24 +421,20 @@ class MemoryService:
                             failures += self._pend(s, summary)
             return [*events, *failures]
 
-    def _pend(self, s: Session, message: Message) -> list[StoreFailed | Superseded]:
+    def _pend(self, s: Session, message: Message) -> list[StoreFailed]:
         s.pending.append(message)
         if len(s.pending) >= self.settings.batch_size:
-            superseded: list[Superseded] = []
             failure = self._write(s, f"batch of {len(s.pending)} reached batch_size "
-                                     f"{self.settings.batch_size}", superseded)
+                                     f"{self.settings.batch_size}")
             if failure is not None:
                 return [failure[0]]
-            return list(superseded)
         else:
             self._record(Stored((), s.id, f"{message.id} held: batch has {len(s.pending)} of "
                                 f"{self.settings.batch_size}", self._now(message)))
         return []
 
-    def _write(self, s: Session, reason: str, superseded: list[Superseded] | None = None
-               ) -> tuple[StoreFailed, Exception] | None:
-        """Write every pending message; they leave ``pending`` only once the store confirms,
-        then apply the update policy (its ``Superseded`` events go to ``superseded``).
+    def _write(self, s: Session, reason: str) -> tuple[StoreFailed, Exception] | None:
+        """Write every pending message; they leave ``pending`` only once the store confirms.
 
         Returns the failure (recorded, messages kept pending), or None when stored.
         """
@@ -453,26 +453,34 @@ class MemoryService:
         s.last_store_error = None
         self._record(Stored(ids, s.id, reason, self._now(batch[-1])))
         if self.settings.update_policy != "keep-all":
-            events = self._supersede(s, batch)
-            if superseded is not None:
-                superseded += events
+            s.facts += [m for m in batch if s.semantic.units_of.get(m.id)]
+            s.unchecked = True  # the update policy runs before the session is next read
         return None
 
     # ------------------------------------------------------ changing facts
-    def _supersede(self, s: Session, batch: list[Message]) -> list[Superseded]:
+    def apply_updates(self, session_id: str) -> list[Superseded]:
+        """Run the update policy on what the session stored since it last ran: returns what it
+        dropped or dated (also traced). ``get_context``, ``recall`` and ``flush`` call it first,
+        so the detector reads the history once per read, not once per write."""
+        with self._live(session_id) as s:
+            return self._supersede(s)
+
+    def _supersede(self, s: Session) -> list[Superseded]:
         """Give the timeline every update the detector finds among the stored messages that it
         has not seen yet, and carry out what the policy decides (drop, or date)."""
-        if s.timeline is None:
-            s.timeline = FactTimeline(self.settings.update_policy)
-        s.facts += [m for m in batch if s.semantic.units_of.get(m.id)]
         if s.to_drop:
             self._drop(s, sorted(s.to_drop))
+        if not s.unchecked:
+            return []
+        if s.timeline is None:
+            s.timeline = FactTimeline(self.settings.update_policy)
         try:
             found = self._detect(s.facts)
             s.last_update_error = None
         except Exception as exc:  # detection is an extra: the messages are stored already
             s.last_update_error = error_label(exc)
-            return []
+            return []  # still unchecked: the next read tries again
+        s.unchecked = False
         by_id = {m.id: m for m in s.facts}
         order = {m.id: i for i, m in enumerate(s.facts)}
         events: list[Superseded] = []
@@ -541,19 +549,19 @@ class MemoryService:
         s.to_drop.difference_update(message_ids)
 
     def flush(self, session_id: str, *, reason: str = "flush requested") -> list[str]:
-        """Write the session's pending messages to the long-term store; returns their ids.
+        """Write the session's pending messages to the long-term store, then run the update
+        policy (``apply_updates``); returns the ids written.
 
         Raises ``LongTermWriteFailed`` when the store or the embedder fails; the
         messages then stay pending.
         """
         with self._live(session_id) as s:
             ids = [m.id for m in s.pending]
-            if not ids:
-                return []
-            failure = self._write(s, reason)
+            failure = self._write(s, reason) if ids else None
             if failure is not None:
                 event, exc = failure
                 raise LongTermWriteFailed(s.id, event.message_ids, event.error) from exc
+            self._supersede(s)  # the update policy acts on what is stored now
             return ids
 
     def pending_ids(self, session_id: str) -> list[str]:
@@ -617,6 +625,7 @@ class MemoryService:
         """Search this session's long-term entries (pending ones are not searchable yet)."""
         require_str("query", query)
         with self._live(session_id) as s:
+            self._supersede(s)
             return self._search(s, query, limit, {m.id for m in s.working if not m.is_summary})
 
     def _search(
@@ -649,6 +658,7 @@ class MemoryService:
             return self._context(s, current_input, budget)
 
     def _context(self, s: Session, current_input: str | None, budget: int | None) -> Context:
+        self._supersede(s)
         query = current_input if current_input else (s.last_user.content if s.last_user else "")
         now = self._now(s.last_user)
         recalled: list[Part] = []
