@@ -1,4 +1,4 @@
-"""The bundled changing-facts set: regenerable byte for byte, readable, and labelled consistently."""
+"""The bundled changing-facts set: regenerable byte for byte, readable, labelled consistently."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def test_regenerated_files_are_byte_identical(tmp_path, capsys):
     assert gen.main(["--out", str(tmp_path)]) == 0
     for name in gen.FILES:
         assert (tmp_path / name).read_bytes() == (DATA / name).read_bytes(), (
-            f"{name} differs from the generator's output: run python data/changing_facts/generate.py")
+            f"{name} differs from the generator's output: run data/changing_facts/generate.py")
     assert gen.main(["--check", "--out", str(tmp_path)]) == 0
     printed = capsys.readouterr().out.strip().splitlines()[-1]
     assert printed == gen.summary(gen.render())
@@ -111,8 +111,8 @@ def test_labels_are_consistent(records):
             assert q["metadata"]["statements"] == 3, where
         # every superseded message is linked to what replaced it in the conversation's record
         for s in q.get("superseded", []):
-            assert any((q["conversation"], s, new) in links
-                       for new in (msgs[i]["id"] for i in range(index[s] + 1, position))), (where, s)
+            later = (msgs[i]["id"] for i in range(index[s] + 1, position))
+            assert any((q["conversation"], s, new) in links for new in later), (where, s)
 
 
 def test_old_values_occur_only_where_labelled(records):
@@ -142,8 +142,9 @@ def test_gap_forces_every_change_distance():
 
 
 def test_seeded_and_deterministic():
-    assert changing_facts_files(seed=5, conversations=2) == changing_facts_files(seed=5, conversations=2)
-    assert changing_facts_files(seed=5, conversations=2) != changing_facts_files(seed=6, conversations=2)
+    five = changing_facts_files(seed=5, conversations=2)
+    assert five == changing_facts_files(seed=5, conversations=2)
+    assert five != changing_facts_files(seed=6, conversations=2)
     chats, questions = render_changing_facts(seed=5, conversations=2, facts_per_conversation=3)
     assert len(chats) == 2 and {q["conversation"] for q in questions} == {"cf-01", "cf-02"}
 

@@ -41,14 +41,14 @@ def summary(files: dict[str, str]) -> str:
     by = Counter(q["category"] for q in questions)
     n_messages = [len(c["messages"]) for c in chats]
     gaps = sorted(q["metadata"]["gap"] for q in questions if "superseded" in q)
+    by_assistant = sum(q["metadata"]["by"] == "assistant" for q in questions if "superseded" in q)
     distractors = Counter(d["kind"] for c in chats for d in c["distractors"])
     return (f"{len(chats)} conversations, {sum(n_messages)} messages "
             f"({min(n_messages)}-{max(n_messages)} each), {len(questions)} questions: "
             + ", ".join(f"{k} {v}" for k, v in sorted(by.items()))
             + f"; {sum('position' in q for q in questions)} asked between two changes"
             + f"; gaps {gaps[0]}-{gaps[-1]} messages (median {gaps[len(gaps) // 2]})"
-            + f"; {len(gaps) - sum(q['metadata']['by'] == 'user' for q in questions if 'superseded' in q)}"
-            + " changes stated by the assistant"
+            + f"; {by_assistant} changes stated by the assistant"
             + "; distractors: " + ", ".join(f"{k} {v}" for k, v in sorted(distractors.items())))
 
 

@@ -140,6 +140,10 @@ def _value(rng: random.Random, kind: str) -> str:
     raise ValueError(f"unknown value kind {kind!r}")  # pragma: no cover - internal tables
 
 
+_TYPO_KINDS = frozenset({"code", "phone", "order", "ticket", "booking", "address", "amount"})
+"""Values a slip of the finger can garble into another valid value (not a date or a time)."""
+
+
 def _typo(rng: random.Random, value: str) -> str | None:
     """``value`` with two neighbouring digits swapped (what a correction fixes), or None."""
     spots = [i for i in range(len(value) - 1)
@@ -148,8 +152,9 @@ def _typo(rng: random.Random, value: str) -> str | None:
         return None
     i = _pick(rng, spots)
     typo = value[:i] + value[i + 1] + value[i] + value[i + 2:]
-    starts = [j for j in range(len(typo)) if typo[j].isdigit() and (j == 0 or not typo[j - 1].isdigit())]
-    return None if any(typo[j] == "0" for j in starts) else typo  # no "04 Mill Lane"
+    # no "04 Mill Lane": a run of digits does not start with 0
+    starts = [j for j, c in enumerate(typo) if c.isdigit() and not typo[j - 1:j].isdigit()]
+    return None if any(typo[j] == "0" for j in starts) else typo
 
 
 # ------------------------------------------------------------------------------------ facts
@@ -174,9 +179,11 @@ _PERSONAL = (
     _Thing("date", "the dentist appointment", "When is my dentist appointment?", True, True, True,
            ("Do I need to bring anything to the dentist appointment?",
             "Should I take the afternoon off for the dentist appointment?")),
-    _Thing("date", "Mum's birthday dinner", "What date is Mum's birthday dinner?", True, True, False,
+    _Thing("date", "Mum's birthday dinner", "What date is Mum's birthday dinner?", True, True,
+           False,
            ("Any gift ideas for Mum's birthday dinner? She likes gardening.",)),
-    _Thing("time", "the hairdresser booking", "What time is my hairdresser booking?", True, True, True,
+    _Thing("time", "the hairdresser booking", "What time is my hairdresser booking?", True, True,
+           True,
            ("Is the hairdresser booking long enough for a colour as well as a cut?",)),
     _Thing("time", "the school pickup", "What time is the school pickup?", False, True, False,
            ("Who usually covers the school pickup when I'm travelling?",)),
@@ -190,7 +197,8 @@ _PERSONAL = (
            False, False, ("The door code for the building sometimes sticks. Who do I tell?",)),
     _Thing("code", "the gym locker code", "What is my gym locker code?", False, False, False, ()),
     _Thing("city", "our summer holiday destination", "Where are we going for the summer holiday?",
-           True, True, False, ("How much cash should we take for the summer holiday destination?",)),
+           True, True, False,
+           ("How much cash should we take for the summer holiday destination?",)),
     _Thing("venue", "the restaurant for Friday's dinner", "Which restaurant is Friday's dinner at?",
            True, True, False, ("Does the restaurant for Friday's dinner take card payments?",)),
     _Thing("count", "the number of guests at the housewarming",
@@ -249,7 +257,8 @@ _PROJECT = (
            False, True, ("What should the reviewer for the design doc focus on?",)),
     _Thing("name", "the client's point of contact", "Who is the client's point of contact?",
            False, False, True, ()),
-    _Thing("version", "the release we ship to the client", "Which release do we ship to the client?",
+    _Thing("version", "the release we ship to the client",
+           "Which release do we ship to the client?",
            False, True, True, ("What goes in the release notes for the client release?",)),
     _Thing("city", "the team offsite location", "Where is the team offsite?", True, True, False,
            ("What activities would suit the team offsite?",)),
@@ -286,8 +295,9 @@ _ALIASES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
                                        ("Which city are we visiting this summer?",)),
     "the restaurant for Friday's dinner": (("Friday's restaurant", "the dinner booking"),
                                            ("Where are we eating on Friday?",)),
-    "the number of guests at the housewarming": (("the guest count", "the housewarming numbers"),
-                                                 ("How many are we expecting at the housewarming?",)),
+    "the number of guests at the housewarming": (
+        ("the guest count", "the housewarming head count"),
+        ("How many are we expecting at the housewarming?",)),
     "the car service booking reference": (("the garage reference", "the service booking"),
                                           ("What reference did the garage give us?",)),
     "my coffee order": (("my coffee", "the coffee"), ("What milk goes in my coffee?",)),
@@ -299,7 +309,7 @@ _ALIASES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "the delivery date": (("the delivery", "the parcel"), ("What day is the parcel coming?",)),
     "the delivery address": (("the address for the parcel", "where it should go"),
                              ("Where should the parcel be delivered?",)),
-    "the refund amount": (("the refund", "what you owe me back"),
+    "the refund amount": (("the refund", "my refund"),
                           ("How much money am I getting back?",)),
     "the ticket number for the router fault": (("the router ticket", "the fault ticket"),
                                                ("Which ticket tracks the router problem?",)),
@@ -316,7 +326,7 @@ _ALIASES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
                                         ("When should I expect the engineer at the door?",)),
     "the router's admin PIN": (("the admin PIN", "the router PIN"),
                                ("Which PIN opens the router settings?",)),
-    "the best time to reach me": (("my availability", "when to call"),
+    "the best time to reach me": (("my availability", "the best time to call me"),
                                   ("When am I easiest to reach?",)),
     "the deadline for the Apollo report": (("the Apollo deadline", "Apollo"),
                                            ("By when must the Apollo report be handed in?",)),
@@ -336,13 +346,13 @@ _ALIASES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "the team offsite location": (("the offsite", "the team trip"),
                                   ("Which city is the offsite in?",)),
     "the launch date": (("the launch", "go-live"), ("What day do we go live?",)),
-    "the workshop headcount": (("the headcount", "the workshop numbers"),
+    "the workshop headcount": (("the headcount", "the workshop count"),
                                ("How many seats do we need for the workshop?",)),
     "the room for the retro": (("the retro room", "the retro"),
                                ("Where are we holding the retro?",)),
     "Dana's phone number": (("Dana's number", "Dana's mobile"), ("How do I phone Dana?",)),
-    "the dietary requirement for the catering": (("the catering", "the food order"),
-                                                 ("What kind of food did we order for the event?",)),
+    "the dietary requirement for the catering": (
+        ("the catering", "the food order"), ("What kind of food did we order for the event?",)),
 }
 
 _SETTINGS = {
@@ -391,7 +401,7 @@ _MOVE = (  # an update of a date, a time or a place
 )
 _MOVABLE = frozenset({"date", "time", "city", "venue", "room"})
 _RELAY_UPDATE = (  # the assistant, after checking with someone
-    "I just heard back: {thing} has been moved to {value}.",
+    "I just heard back: {thing} has changed to {value}.",
     "Update from their side: {thing} is now {value}.",
     "I checked again and {thing} has changed. It's {value} now.",
 )
@@ -408,7 +418,7 @@ _CORRECT = (
     "Actually, scratch that: {thing} is {value}.",
     "My mistake, I meant {value} for {thing}.",
     "Hang on, I gave you the wrong one. {Thing} is {value}.",
-    "No wait, not {old}. {value}.",
+    "No wait, not {old}. {Value}.",
 )
 _CONTRADICT = (  # a different value simply stated: no cue word at all
     "{Thing} is {value}.",
@@ -437,7 +447,7 @@ _RESTATE = (  # the same value again: not a change
     "Yes, {thing} remains {value}.",
 )
 _HYPO = (
-    "What if we moved {thing} to {value}? Would that be easier?",
+    "What if we changed {thing} to {value}? Would that be easier?",
     "Hypothetically, if {thing} were {value}, would that clash with anything?",
     "I'm wondering whether to switch {thing} to {value}. Thoughts?",
     "Would {value} work better for {thing}, do you think?",
@@ -470,7 +480,7 @@ _ACK_MENTION = (
 _FILLER: dict[str, tuple[tuple[str, str], ...]] = {  # (the user's question, the gist of a reply)
     "personal": (
         ("Can you suggest a quick dinner I can make with spinach and chickpeas?",
-         "A chickpea and spinach curry takes about twenty minutes: fry an onion with garlic and "
+         "A chickpea and spinach curry takes about 20 minutes: fry an onion with garlic and "
          "cumin, add a tin of tomatoes and the chickpeas, then wilt the spinach in at the end."),
         ("What's a polite way to decline a wedding invitation?",
          "Thank them warmly, say you are sorry you cannot be there, and wish them a wonderful "
@@ -489,9 +499,9 @@ _FILLER: dict[str, tuple[tuple[str, str], ...]] = {  # (the user's question, the
          "they are thriving, and please let us return the favour whenever you need it."),
         ("What's a good stretching routine after a long day at the desk?",
          "Try a chest opener in a doorway, a seated twist each way, a hamstring stretch and slow "
-         "neck rolls. Hold each for about thirty seconds and breathe out into the stretch."),
+         "neck rolls. Hold each for about 30 seconds and breathe out into the stretch."),
         ("How long should I steep green tea so it isn't bitter?",
-         "Two to three minutes in water just off the boil is plenty. Boiling water and long "
+         "2 to 3 minutes in water at about 80 degrees is plenty. Boiling water and long "
          "steeping pull out the bitter tannins."),
         ("Can you recommend a podcast for a long drive?",
          "A narrative history series works well on long drives because the episodes run into "
@@ -511,6 +521,15 @@ _FILLER: dict[str, tuple[tuple[str, str], ...]] = {  # (the user's question, the
         ("Can you draft a message to the group chat about the barbecue?",
          "Here is a draft: we are doing a barbecue at ours, bring whatever you like to grill and "
          "we will sort drinks and salads. Let me know if you can make it!"),
+        ("My friend Ottilie is visiting on the 3rd for 2 nights. Any ideas for a Saturday in town?",
+         "A morning at the market, lunch somewhere with a view, and a walk by the river in the "
+         "afternoon. If it rains, the museum is open until 6 on Saturdays."),
+        ("How many grams of pasta per person, roughly?",
+         "About 80 to 100 grams of dried pasta per person for a main course, a bit less if "
+         "there is a starter."),
+        ("The boiler pressure is at 0.5 bar. Is that too low?",
+         "Yes, most boilers like 1 to 1.5 bar when cold. You can top it up with the filling loop "
+         "underneath; open it slowly and close it once the needle reaches 1.2."),
         ("My basil keeps wilting. What am I doing wrong?",
          "Basil likes a sunny spot, warmth and steady watering. Water it from below when the "
          "top of the soil is dry, and pinch off the flower buds so it keeps growing leaves."),
@@ -526,13 +545,13 @@ _FILLER: dict[str, tuple[tuple[str, str], ...]] = {  # (the user's question, the
          "Evening drops are often interference from neighbours' networks when everyone is home. "
          "Switching the router to the less busy band usually helps."),
         ("Can I pause my subscription while I'm abroad?",
-         "Yes, you can pause it for up to three months from the Subscriptions page. You will not "
+         "Yes, you can pause it for up to 3 months from the Subscriptions page. You will not "
          "be billed while it is paused, and everything resumes automatically."),
         ("Where do I find my invoices in the app?",
          "Open the menu, choose Billing, then Invoices. Each one can be downloaded as a PDF."),
         ("The router's lights are blinking orange. What does that mean?",
          "Blinking orange means the router cannot reach our network. Restart it by holding the "
-         "power button for ten seconds; if the light stays orange, there may be a line fault."),
+         "power button for 10 seconds; if the light stays orange, there may be a line fault."),
         ("Is there a way to get paper bills instead of email?",
          "Yes, under Billing preferences you can switch to paper bills. There is a small monthly "
          "charge for printing and postage."),
@@ -540,7 +559,7 @@ _FILLER: dict[str, tuple[tuple[str, str], ...]] = {  # (the user's question, the
          "Payments made on the due date sometimes take a day to clear, which can trigger the "
          "fee. I can ask the billing team to review it and reverse it if the payment was on time."),
         ("Can I add a second user to my account?",
-         "You can add up to four additional users under Account, then Household. Each gets their "
+         "You can add up to 4 additional users under Account, then Household. Each gets their "
          "own login, and you stay the account holder."),
         ("The speed test says I'm getting half of what I pay for.",
          "Wi-Fi tests often read lower than the line speed. Could you run the test on a device "
@@ -557,6 +576,12 @@ _FILLER: dict[str, tuple[tuple[str, str], ...]] = {  # (the user's question, the
         ("Can I return an item I bought in the sale?",
          "Sale items can be returned within the normal return period as long as they are unused. "
          "Start the return from your order history and print the label."),
+        ("I was on hold for 40 minutes yesterday with someone called Bartek. Is that normal?",
+         "Sorry about that. Mondays are our busiest day; waits are usually under 10 "
+         "minutes after 2 pm, and the callback option keeps your place in the queue."),
+        ("Does the 12-month contract include the router, or is it extra?",
+         "The router is included on every contract of 12 months or more. On a 1-month rolling "
+         "plan it is a one-off charge."),
         ("Your chat kept disconnecting earlier, sorry if I repeat myself.",
          "No problem at all, I can see the earlier messages, so nothing is lost."),
     ),
@@ -603,6 +628,12 @@ _FILLER: dict[str, tuple[tuple[str, str], ...]] = {  # (the user's question, the
         ("Can you tidy up this paragraph for the proposal? It reads clunky.",
          "I shortened the sentences, moved the main point to the front and cut the repeated "
          "caveats. It reads more confidently now without changing what it promises."),
+        ("Marguerite from finance wants the Q3 numbers by end of week. What should I include?",
+         "Spend against plan, the 3 biggest variances with one line of explanation each, and the "
+         "forecast for Q4. A one-page table is usually what finance wants."),
+        ("Sprint 14 ended with 6 stories unfinished. How do I raise that in the review?",
+         "Say it plainly: 6 stories carried over, here is why, and here is what we change in "
+         "sprint 15. Focus on the cause rather than the count."),
         ("We keep arguing about story points. Is there a better way to estimate?",
          "Some teams drop points and just count items, splitting anything that looks bigger "
          "than a few days. It ends most of the arguing and forecasts about as well."),
@@ -626,7 +657,8 @@ _REPLY_SENTENCES = (
     "That is a common question, and the fix is usually simpler than it looks.",
     "You could also ask someone who has done it before; a ten-minute chat saves a lot of guessing.",
     "Try it once, note what went wrong, and the second attempt is usually much smoother.",
-    "I would avoid doing everything at once, because then you cannot tell what made the difference.",
+    "I would avoid doing everything at once, because then you cannot tell what made the "
+    "difference.",
     "If it keeps happening after that, it is worth raising properly rather than working around it.",
     "A good rule of thumb is to write down the decision and who made it, so nobody has to guess "
     "later.",
@@ -638,6 +670,23 @@ _FOLLOW_UP = ("And if that doesn't work?", "How long does that usually take?",
               "Can you say that more briefly?", "Does that cost anything?")
 _THANKS = ("Thanks, that helps.", "Great, I'll try that.", "Okay, makes sense.",
            "Perfect, thank you.", "Nice, cheers.", "Good idea.")
+
+
+_BEFORE = ("Busy day here.", "Sorry for the flood of messages today.", "Okay, admin time.",
+           "Quick one.", "Morning!", "Just got off the phone.")
+_AFTER = ("Can you keep that in mind?", "Let me know if anything clashes.",
+          "It's been a hectic week, so I'm glad someone is keeping track.",
+          "I'll forward you the email later.", "No action needed for now.",
+          "Thanks for keeping on top of all this.")
+
+
+def _pad(rng: random.Random, text: str) -> str:
+    """A statement as people write it: often inside a message with more in it."""
+    if rng.random() < 0.3:
+        text = f"{_pick(rng, _BEFORE)} {text}"
+    if rng.random() < 0.3:
+        text = f"{text} {_pick(rng, _AFTER)}"
+    return text
 
 
 def _ref(rng: random.Random, thing: _Thing, near: bool = False) -> str:
@@ -656,7 +705,8 @@ def _cap(text: str) -> str:
 
 
 def _fill(template: str, thing: str, value: str = "", old: str = "") -> str:
-    return template.format(thing=thing, Thing=_cap(thing), value=value, old=old)
+    return template.format(thing=thing, Thing=_cap(thing), value=value, Value=_cap(value),
+                           old=old)
 
 
 # ----------------------------------------------------------------------------------- events
@@ -689,7 +739,7 @@ class _Fact:
 
 
 def _gap(rng: random.Random, forced: int | None) -> int:
-    """Messages between a statement and the one that replaces it: from none to ~200."""
+    """Messages between a statement and the one that replaces it: from none to 160."""
     if forced is not None:
         return forced
     r = rng.random()
@@ -733,7 +783,8 @@ def _plan_facts(rng: random.Random, things: Sequence[_Thing], n_facts: int,
             kinds = [category]
         values = [_fresh(rng, thing.kind, used)]
         for kind in kinds:
-            new = _typo(rng, values[-1]) if kind == "corrected" else None
+            new = _typo(rng, values[-1]) if kind == "corrected" and \
+                thing.kind in _TYPO_KINDS else None
             if new is None or new in used:
                 new = _fresh(rng, thing.kind, used)
             used.add(new)
@@ -777,7 +828,8 @@ def _statement_events(rng: random.Random, k: int, fact: _Fact,
     t = fact.thing
     out: list[tuple[int, _Event]] = []
     offset = 0
-    out.append((0, _Event("user", _fill(_pick(rng, _STATE), t.thing, fact.values[0]), k, "state",
+    first = _pad(rng, _fill(_pick(rng, _STATE), t.thing, fact.values[0]))
+    out.append((0, _Event("user", first, k, "state",
                           fact.values[0], _ACK)))
     for j, kind in enumerate(fact.kinds):
         value, old = fact.values[j + 1], fact.values[j]
@@ -802,17 +854,18 @@ def _statement_events(rng: random.Random, k: int, fact: _Fact,
         if kind == "cancelled":
             template, word = _pick(rng, _CANCEL)
             fact.answers.append(word)
-            out.append((offset, _Event("user", _fill(template, ref), k, "state", "",
+            out.append((offset, _Event("user", _pad(rng, _fill(template, ref)), k, "state", "",
                                        _ACK_END)))
         elif kind == "corrected":
             out.append((offset, _Event("user", _fill(_pick(rng, _CORRECT), ref, value, old),
                                        k, "state", value, _ACK_CHANGE)))
         elif kind == "updated":
             bank = _UPDATE + _MOVE if t.kind in _MOVABLE else _UPDATE
-            out.append((offset, _Event("user", _fill(_pick(rng, bank), ref, value), k,
+            out.append((offset, _Event("user", _pad(rng, _fill(_pick(rng, bank), ref, value)), k,
                                        "state", value, _ACK_CHANGE)))
         else:
-            out.append((offset, _Event("user", _fill(_pick(rng, _CONTRADICT), ref, value), k,
+            text = _pad(rng, _fill(_pick(rng, _CONTRADICT), ref, value))
+            out.append((offset, _Event("user", text, k,
                                        "state", value, _ACK)))
     return out
 
@@ -848,6 +901,11 @@ def _conversation(rng: random.Random, n: int, setting: str, gap: int | None,
     used: set[str] = set()  # every value said in the conversation, hypothetical ones too
     facts = _plan_facts(rng, things, facts_per_conversation, gap, used)
     length = _n(rng, 110, 230)
+    if gap is None:  # a drawn chain fits the conversation drawn for it: halve its longest gap
+        for f in facts:
+            while sum(f.gaps) + 2 * len(f.gaps) > length - 12:
+                longest = f.gaps.index(max(f.gaps))
+                f.gaps[longest] //= 2
     schedule = _Schedule()
     # the statements first (longest chains first: they are hardest to fit)
     order = sorted(range(len(facts)), key=lambda k: (-sum(facts[k].gaps), k))
@@ -906,7 +964,7 @@ def _render(rng: random.Random, cid: str, setting: str, system: str, facts: list
     pool = list(_FILLER[setting]) + (list(_FILLER["personal"]) if setting == "project" else [])
     deck: list[tuple[str, str]] = []
     pending_ack: tuple[str, ...] = ()
-    wants = "nothing"  # what the user's last filler message asks of the assistant
+    wants, gist = "nothing", ""  # what the user's last filler message asks of the assistant
     answered = False   # the assistant's last message answered a question
     for i in range(1, length):
         event = schedule.events.get(i)
