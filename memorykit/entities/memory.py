@@ -40,7 +40,17 @@ Decisions the seed leaves open, made here:
 Every removal returns and traces an ``EntityEviction`` with the recency,
 frequency and score of the victim at that moment (for every rule, FIFO included,
 so a notebook can show FIFO throwing away a high-scoring entity).
-Taught in ``notebooks/04_entity_memory.ipynb``.
+
+Changed fields. By default (``update_policy=None``) re-adding an entity with another label or
+metadata silently replaces it, as it always did. With an update policy
+(``memorykit.facts.timeline``: ``"latest-wins"``, ``"keep-both-dated"``, ``"keep-strongest"`` or
+an ``UpdatePolicy``), each version is a statement of the entity's fields (strength: ``add``'s
+``strength``, 1.0 by default) and the policy decides which one working memory holds; every
+change is traced as an ``EntityUpdate`` naming the old, the new and the kept version
+(``updates()``), and ``versions(key)`` lists the versions the policy keeps, with their
+validity intervals. A re-add with the same fields is a refresh, not an update. An entity that
+leaves memory takes its versions with it (working memory holds references, not history).
+Taught in ``notebooks/04_entity_memory.ipynb`` (and ``13_changing_facts.ipynb``).
 """
 
 from __future__ import annotations
@@ -56,9 +66,13 @@ from memorykit.entities.records import (
     Entity,
     EntityEviction,
     EntityState,
+    EntityUpdate,
     check_payload,
     check_payload_settings,
 )
+from memorykit.facts.statement import Statement
+from memorykit.facts.timeline import FactTimeline, UpdatePolicy, Version
+from memorykit.facts.timeline import update_policy as update_policy_of
 from memorykit.entities.scoring import (
     SEED_WEIGHTS,
     RelevanceWeights,
@@ -106,8 +120,15 @@ class EntityMemory:
         max_payload_chars: int | None = 256,
         on_large_payload: str = "warn",
         count_arrival: bool = False,
+        update_policy: str | UpdatePolicy | None = None,
     ) -> None:
         self.max_size = require_int("max_size", max_size, minimum=1)
+        self.update_policy = None if update_policy is None else update_policy_of(update_policy)
+        """Decides which version of a re-added entity with changed fields is kept (None: the
+        new one, silently, as before)."""
+        self._timeline = None if self.update_policy is None else FactTimeline(self.update_policy)
+        self._version_entity: dict[str, Entity] = {}  # statement message id -> its entity
+        self._version_seq = 0
         self.count_arrival = require_bool("count_arrival", count_arrival)
         self.ttl_minutes = None if ttl_minutes is None else require_positive("ttl_minutes", ttl_minutes)
         self._ttl_seconds = None if ttl_minutes is None else self.ttl_minutes * 60.0
@@ -221,6 +242,18 @@ class EntityMemory:
     def evictions(self) -> list[EntityEviction]:
         return [e for e in self.trace if isinstance(e, EntityEviction)]
 
+    def updates(self) -> list[EntityUpdate]:
+        """Every re-add with changed fields the update policy decided (none without a policy)."""
+        return [e for e in self.trace if isinstance(e, EntityUpdate)]
+
+    def versions(self, key: str) -> list[tuple[Entity, Version]]:
+        """The versions of a remembered entity the update policy keeps, in the order added,
+        each with its validity interval (empty without a policy)."""
+        if self._timeline is None:
+            return []
+        return [(self._version_entity[v.statement.message_id], v)
+                for v in self._timeline.versions(key)]
+
     def stats(self) -> dict[str, Any]:
         lookups = self.hits + self.misses
         return {
@@ -238,10 +271,13 @@ class EntityMemory:
         }
 
     # ----------------------------------------------------------------- writing
-    def add(self, entity: Entity, *, turn: int | None = None) -> list[EntityEviction]:
+    def add(self, entity: Entity, *, turn: int | None = None,
+            strength: float = 1.0) -> list[EntityEviction]:
         """Remember an entity (or refresh it), then evict until ``len <= max_size``.
 
-        Returns the removals this caused: TTL expiries first, then evictions.
+        Returns the removals this caused: TTL expiries first, then evictions. With an update
+        policy, ``strength`` (in (0, 1]) is how firmly this version's fields are known, and a
+        re-add with changed fields is traced as an ``EntityUpdate``.
         """
         if type(entity) is not Entity:
             raise TypeError(f"entity must be an Entity, got {entity!r}")
@@ -250,6 +286,8 @@ class EntityMemory:
         if turn is not None:
             self.turn = require_int("turn", turn, minimum=0)
         now = self.clock.now()
+        # checked (strength) before anything changes, expiries included
+        version = None if self._timeline is None else self._statement(entity, now, strength)
         events = self._sweep(now) if self._ttl_seconds is not None else []
         key = entity.key
         slots = self._slots
@@ -257,7 +295,11 @@ class EntityMemory:
         if slot is None:
             slot = _Slot(entity, now, self.turn, 1 if self.count_arrival else 0)
             self.inserts += 1
+            if version is not None:
+                self._record(entity, version)
         else:
+            if version is not None and entity != slot.entity:
+                entity = self._update(slot.entity, entity, version, now)
             slot.entity = entity
             slot.added_at = now
             slot.last_access = now
@@ -328,6 +370,8 @@ class EntityMemory:
         removed = [s.entity for s in self._slots.values()]
         if self._changed is not None:
             self._changed.update(self._slots)
+        for key in self._slots:
+            self._forget_versions(key)
         self._slots.clear()
         self._by_access.clear()
         self._on_clear()
@@ -356,6 +400,7 @@ class EntityMemory:
         before = len(self._slots)
         slot = self._slots.pop(key)
         del self._by_access[key]
+        self._forget_versions(key)
         age = (now - slot.last_access) / 60.0
         recency, frequency, score = components(age, slot.count, self.weights)
         if rule == "ttl":
@@ -408,6 +453,42 @@ class EntityMemory:
             f"{len(held)} from the bottom; {self._over_text()}",
             mine,
         )
+
+    def _statement(self, entity: Entity, now: float, strength: float) -> Statement:
+        """This version of the entity's fields as a statement for the update policy (checks
+        ``strength`` before anything changes)."""
+        self._version_seq += 1
+        return Statement(entity.key, f"label={entity.label!r}, metadata={dict(entity.metadata)!r}",
+                         f"{entity.key}@{self._version_seq}", now, strength)
+
+    def _record(self, entity: Entity, version: Statement) -> list[Version]:
+        assert self._timeline is not None
+        removed = self._timeline.record(version)
+        self._version_entity[version.message_id] = entity
+        for v in removed:
+            del self._version_entity[v.statement.message_id]
+        return removed
+
+    def _update(self, old: Entity, new: Entity, version: Statement, now: float) -> Entity:
+        """Let the policy choose between the held version and the re-added one; trace the
+        change and return the entity memory now holds."""
+        assert self._timeline is not None and self.update_policy is not None
+        before = {v.statement.message_id for v in self._timeline.versions(version.key)
+                  if v.valid_until is not None}
+        removed = self._record(new, version)
+        held = next(v for v in self._timeline.versions(version.key) if v.is_current)
+        current = self._version_entity[held.statement.message_id]
+        ended = [*removed, *(v for v in self._timeline.versions(version.key)
+                             if v.valid_until is not None and v.statement.message_id not in before)]
+        reason = "; ".join(dict.fromkeys(v.reason for v in ended))
+        self.trace.append(EntityUpdate(version.key, old, new, current, self.update_policy.name,
+                                       reason, now, self.turn))
+        return current
+
+    def _forget_versions(self, key: str) -> None:
+        if self._timeline is not None:
+            for v in self._timeline.forget(key):
+                self._version_entity.pop(v.statement.message_id, None)
 
     def _on_remove(self, key: str) -> None:
         """Forget a removed key (policies with their own index override this)."""

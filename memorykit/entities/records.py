@@ -175,3 +175,24 @@ class EntityEviction:
     """The turn during which it happened."""
 
     kind = "entity_eviction"
+
+
+@dataclass(frozen=True, slots=True)
+class EntityUpdate:
+    """An entity re-added with changed fields, and what the memory's update policy kept."""
+
+    key: str
+    old: Entity
+    """The version current before the re-add."""
+    new: Entity
+    """The version re-added."""
+    current: Entity
+    """What working memory holds now (``new``, unless the policy kept ``old``)."""
+    policy: str
+    """The update policy's name (``memorykit.facts.timeline``)."""
+    reason: str
+    """The policy's sentence: which version replaced which, and until when the old one held."""
+    at: float
+    turn: int
+
+    kind = "entity_update"

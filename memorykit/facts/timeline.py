@@ -234,6 +234,14 @@ class FactTimeline:
         require_str("key", key, non_empty=True)
         return self._versions.get(key, ())
 
+    def forget(self, key: str) -> tuple[Version, ...]:
+        """Drop every version of ``key`` (its holder forgot the fact); returns them."""
+        require_str("key", key, non_empty=True)
+        gone = self._versions.pop(key, ())
+        self._changed_at.pop(key, None)
+        self._seen = {(k, m) for k, m in self._seen if k != key}
+        return gone
+
     def stated(self, key: str, message_id: str) -> bool:
         """Was a statement of ``key`` by ``message_id`` recorded (kept or removed since)?"""
         return (key, message_id) in self._seen
