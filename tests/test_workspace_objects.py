@@ -254,3 +254,30 @@ def test_relevant_patterns_are_the_active_tasks_patterns():
         wm.relevant_patterns(hops=-1)
     with pytest.raises(ValueError, match="pattern_hops must be >= 0, got -1"):
         SalienceWeights(pattern_hops=-1)
+
+
+def test_a_revised_belief_statement_counts_as_recently_updated():
+    # issue 27: a belief whose statement a later one supersedes is one of D2's recently updated beliefs
+    g = KnowledgeGraph([entity("acme", "Acme Supplies"), belief("gl", "Vendor X invoices use GL code 5100", 0.7)])
+    clock = StepClock(0.0)
+    wm = WorkingMemory(g, clock=clock)
+    wm.add_task(Task("T1", "Process invoice from Acme Supplies", 0.9))
+    clock.advance(DAY)
+    removed = wm.revise_belief("gl", "Vendor X invoices use GL code 5200")
+    assert [v.statement.value for v in removed] == ["Vendor X invoices use GL code 5100"]
+    assert removed[0].valid_until == DAY and g.get("gl").name == "Vendor X invoices use GL code 5200"
+    assert g.get("gl").updated_at == DAY and g.get("gl").strength == 0.7
+    assert "gl" in {o.id for o, _ in wm.objects()} and wm.beliefs.recently_updated(clock.now()) == ["gl"]
+    clock.set(8 * DAY + 1)
+    assert "gl" not in {o.id for o, _ in wm.objects()} and wm.beliefs.recently_updated(clock.now()) == []
+    # keep-strongest: a weaker later statement is not taken, and the belief is not "updated"
+    g2 = KnowledgeGraph([belief("gl", "GL code 5100", 0.9)])
+    firm = WorkingMemory(g2, clock=StepClock(0.0), belief_policy="keep-strongest")
+    [weak] = firm.revise_belief("gl", "GL code 5300, maybe", strength=0.2)
+    assert weak.statement.value == "GL code 5300, maybe" and g2.get("gl").name == "GL code 5100"
+    assert g2.get("gl").updated_at is None and firm.beliefs.recently_updated(0.0) == []
+    with pytest.raises(ValueError, match="strength"):
+        firm.revise_belief("gl", "GL code 5400", strength=0.0)
+    assert len(firm.beliefs.versions("gl")) == 1
+    with pytest.raises(ValueError, match="'acme' is of kind 'entity'"):
+        wm.revise_belief("acme", "x")

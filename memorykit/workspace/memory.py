@@ -31,6 +31,8 @@ import numpy as np
 
 from memorykit._validate import require_int, require_positive, require_real, require_str, require_unit_interval
 from memorykit.clock import Clock, StepClock, time_basis
+from memorykit.facts.statement import Statement
+from memorykit.facts.timeline import FactTimeline, UpdatePolicy, Version
 from memorykit.trace import Trace
 from memorykit.workspace.events import (NoteEscalation, NoteExpiry, NoteSurfacing, TaskAdmission, TaskDemotion,
                                         TaskPromotion)
@@ -128,6 +130,7 @@ class WorkingMemory:
         notes: NoteSettings = NoteSettings(),
         salience: SalienceWeights = SalienceWeights(),
         top_notes: int = 8,
+        belief_policy: str | UpdatePolicy = "latest-wins",
     ) -> None:
         if not isinstance(graph, KnowledgeGraph):
             raise TypeError(f"graph must be a KnowledgeGraph, got {graph!r}")
@@ -147,6 +150,9 @@ class WorkingMemory:
         self.salience_weights = salience
         self.top_notes = require_int("top_notes", top_notes, minimum=0)
         self.trace = Trace()
+        self.beliefs = FactTimeline(belief_policy)
+        self._revisions = 0
+        """Every statement ``revise_belief`` gave each belief, under ``belief_policy``."""
         self.tasks = TaskSlots(slots, self.trace)
         self.notes = NoteQueue(notes, self.trace)
         self.turn = 0
@@ -362,6 +368,36 @@ class WorkingMemory:
             raise ValueError(f"update_belief needs a belief, but {belief_id!r} is of kind {old.kind!r}")
         return self.graph.replace(replace(old, strength=require_unit_interval("strength", strength),
                                           updated_at=self.clock.now()))
+
+    def revise_belief(self, belief_id: str, statement: str, strength: float | None = None
+                      ) -> list[Version]:
+        """A later statement of a belief (it moved, it was corrected): the timeline
+        ``beliefs`` records it beside the one held and ``belief_policy`` chooses the current
+        one. When the belief's statement changes, the graph gets it (with ``strength``, or the
+        old strength when None) and ``updated_at``, so the belief counts as recently updated,
+        a candidate for the Objects column, for 7 days (D2), as ``beliefs.recently_updated``
+        says. Returns the versions the policy removed (the old one under latest-wins, the new
+        one when keep-strongest keeps a stronger old one)."""
+        old = self.graph.get(belief_id)
+        if old.kind != "belief":
+            raise ValueError(f"revise_belief needs a belief, but {belief_id!r} is of kind {old.kind!r}")
+        require_str("statement", statement, non_empty=True)
+        now = self.clock.now()
+        strength = old.strength if strength is None else require_unit_interval("strength", strength)
+        self._revisions += 1
+        # checked (a statement's strength is in (0, 1]) before anything is recorded
+        new = Statement(belief_id, statement, f"{belief_id}#{self._revisions}", now, strength)
+        if not self.beliefs.versions(belief_id):  # what the graph held is the first version
+            since = now if old.updated_at is None else min(old.updated_at, now)
+            # a belief may hold strength 0; a statement's is > 0: the smallest one stands for it
+            self.beliefs.record(Statement(belief_id, old.description or old.name,
+                                          f"{belief_id}#0", since, max(old.strength, 1e-9)))
+        removed = self.beliefs.record(new)
+        current = self.beliefs.current(belief_id)
+        if current is not None and current.statement is new:
+            self.graph.replace(replace(old, name=statement, description=statement,
+                                       strength=strength, updated_at=now))
+        return removed
 
     def urgency_multiplier(self, now: float | None = None) -> float:
         """The strongest urgency multiplier of the temporal context in force (1.0 if none)."""
