@@ -41,7 +41,10 @@ import json
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memorykit.evaluation.dataset import EvalDataset
 
 __all__ = [
     "CATEGORIES",
@@ -1045,7 +1048,7 @@ def _questions(rng: random.Random, cid: str, messages: list[dict], facts: list[_
                     f.at[current] - max(i for i, _ in said if i < f.at[current]) - 1,
                     "asked": "at the end" if position == end else "between the changes",
                     "statements": current + 1, "similar": f.similar,
-                    "replaced": [v for v in f.values[:current]],
+                    "replaced": list(f.values[:current]),
                     "by": messages[f.at[current]]["role"]},
             }
             if superseded:
@@ -1109,9 +1112,11 @@ def changing_facts_files(seed: int = DEFAULT_SEED, conversations: int = DEFAULT_
 
 
 def changing_facts_dataset(seed: int = DEFAULT_SEED, conversations: int = DEFAULT_CONVERSATIONS,
-                           gap: int | None = None, facts_per_conversation: int = 10) -> Any:
+                           gap: int | None = None, facts_per_conversation: int = 10,
+                           ) -> EvalDataset:
     """The set as an ``EvalDataset`` (read by ``parse_chat_logs``, as ``tune`` reads the files)."""
-    from memorykit.evaluation.chatlog import parse_chat_logs
+    from memorykit.evaluation.chatlog import parse_chat_logs  # imported when used: the
+    # generator itself needs nothing of the evaluation package
 
     chats, asked = changing_facts_files(seed, conversations, gap, facts_per_conversation)
     name = "changing facts" if gap is None else f"changing facts (gap {gap})"
