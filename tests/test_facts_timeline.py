@@ -9,7 +9,8 @@ import pytest
 
 from memorykit.facts.statement import Statement
 from memorykit.facts.timeline import (UPDATE_POLICIES, FactTimeline, KeepBothDated, KeepStrongest,
-                                      LatestWins, UpdatePolicy, Version, update_policy)
+                                      LatestWins, UpdatePolicy, Version, superseded_marker,
+                                      update_policy)
 
 DAY = 86_400.0
 
@@ -175,3 +176,17 @@ def test_update_policy_resolves_names_and_instances() -> None:
     assert "keep-both-dated" in repr(FactTimeline(p))
     with pytest.raises(ValueError, match="3"):
         update_policy(3)  # type: ignore[arg-type]
+
+
+def test_forget_stated_and_the_marker() -> None:
+    t = FactTimeline("keep-both-dated")
+    t.record(st("friday", "m1", 0.0))
+    t.record(st("monday", "m5", 86_400.0 * 3 + 3600))
+    old = t.versions("deadline")[0]
+    assert superseded_marker(old) == "[superseded on 4 January 1970 01:00 by a later message] "
+    with pytest.raises(ValueError, match="'m5' is current"):
+        superseded_marker(t.versions("deadline")[1])
+    assert t.stated("deadline", "m1") and not t.stated("deadline", "m9")
+    assert [v.statement.message_id for v in t.forget("deadline")] == ["m1", "m5"]
+    assert t.keys() == () and not t.stated("deadline", "m1") and t.changed_at("deadline") is None
+    t.record(st("friday", "m1", 0.0))  # forgotten: the same message may state it again
