@@ -61,6 +61,10 @@ class DetectionSettings:
     plain_overlap: float = 0.5
     """Key overlap needed with no cue ("same key, new value"): higher, since two sentences about
     different facts often share a word."""
+    contained: float = 0.7
+    """Or: the share of a cued sentence's key terms (idf-weighted, in [0, 1]) that the earlier
+    statement has, enough when the new sentence names only part of the key ("the review moved
+    to Thursday" after "the design review with the client is on Tuesday at 3pm")."""
     nearby: int = 4
     """A cued sentence that names no key of its own ("make that Thursday", "sorry, I meant 4721")
     refers to the conversation just before: it may replace a statement among the ``nearby``
@@ -69,6 +73,7 @@ class DetectionSettings:
     def __post_init__(self) -> None:
         require_unit_interval("cued_overlap", self.cued_overlap)
         require_unit_interval("plain_overlap", self.plain_overlap)
+        require_unit_interval("contained", self.contained)
         require_int("nearby", self.nearby, minimum=0, maximum=1000)
 
 
@@ -98,7 +103,7 @@ _VALUE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                     r"lane|ln|drive|dr|boulevard|blvd|way|place|pl|court|ct|close|crescent|"
                     r"terrace|square|sq|row|hill|park)\b\.?"),
         ("phone", r"(?<![\w-])\+?\(?\d{2,4}\)?(?:[\s.-]\d{2,5}){2,3}(?![\w-])"),
-        ("number", r"(?<![\w])#?[a-z]*\d[\w-]*"),
+        ("number", r"(?<![\w-])#?[a-z]*[-/]?\d(?:[\w/-]|\.(?=\w))*"),
     ))
 _WEEKDAY = re.compile(_DAY, re.IGNORECASE)
 
@@ -144,7 +149,7 @@ _CANCEL = re.compile(r"\b(?:cancel(?:l?ed|l?ing|s)?|call(?:ed|ing)?\s+off|scrap(
                      r"won't\s+be\s+(?:needing|going|happening)|not\s+happening|drop(?:ped)?\s+the)\b",
                      re.IGNORECASE)
 _CORRECTION = re.compile(r"\b(?:sorry|correction|typo|mistake|misspoke|my\s+bad|i\s+meant|"
-                         r"meant\s+to\s+say|wrong|mixed\s+up|scratch\s+that|rather)\b",
+                         r"meant\s+to\s+say|wrong|mixed\s+up|scratch\s+that)\b",
                          re.IGNORECASE)
 _UPDATE = re.compile(r"\b(?:moved?|moving|chang(?:e|ed|ing)|switch(?:ed|ing)?|push(?:ed|ing)?|"
                      r"postpon(?:e|ed|ing)|reschedul(?:e|ed|ing)|updat(?:e|ed|ing)|bump(?:ed)?|"
@@ -158,7 +163,8 @@ _NEGATORS = re.compile(r"\b(?:not|instead\s+of|rather\s+than|no\s+longer|isn't|w
 """Words after which a value is the *old* one ("not 4721", "instead of Friday", "from Friday
 to Monday")."""
 _HYPOTHETICAL = re.compile(r"\b(?:what\s+if|if|suppose|supposing|imagine|maybe|perhaps|"
-                           r"might|could\s+we|should\s+we|shall\s+we|can\s+we|would|"
+                           r"might|could\s+we|should\s+we|shall\s+we|can\s+we|"
+                           r"would(?!\s+(?:like|prefer|rather|love))|"
                            r"thinking\s+(?:of|about)|considering|wondering|unless|in\s+case|options?|"
                            r"suggest(?:ed|ion)?|idea)\b",
                            re.IGNORECASE)
@@ -171,6 +177,19 @@ _STRONG = re.compile(r"\b(?:moved?|moving|chang(?:e|ed|ing)|switch(?:ed|ing)?|pu
 """The update cues that say a change on their own ("now", "new", "actually" may not)."""
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n|[\"“(]\s*)(?=\w)")
 _PRONOUN_I = frozenset(("I", "I'm", "I'd", "I'll", "I've", "I’m", "I’d", "I’ll", "I’ve"))
+_ASKING = re.compile(r"\b(?:when|what|where|who|whom|which|how|whether|if|remind|tell|check)\b",
+                     re.IGNORECASE)
+_UNCHANGED = re.compile(r"\b(?:still|unchanged|nothing(?:'s|\s+has)?\s+changed|no\s+change|"
+                        r"stays?|remains?|as\s+(?:planned|before)|same\s+as)\b", re.IGNORECASE)
+"""Words saying a fact did *not* change: such a sentence restates, it never replaces."""
+_ORDER = re.compile(r"\s+(?:the|a|an|this|that|these|those|it|me|my|us|our|your|them|him|her|"
+                    r"some|any|to|for|in|on|up|out|off|down|back|over|there|here)\b", re.IGNORECASE)
+"""What follows a verb giving an order ("Save this", "Book the table"): not a name's next word."""
+_IT_IS = re.compile(r"\W*(?:it|that|this|they)(?:['’]s|['’]re|\s+is|\s+are|\s+was)\b", re.IGNORECASE)
+_SEGMENT = re.compile(r"[,:;](?=\s)|\s[-–—]\s")
+_COPULA = re.compile(r"\b(?:is|are|was|were|will\s+be|has\s+been|have\s+been|becomes?)\b|"
+                     r"\b(?:it|that|he|she)['’]s\b|[:?]\s", re.IGNORECASE)
+"""Where a key ends and its value starts: "is", "will be", "it's", a colon."""
 _REQUEST = re.compile(r"^\W*(?:(?:can|could|would|will)\s+you|please)\b", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(]?[A-Z0-9#$£€])|\n+|;\s+|\s+[—–]\s+|"
                        r",\s+(?=(?:so|because|since|and\s+then)\b)")
@@ -184,7 +203,7 @@ _CUE_WORDS = frozenset(
     relocated renamed upgraded downgraded change changed changing switch switched switching push pushed pushing
     postpone postponed postponing reschedule rescheduled rescheduling update updated updating
     bump bumped shift shifted brought forward instead longer now new anymore replace replaced
-    cancel cancelled canceled cancelling canceling cancels call called calling scrap scrapped
+    cancel cancelled canceled cancelling canceling cancels scrap scrapped
     drop dropped make made note noted remember got hey hi oh ah hmm quick btw bit want need
     know think let see said say says tell told fine great good sounds perfect right correct""".split())
 """Cue and chatter words: never key terms (they say a change happens, not what changed)."""
@@ -232,6 +251,12 @@ class _Clause:
     """Key terms a cued sentence gives as the fact's new state (the words after the cue)."""
     negated_terms: set[str] = field(default_factory=set)
     """Words said to be the old state ("an aisle seat, not the window")."""
+    steady: bool = False
+    """It says the fact did not change ("still", "nothing changed"): it replaces nothing."""
+    key_terms: set[str] = field(default_factory=set)
+    """Key terms before its copula ("the landlord's name is Noor" -> landlord, name)."""
+    value_terms: set[str] = field(default_factory=set)
+    """Words after its copula (-> noor)."""
     current: bool = True
 
 
@@ -254,35 +279,99 @@ def _other_owner(a: set[str], b: set[str]) -> bool:
 
 
 def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+    """The statements of ``text``; a sentence naming a key but no value is joined to a next
+    one giving a value but no key ("The ticket for the refund has changed. It's 4417 now.")."""
+    parts = [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+    out: list[str] = []
+    for part in parts:
+        found, blanked = _values(part)
+        keyless = (found or _IT_IS.match(part)) and len(_terms(_focus(blanked, found))) < 2
+        if out and keyless and not _values(out[-1])[0] and \
+                not (out[-1].endswith("?") and _ASKING.search(out[-1])):
+            # also "The ticket for the refund? It's 4417.": a key asked, then its value
+            out[-1] = out[-1] + " " + part
+        else:
+            out.append(part)
+    return out
 
 
-def _read(message: Message, index: int, lower: set[str] | frozenset[str] = frozenset()) -> list[_Clause]:
+def _names_inside(text: str) -> set[str]:
+    """Capitalised words of ``text`` that do not open a sentence."""
+    starts = {m.start() for m in _SENTENCE_START.finditer(text)}
+    return {m.group() for m in _WORD.finditer(text) if m.start() not in starts and
+            m.group()[:1].isupper() and m.group() not in _PRONOUN_I}
+
+
+def _terms(text: str) -> set[str]:
+    """The key terms of ``text``: stems of its content words (no cue word, no number)."""
+    return {_stem(re.sub(r"['’]s$", "", w.lower())) for w in _WORD.findall(text)
+            if w.lower() not in STOPWORDS and w.lower() not in _CUE_WORDS and len(w) > 1
+            and not any(c.isdigit() for c in w)}
+
+
+def _focus(blanked: str, found: list[tuple[str, str, int, int]]) -> str:
+    """The part of a sentence that says what its first value is about: the comma-, colon- or
+    dash-separated stretch holding the value, and the one before when it names almost nothing
+    ("Right, the delivery date: Monday"). Openers such as "For the record," or "By the way,"
+    fall outside, so they do not count as key terms."""
+    if not found:
+        return blanked
+    typed = [v[2] for v in found if v[0] != "name"]
+    first = min(typed) if typed else min(v[2] for v in found)
+    cuts = [0, *(m.end() for m in _SEGMENT.finditer(blanked)), len(blanked) + 1]
+    k = max(i for i, c in enumerate(cuts[:-1]) if c <= first)
+    start, end = cuts[k], cuts[k + 1]
+    if k > 0 and len(_terms(blanked[start:end])) < 2:
+        start = cuts[k - 1]
+    return blanked[start:end]
+
+
+def _content_words(text: str) -> list[str]:
+    return [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS and w not in _CUE_WORDS]
+
+
+def _read(message: Message, index: int, known: set[str] | frozenset[str] = frozenset(),
+          lower: set[str] | frozenset[str] = frozenset()) -> list[_Clause]:
     """The sentences of ``message`` that state something (not questions, not hypotheticals).
-    ``lower``: words seen in lower case so far; a capitalised word opening a sentence is a
-    name unless it is one of them ("Priya reproduced..." but not "Lunch is at noon")."""
+    A capitalised word opening a sentence is a name when it is ``known`` (met inside a
+    sentence so far), or when it was never seen in lower case (``lower``) and does not look
+    like an order ("Priya reproduced the bug", not "Save this for later")."""
     if message.role not in ("user", "assistant") or message.is_summary:
         return []
     out = []
     for sentence in _sentences(message.content):
-        if _HYPOTHETICAL.search(sentence):
-            continue
-        cancel = _CANCEL.search(sentence)
-        correction = _CORRECTION.search(sentence)
-        update = _UPDATE.search(sentence)
-        strong = cancel or correction or _STRONG.search(sentence)
-        # A question states nothing, except a request to record a change ("Can you change
-        # my address to ...?").
-        if sentence.rstrip().endswith("?") and not (strong and _REQUEST.search(sentence)):
-            continue
         found, blanked = _values(sentence)
+        # a hypothetical ("what if we moved it to Friday?", "maybe Sunday") states nothing; a
+        # condition after the value does not make it one ("... is 0161 496, if anyone asks")
+        hypothetical = _HYPOTHETICAL.search(sentence)
+        if hypothetical and (not found or hypothetical.start() < found[0][2]):
+            continue
+        if hypothetical:  # "..., if anyone asks": the condition is no part of the fact
+            sentence, blanked = sentence[:hypothetical.start()], blanked[:hypothetical.start()]
+            found = [v for v in found if v[3] <= len(sentence)]
+        # "nothing changed", "still Friday": not a change cue, whatever word they use
+        plain = _UNCHANGED.sub(" ", sentence)
+        steady = plain != sentence
+        cancel = _CANCEL.search(plain)
+        correction = _CORRECTION.search(plain)
+        update = _UPDATE.search(plain)
+        strong = cancel or correction or _STRONG.search(plain)
+        # A question states nothing, except a request to record something ("Can you note
+        # that the agent is Yara?", "Could you change my address to ...?").
+        if sentence.rstrip().endswith("?") and not (
+                _REQUEST.search(sentence) and (strong or not _ASKING.search(sentence))):
+            continue
+        steady = steady and not strong
         words = _WORD.findall(blanked)
         # Names (capitalised words past the first) are values too: "the offsite is in Lisbon
         # now, not Porto"; they also tell subjects apart ("Apollo's deadline", "Zephyr's").
         starts = {m.start() for m in _SENTENCE_START.finditer(blanked)}
         for m in _WORD.finditer(blanked):
             w = m.group()
-            if (m.start() not in starts or w.lower() not in lower) and w[:1].isupper() and \
+            opening = m.start() in starts
+            if opening and w not in known and (w.lower() in lower or _ORDER.match(blanked, m.end())):
+                continue
+            if w[:1].isupper() and \
                     w not in _PRONOUN_I and \
                     w.lower() not in _MONTHS and w.lower() not in _CUE_WORDS and \
                     re.sub(r"['’]s$", "", w.lower()) not in STOPWORDS:
@@ -306,11 +395,11 @@ def _read(message: Message, index: int, lower: set[str] | frozenset[str] = froze
             if value not in negated:
                 values.setdefault(kind, set()).add(value)
         subjects = values.get("name", set()) | {v for v in negated if v.isalpha()}
-        terms = {_stem(re.sub(r"['’]s$", "", w.lower())) for w in words
-                 if w.lower() not in STOPWORDS and w.lower() not in _CUE_WORDS and len(w) > 1
-                 and not any(c.isdigit() for c in w)}
+        terms = _terms(_focus(blanked, found))
         owners = {_OWNER.get((message.role, w.lower()), w.lower()) for w in
-                  _POSSESSOR.findall(sentence)}
+                  _POSSESSOR.findall(sentence)
+                  if (message.role, w.lower()) in _OWNER
+                  or re.sub(r"['’]s$", "", w.lower()) not in STOPWORDS}  # "It's" owns nothing
         if cancel:
             kind, matched = "cancellation", cancel.group()
         elif correction or negated or negated_terms & terms and strong:
@@ -321,24 +410,43 @@ def _read(message: Message, index: int, lower: set[str] | frozenset[str] = froze
             kind, matched = "contradiction", ""
         # what a cued sentence says the fact is now: its words after the cue ("switch me to
         # the aisle seat" -> aisle, seat), or all of them when the cue ends the sentence
-        tail = {_stem(w.lower()) for w in _WORD.findall(blanked[strong.end():])
+        tail = {_stem(w.lower()) for w in _WORD.findall(plain[strong.end():])
                 if w.lower() not in STOPWORDS and w.lower() not in _CUE_WORDS} if strong else set()
         if not terms and not values:
             continue  # nothing stated that could replace or be replaced
+        # "<key> is <value>": the words on each side, for facts with no typed value
+        copula = _COPULA.search(plain)
+        key_terms = {_stem(w) for w in _content_words(plain[:copula.start()])} & terms \
+            if copula else set()
+        value_terms = {_stem(w) for w in _content_words(plain[copula.end():])
+                       if not any(c.isdigit() for c in w)} if copula else set()
+        # names are values (and subjects), not key terms
+        terms -= {_stem(v) for v in values.get("name", ())} | {_stem(v) for v in negated}
         out.append(_Clause(index, message.id, sentence, values, negated, terms - negated_terms,
                            subjects, {re.sub(r"['’]s$", "", o) for o in owners},
                            matched.lower(), kind, float(message.created_at),
                            strong=bool(strong), phrase=(tail & terms) or terms,
-                           negated_terms=negated_terms))
+                           negated_terms=negated_terms, steady=steady,
+                           key_terms=key_terms - {_stem(v) for v in values.get("name", ())},
+                           value_terms=value_terms))
     return out
 
 
 def _overlap(a: set[str], b: set[str], idf: Mapping[str, float]) -> float:
-    """Idf-weighted share of the lighter term set that the other one has, in [0, 1]."""
+    """Idf-weighted share of the two key-term sets' union that both have (weighted Jaccard),
+    in [0, 1]: "ticket for the billing dispute" and "ticket for the router fault" share the
+    common words but not what tells them apart."""
     if not a or not b:
         return 0.0
     shared = sum(idf.get(t, 1.0) for t in a & b)
-    return shared / min(sum(idf.get(t, 1.0) for t in a), sum(idf.get(t, 1.0) for t in b))
+    return shared / sum(idf.get(t, 1.0) for t in a | b)
+
+
+def _contained(new: set[str], old: set[str], idf: Mapping[str, float]) -> float:
+    """Idf-weighted share of ``new``'s key terms that ``old`` has too, in [0, 1]."""
+    if not new:
+        return 0.0
+    return sum(idf.get(t, 1.0) for t in new & old) / sum(idf.get(t, 1.0) for t in new)
 
 
 def _differs(new: _Clause, old: _Clause) -> str | None:
@@ -351,6 +459,17 @@ def _differs(new: _Clause, old: _Clause) -> str | None:
     if names and "name" in old.values and not names <= old.values["name"]:
         return "name"
     return None
+
+
+def _same_key(new: _Clause, old: _Clause, idf: Mapping[str, float],
+              settings: DetectionSettings) -> bool:
+    """Both say "<key> is <value>" with the same key (two key terms at least, as the dietary
+    requirement for the catering, not "the weather") and each value has words the other
+    sentence lacks."""
+    return len(new.key_terms & old.key_terms) >= 2 and \
+        _overlap(new.key_terms, old.key_terms, idf) >= settings.plain_overlap and \
+        bool(new.value_terms - old.terms - old.value_terms) and \
+        bool(old.value_terms - new.terms - new.value_terms)
 
 
 class RuleDetector:
@@ -384,10 +503,12 @@ def find_updates(messages: Sequence[Message], settings: DetectionSettings | None
     linked: set[tuple[str, str]] = set()
     said: list[_Clause] = []  # current and superseded statements so far, in order
     df: Counter[str] = Counter()
-    lower: set[str] = set()  # words seen in lower case: "Lunch" opening a sentence is no name
+    known: set[str] = set()  # names met inside a sentence: "Priya" may then open one
+    lower: set[str] = set()  # words met in lower case: "Lunch" opening a sentence is no name
     for index, message in enumerate(messages):
+        known.update(_names_inside(message.content))
         lower.update(w for w in _WORD.findall(message.content) if w.islower())
-        clauses = _read(message, index, lower)
+        clauses = _read(message, index, known, lower)
         df.update({t for c in clauses for t in c.terms})
         n = index + 1
         idf = {t: math.log(1.0 + n / df[t]) for c in clauses for t in c.terms}
@@ -409,6 +530,8 @@ def _key(terms: set[str]) -> str:
 def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Counter[str],
               n: int, settings: DetectionSettings) -> list[tuple[_Clause, str]]:
     """The current earlier statements ``new`` replaces, with the cue that says so."""
+    if new.steady:
+        return []
     weights = dict(idf)
     candidates: list[tuple[float, _Clause, str, str | None]] = []
     for old in said:
@@ -418,6 +541,8 @@ def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Coun
             if t not in weights:
                 weights[t] = math.log(1.0 + n / max(df[t], 1))
         overlap = _overlap(new.terms, old.terms, weights)
+        cued = bool(new.cue) and (overlap >= settings.cued_overlap or
+                                  _contained(new.terms, old.terms, weights) >= settings.contained)
         old_values = {v for vs in old.values.values() for v in vs}
         named = bool(new.negated & old_values) or bool(new.negated_terms & old.terms and new.strong)
         if _other_owner(new.owners, old.owners) and not named:
@@ -429,22 +554,26 @@ def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Coun
         if new.kind == "cancellation":
             # something to cancel: an earlier statement with a value ("Noted, I will remember
             # that" is none)
+            # (by overlap, not containment: "cancel the client call" is not about "the
+            # client's point of contact")
             if old.values and overlap >= settings.cued_overlap and (kind is None or not new.values):
                 candidates.append((overlap, old, new.cue, None))  # "cancel the 3pm call"
             continue
         if named:
             candidates.append((2.0 + overlap, old, f"not X but Y ({new.cue or 'negated'})", kind))
-        elif kind == "name":
-            if new.cue and overlap >= settings.cued_overlap:  # a name replaced needs a cue
-                candidates.append((1.0 + overlap, old, new.cue, kind))
-        elif kind is not None:
-            if new.cue and overlap >= settings.cued_overlap:
+        elif kind == "name" and cued:
+            candidates.append((1.0 + overlap, old, new.cue, kind))
+        elif kind in (None, "name") and not new.cue and _same_key(new, old, weights, settings):
+            # no typed value, no cue: "<key> is <value>" twice, same key, other words
+            candidates.append((1.0 + overlap, old, "same key, new value", kind))
+        elif kind is not None and kind != "name":
+            if cued:
                 candidates.append((1.0 + overlap, old, new.cue, kind))
             elif not new.cue and overlap >= settings.plain_overlap:
                 candidates.append((1.0 + overlap, old, "same key, new value", kind))
             elif new.cue and len(new.terms) <= 1 and new.index - old.index <= settings.nearby:
                 candidates.append((0.5 + overlap, old, new.cue + " (nearby)", kind))
-        elif new.strong and not new.values and overlap >= settings.plain_overlap and \
+        elif new.strong and not new.values and overlap >= settings.cued_overlap and \
                 new.phrase - old.terms and len(new.terms & old.terms) >= 2:
             # no value either side can compare: a strong cue and new words ("switch me to
             # the aisle seat" after "I'd like a window seat")
@@ -458,8 +587,6 @@ def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Coun
     old_value = top.values.get(kind, set()) if kind else set()
     chosen = [best] + [c for c in candidates if c is not best and c[3] == kind and (
         old_value and c[1].values.get(kind) == old_value or kind is None and c[0] >= 1.0)]
-    if new.kind == "cancellation":
-        chosen = [c for c in candidates if c[0] >= best[0] - 0.2]
     return [(c[1], c[2]) for c in chosen]
 
 
@@ -470,7 +597,8 @@ def extract_statements(message: Message) -> list[Statement]:
     if not isinstance(message, Message):
         raise TypeError(f"message must be a Message, got {message!r}")
     out = []
-    for clause in _read(message, 0):
+    for clause in _read(message, 0, _names_inside(message.content),
+                        {w for w in _WORD.findall(message.content) if w.islower()}):
         if not clause.terms:
             continue
         value = "" if clause.kind == "cancellation" and not clause.values else \

@@ -1,0 +1,96 @@
+"""``python -m bench.changing_facts``: stale answers of every policy ``tune`` compares, at 1,000 tokens.
+
+For each policy of ``memorykit.evaluation.tune.tunable_policy_names()`` at its defaults, on the
+bundled changing-facts set (``data/changing_facts``): recall, and over the questions whose fact
+changed, ``stale_only`` (the context holds a superseded statement and none of the current
+evidence), ``both`` and ``both_unclear`` (``memorykit.evaluation.scoring.staleness``). Then the
+issue's must-show: "superseding-retrieval" at most 2% ``stale_only`` with recall at least that of
+the best plain policy. ``--questions`` / ``--chats`` point it at another set in the same format
+(the held-out one); ``--budget`` changes the budget. Exit status 1 when the must-show fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import time
+from pathlib import Path
+
+from memorykit.evaluation.chatlog import load_chat_logs
+from memorykit.evaluation.harness import compare_policies
+from memorykit.evaluation.toolkit import TUNABLE, fixed_policy
+from memorykit.evaluation.tune import tunable_policy_names
+from memorykit.facts.detect import current_of, find_updates
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "changing_facts"
+AWARE = "superseding-retrieval"
+
+
+def _policy(name: str):
+    if name in TUNABLE:
+        k = TUNABLE[name]
+        return k.make(**dict(zip(k.names, k.defaults)))
+    return fixed_policy(name)
+
+
+def detection(data) -> tuple[int, int, int, int]:
+    """How ``find_updates`` reads the set, question by question at its position: superseded
+    statements linked to the question's current evidence (of all superseded), and evidence
+    messages it wrongly marks superseded (of all evidence)."""
+    linked = superseded = wrong = evidence = 0
+    for conversation in data:
+        updates = find_updates(conversation.messages)
+        at = {m.id: k for k, m in enumerate(conversation.messages)}
+        for q in conversation.questions:
+            position = len(conversation.messages) if q.position is None else q.position
+            current = current_of([u for u in updates if at[u.new] < position])
+            superseded += len(q.superseded_ids)
+            linked += sum(current.get(s) in q.evidence_ids for s in q.superseded_ids)
+            evidence += len(q.evidence_ids)
+            wrong += sum(e in current for e in q.evidence_ids)
+    return linked, superseded, wrong, evidence
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chats", default=str(DATA / "changing_facts.jsonl"))
+    parser.add_argument("--questions", default=str(DATA / "changing_facts_questions.jsonl"))
+    parser.add_argument("--budget", type=int, default=1000)
+    args = parser.parse_args(argv)
+    data = load_chat_logs(args.chats, args.questions)
+    names = tunable_policy_names()
+    t0 = time.perf_counter()
+    summary, _ = compare_policies({n: _policy(n) for n in names}, data, args.budget)
+    seconds = time.perf_counter() - t0
+    rows = {r["policy"]: r for r in summary}
+    print(f"{data.name}: {len(data)} conversations, {data.n_questions} questions "
+          f"({rows[AWARE].get('changed_questions', 0)} with superseded statements), "
+          f"budget {args.budget}; {seconds:.0f} s on {platform.processor() or platform.machine()}")
+    print("| policy | recall | stale_only | both | both_unclear |")
+    print("|---|---:|---:|---:|---:|")
+
+    def fmt(v) -> str:
+        return "-" if v is None else f"{v:.3f}"
+
+    for n in names:
+        r = rows[n]
+        print(f"| {n} | {fmt(r['recall'])} | {fmt(r.get('stale_only'))} | {fmt(r.get('both'))} "
+              f"| {fmt(r.get('both_unclear'))} |")
+    plain = max((n for n in names if n != AWARE), key=lambda n: rows[n]["recall"])
+    aware = rows[AWARE]
+    ok = aware.get("stale_only") is not None and aware["stale_only"] <= 0.02 and \
+        aware["recall"] >= rows[plain]["recall"]
+    print(f"\nbest plain policy: {plain} (recall {fmt(rows[plain]['recall'])}, stale_only "
+          f"{fmt(rows[plain].get('stale_only'))}); {AWARE}: recall {fmt(aware['recall'])}, "
+          f"stale_only {fmt(aware.get('stale_only'))} -> must-show "
+          f"{'holds' if ok else 'FAILS'} (stale_only <= 0.02, recall >= best plain)")
+    linked, superseded, wrong, evidence = detection(data)
+    print(f"detection (memorykit.facts.detect.find_updates): {linked} of {superseded} superseded "
+          f"statements linked to their question's current evidence; {wrong} of {evidence} "
+          "evidence messages wrongly marked superseded")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
