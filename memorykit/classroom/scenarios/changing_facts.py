@@ -644,33 +644,36 @@ _FILLER: dict[str, tuple[tuple[str, str], ...]] = {  # (the user's question, the
 }
 _FILLER_OPEN = ("", "", "", "Different question. ", "Random one: ", "Unrelated, but ",
                 "Also, ", "While I remember, ", "Okay, next thing. ")
-_REPLY_SENTENCES = (
-    "A few options work well here, so start with the simplest one and see whether it is enough.",
-    "If that does not help, the second approach usually takes care of the rest.",
-    "Keep notes on what you try, since small changes make a noticeable difference over a couple "
-    "of weeks.",
-    "It depends on how much time you have and what you already have to hand.",
-    "Most people get good results with a small daily habit rather than a big weekly effort.",
-    "Here is what I would do: pick one thing to change, try it for a week, and compare.",
+_REPLY_SENTENCES = (  # closings that fit after any answer
+    "Let me know if you want more detail on any of that.",
+    "Happy to go through it step by step if that helps.",
     "If you want, I can put together a short checklist so you do not have to remember the steps.",
-    "The usual advice is to go gently at first, pay attention to what feels off, and adjust.",
-    "There is no single right answer, but a consistent routine beats an occasional perfect one.",
-    "I would keep it short and friendly, and say what you need plainly in the first sentence.",
-    "One thing people often miss is to check the settings before changing anything else.",
-    "That is a common question, and the fix is usually simpler than it looks.",
-    "You could also ask someone who has done it before; a ten-minute chat saves a lot of guessing.",
-    "Try it once, note what went wrong, and the second attempt is usually much smoother.",
-    "I would avoid doing everything at once, because then you cannot tell what made the "
-    "difference.",
-    "If it keeps happening after that, it is worth raising properly rather than working around it.",
-    "A good rule of thumb is to write down the decision and who made it, so nobody has to guess "
-    "later.",
-    "Start with the part that blocks other people, then tidy up the rest when you have time.",
+    "If it keeps coming up, it is worth raising properly rather than working around it.",
+    "Shout if anything is unclear.",
+    "I can write that up as a note for later if you like.",
+    "There is no single right answer, but that is where I would start.",
+    "Try it once and tell me how it went; we can adjust from there.",
 )
-_FOLLOW_UP = ("And if that doesn't work?", "How long does that usually take?",
-              "Is there a quicker way?", "Could you put that as a short checklist?",
-              "What would you do in my place?", "Anything I should avoid?",
-              "Can you say that more briefly?", "Does that cost anything?")
+_FOLLOW_UP = (  # (a follow-up on the last answer, the reply)
+    ("And if that doesn't work?",
+     "Then try the second option. If it keeps happening after that, it is worth raising "
+     "properly rather than working around it."),
+    ("How long does that usually take?",
+     "Not long: ten minutes or so the first time, less once you know the steps."),
+    ("Is there a quicker way?",
+     "Not really a shortcut, but doing the simplest part first saves most of the time."),
+    ("Could you put that as a short checklist?",
+     "Sure. First, the simplest step. Second, check whether it helped. Third, if not, the next "
+     "option. Last, a note of what worked for next time."),
+    ("What would you do in my place?",
+     "I would try the simplest option first and give it a week before changing anything else."),
+    ("Anything I should avoid?",
+     "Avoid doing everything at once, because then you cannot tell what made the difference."),
+    ("Can you say that more briefly?", "In short: start simple, check, then adjust."),
+    ("Does that cost anything?",
+     "Usually nothing beyond a little time. If there is a charge, it is shown before you "
+     "confirm anything."),
+)
 _THANKS = ("Thanks, that helps.", "Great, I'll try that.", "Okay, makes sense.",
            "Perfect, thank you.", "Nice, cheers.", "Good idea.")
 
@@ -978,11 +981,12 @@ def _render(rng: random.Random, cid: str, setting: str, system: str, facts: list
             role = "assistant"
             if pending_ack:
                 text = _pick(rng, pending_ack)
-            elif wants == "gist":  # the answer, often with a general sentence or two
+            elif wants == "gist":  # the answer, often with a closing sentence
                 text = " ".join([gist] + [_pick(rng, _REPLY_SENTENCES)
-                                          for _ in range(_n(rng, 0, 2))])
-            elif wants == "more":
-                text = " ".join(_pick(rng, _REPLY_SENTENCES) for _ in range(_n(rng, 1, 3)))
+                                          for _ in range(_n(rng, 0, 1))])
+            elif wants == "more":  # the follow-up's reply, sometimes with a closing sentence
+                text = " ".join([gist] + [_pick(rng, _REPLY_SENTENCES)
+                                          for _ in range(_n(rng, 0, 1))])
             else:
                 text = _pick(rng, ("Sure.", "Any time.", "Of course.", "Glad to help."))
             answered = wants in ("gist", "more")
@@ -991,7 +995,7 @@ def _render(rng: random.Random, cid: str, setting: str, system: str, facts: list
             role = "user"
             r = rng.random()
             if answered and r < 0.3:
-                text, wants = _pick(rng, _FOLLOW_UP), "more"
+                (text, gist), wants = _pick(rng, _FOLLOW_UP), "more"
             elif answered and r < 0.5:
                 text, wants = _pick(rng, _THANKS), "nothing"
             else:
