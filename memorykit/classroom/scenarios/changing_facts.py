@@ -10,11 +10,12 @@ later, in one of five ways:
 * **corrected**: the user fixes a mistake ("sorry, it's 4712, not 4721");
 * **cancelled**: the fact ends ("please cancel the dentist appointment");
 * **contradicted**: a different value simply stated later, with no cue at all;
-* **changed twice**: two of the above in a row (two superseded statements).
+* **changed twice**: two updates, corrections or contradictions in a row (two superseded
+  statements; a question asked between the two changes sees only the first).
 
 Others never change (**unchanged**: control questions). Around the facts sit *distractors*
 that are not changes: the same value restated ("still Friday 9 May, nothing changed"), a
-hypothetical ("what if we moved it to Monday?" ... "no, leave it"), a similar fact about a
+hypothetical ("what if we changed it to Monday 5 May?" ... "no, leave it"), a similar fact about a
 different thing (two projects' deadlines, the user's and a colleague's phone), and messages
 that mention a fact without its value ("do I need to bring anything to the dentist
 appointment?").
@@ -23,9 +24,13 @@ Every question asks for the value *current* when it is asked: ``evidence`` lists
 that state it (the change itself and any later restatement), ``superseded`` the messages that
 stated a replaced value, ``answer`` is the current value (for a cancelled fact, the word that
 cancels it), and ``metadata["gap"]`` counts the messages between the last superseded statement
-and the current one. Gaps are drawn from "the next message" to "two hundred messages later";
-``gap=k`` forces every change to come exactly ``k`` messages after what it replaces, so a
-lesson can plot stale answers against the gap.
+and the current one. Gaps are drawn from "at once" (a correction in the very next message) to
+about 160 messages later (kept within the conversation); ``gap=k`` forces every change to come
+exactly ``k`` messages after what it replaces, so a lesson can plot stale answers against the
+gap. A change often names the fact in other words than its first statement ("the dentist" for
+"the dentist appointment", "it" right after it), and questions are sometimes worded unlike
+both. Each conversation record also carries the gold ``updates`` (old message -> the one
+replacing it) and ``distractors`` (message, kind, fact) for a detector to be scored against.
 
 Only ``random.Random.random()`` is drawn (its sequence is stable across Python versions), so
 a seed gives the same bytes everywhere. The facts are planted by templates: figures measured
