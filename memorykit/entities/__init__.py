@@ -33,6 +33,7 @@ from memorykit.entities.records import (
     Entity,
     EntityEviction,
     EntityState,
+    EntityUpdate,
     LargePayloadWarning,
     entity_key,
     parse_key,
@@ -44,6 +45,7 @@ from memorykit.entities.store import EntityStore, InMemoryStore, Lookup, ReadThr
 __all__ = [
     "DEFAULT_VOCABULARY", "SEED_MAX_SIZE", "SEED_TTL_MINUTES", "SEED_WEIGHTS",
     "Entity", "EntityContextPolicy", "EntityEviction", "EntityMemory", "EntityState", "EntityStore",
+    "EntityUpdate",
     "EntitySummaryMemory", "HealthMetric", "HealthThresholds", "IdMentionExtractor", "InMemoryStore",
     "LargePayloadWarning", "Lookup", "ReadThroughMemory", "Reference", "ReferenceResolver",
     "RelevanceMemory", "RelevanceWeights", "Resolution", "SlidingWindowMemory",
