@@ -77,7 +77,7 @@ class ChangingFactsExplorer(LessonExplorer):
     implementation = YOURS
 
     def __init__(self, seed: int = 13, conversations: int = 3, yours: Any = None,
-                 update_policy: str = "keep all", **params: Any) -> None:
+                 update_policy: str = "keep-all", **params: Any) -> None:
         self.seed = require_int("seed", seed, minimum=0)
         self.conversations = require_int("conversations", conversations, minimum=1)
         require_choice("update_policy", update_policy, tuple(UPDATE_POLICIES))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,11 +23,19 @@ from memorykit._validate import require_int
 from memorykit.classroom.explorer import Implementation
 from memorykit.classroom.memo import memo
 from memorykit.evaluation.baselines import BM25Retrieval, LastTokens
+from memorykit.evaluation.chatlog import load_chat_logs
 from memorykit.evaluation.dataset import EvalDataset
 from memorykit.evaluation.harness import EvalResult, evaluate
 from memorykit.evaluation.hybrid import HybridRetrieval
+from memorykit.evaluation.superseding import SupersedingRetrieval
 from memorykit.evaluation.toolkit import FIXED_POLICIES, fixed_policy
-from memorykit.facts.timeline import UPDATE_POLICIES as TIMELINE_POLICIES, UpdatePolicy
+from memorykit.facts.timeline import FactTimeline, UpdatePolicy
+from memorykit.longterm.service import (UPDATE_POLICY_NAMES, LongTermSettings, MemoryService,
+                                        Session)
+
+_DATA = Path(__file__).resolve().parent.parent.parent / "data" / "changing_facts"
+CHANGING_FACTS = (_DATA / "changing_facts.jsonl", _DATA / "changing_facts_questions.jsonl")
+"""The bundled set: its conversations and its questions (``data/changing_facts/``)."""
 
 OUTCOMES = ("stale only", "both, unclear", "both, marked or ordered", "current only", "neither")
 """Where a changed question's context leaves its reader, exactly one per question: only an old
@@ -34,10 +43,29 @@ statement (the old value answers), both and nothing says which is current, both 
 one marked or placed before the current one, only the current one, or neither."""
 
 
-def _store(update_policy: Any = None) -> Any:
-    from memorykit.longterm.service import MemoryService
+def _store(update_policy: str = "keep-all") -> MemoryService:
+    """The long-term store (D4's memory service, its defaults) under ``update_policy``."""
+    return MemoryService(settings=LongTermSettings(update_policy=update_policy))
 
-    return MemoryService()
+
+class RuleStore(MemoryService):
+    """The long-term store whose facts are tracked under ``rule`` (an ``UpdatePolicy``
+    instance, a student's included) instead of a policy named in its settings: each session's
+    ``FactTimeline`` is made with it. Superseded entries are dropped or kept dated as the rule's
+    ``keeps_superseded`` says, exactly as under the library's policies."""
+
+    def __init__(self, rule: UpdatePolicy) -> None:
+        if not isinstance(rule, UpdatePolicy):
+            raise TypeError(f"rule must be an UpdatePolicy instance, got {rule!r}")
+        named = "keep-both-dated" if rule.keeps_superseded else "latest-wins"
+        super().__init__(settings=LongTermSettings(update_policy=named))
+        self.rule = rule
+
+    def session(self, session_id: str) -> Session:
+        s = super().session(session_id)
+        if s.timeline is None:
+            s.timeline = FactTimeline(self.rule)
+        return s
 
 
 MEMORIES: dict[str, Callable[[], Any]] = {
@@ -45,12 +73,14 @@ MEMORIES: dict[str, Callable[[], Any]] = {
     "summary buffer": lambda: fixed_policy("summary"),
     "bm25": BM25Retrieval,
     "hybrid-retrieval": HybridRetrieval,
+    "superseding, latest": SupersedingRetrieval,
+    "superseding, dated": lambda: SupersedingRetrieval(keep="dated"),
 }
 """The memories the explorer compares, by name: each a factory of a ``ContextPolicy``."""
 
-UPDATE_POLICIES: dict[str, type[UpdatePolicy] | None] = {"keep all": None, **TIMELINE_POLICIES}
-"""The long-term store's update policies, by the name the explorer's dropdown shows ("keep
-all": the store's default, no update rule)."""
+UPDATE_POLICIES = UPDATE_POLICY_NAMES
+"""The long-term store's update policies, as its settings name them ("keep-all", its default:
+nothing is detected)."""
 
 YOURS = Implementation("an UpdatePolicy subclass (your choose_current)", UpdatePolicy)
 
@@ -115,12 +145,45 @@ class RuleSweep:
         return np.stack([s[:, 0], s[:, 1] + s[:, 2]])
 
 
+class _EveryBudget:
+    """A memory read at every budget of a sweep in one replay of each conversation.
+
+    A memory that stores as it goes (a buffer, the long-term store) replays a conversation from
+    the start whenever the harness asks for an earlier position, as it does at each new budget;
+    this preparation asks the memory (a fresh one per conversation) for the contexts at every
+    budget at each position, in order, and the harness reads them back budget by budget."""
+
+    def __init__(self, make: Callable[[], Any], budgets: Sequence[int]) -> None:
+        self.make, self.budgets = make, tuple(budgets)
+        self.name = str(getattr(make(), "name", "memory"))
+
+    def prepare(self, conversation: Any) -> _BudgetContexts:
+        return _BudgetContexts(self.make(), conversation.messages, self.budgets)
+
+
+class _BudgetContexts:
+    def __init__(self, memory: Any, messages: Sequence[Any], budgets: tuple[int, ...]) -> None:
+        self.memory, self.messages, self.budgets = memory, messages, budgets
+        self.built: dict[tuple[int, str], dict[int, Any]] = {}
+
+    def build_context(self, position: int, query: str, budget: int) -> Any:
+        key = (position, query)
+        if key not in self.built:
+            history = self.messages[:position]
+            self.built[key] = {b: self.memory.build_context(history, query, b)
+                               for b in self.budgets}
+        return self.built[key][budget]
+
+
 def _measure(make: Callable[[], Any], datasets: Sequence[EvalDataset],
              budgets: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     shares = np.zeros((len(datasets), len(budgets), len(OUTCOMES)))
     recall = np.zeros((len(datasets), len(budgets)))
     for g, data in enumerate(datasets):
-        policy, prepared = make(), {}  # prepared once per conversation, read at every budget
+        policy = make()
+        if not callable(getattr(policy, "prepare", None)):
+            policy = _EveryBudget(make, budgets)
+        prepared: dict[str, Any] = {}  # prepared once per conversation, read at every budget
         for b, budget in enumerate(budgets):
             result = evaluate(policy, data, budget, prepared=prepared)
             shares[g, b], recall[g, b] = outcomes(result), _recall(result)
@@ -134,8 +197,8 @@ def sweep(seed: int, conversations: int, gaps: tuple[int, ...],
     (``"long-term store: keep all"``...), on ``gap_datasets`` at every budget."""
     require_int("seed", seed, minimum=0)
     datasets = gap_datasets(seed, conversations, gaps)
-    makers = {**MEMORIES, **{f"long-term store: {name}": (lambda p=policy: _store(p))
-                             for name, policy in UPDATE_POLICIES.items()}}
+    makers = {**MEMORIES, **{f"long-term store: {name}": (lambda p=name: _store(p))
+                             for name in UPDATE_POLICIES}}
     shares, recall = {}, {}
     for name, make in makers.items():
         shares[name], recall[name] = _measure(make, datasets, budgets)
@@ -149,7 +212,7 @@ def rule_sweep(rule: type, seed: int, conversations: int, gaps: tuple[int, ...],
                budgets: tuple[int, ...]) -> RuleSweep:
     """The long-term store under ``rule`` (an ``UpdatePolicy`` subclass), as ``sweep``."""
     rule = YOURS.check("rule", rule)
-    shares, recall = _measure(lambda: _store(rule()), gap_datasets(seed, conversations, gaps),
+    shares, recall = _measure(lambda: RuleStore(rule()), gap_datasets(seed, conversations, gaps),
                               budgets)
     return RuleSweep(shares, recall)
 
@@ -176,3 +239,27 @@ def outcome_table(sw: Sweep, gap: int, budget: int, gaps: Sequence[int],
 
 def _round(x: float | None) -> float | None:
     return None if x is None else round(float(x), 3)
+
+
+def load_changing_facts() -> EvalDataset:
+    """The bundled changing-facts set (``CHANGING_FACTS``), as ``memorykit tune`` reads it."""
+    return load_chat_logs(*CHANGING_FACTS)
+
+
+def change_example(data: EvalDataset, category: str = "corrected") -> None:
+    """Print the first question of ``category`` with what it replaced: each superseded
+    statement, then the current one (its evidence), each with its index in the conversation."""
+    for conv in data:
+        index = {m.id: (i, m) for i, m in enumerate(conv.messages)}
+        for q in conv.questions:
+            if q.category != category or not q.superseded_ids:
+                continue
+            print(f"conversation {conv.id}, question {q.id} ({q.category}, gap "
+                  f"{q.metadata.get('gap')}): {q.question!r} -> {q.answer!r}")
+            for label, ids in (("superseded", q.superseded_ids), ("current", q.evidence_ids)):
+                for mid in ids:
+                    i, m = index[mid]
+                    print(f"  {label:>10} [{i}] {m.role}: {m.content}")
+            return
+    raise ValueError(f"no question of category {category!r} names a superseded statement; "
+                     f"categories: {', '.join(data.categories())}")
