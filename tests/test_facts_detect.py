@@ -43,6 +43,19 @@ def pairs(messages) -> set[tuple[int, int]]:
      "cancellation"),
     ("My address is 12 Elm Street.", "My address is 48 Oak Avenue.", "contradiction"),
     ("The door code is 4431.", "They reset the door code, it's 9902 now.", "update"),
+    ("The product launch is on the 7th.", "We've bumped the launch to the 14th.", "update"),
+    ("Our gate is B12.", "Oh wait, I misread: the gate is B22, not B12.", "correction"),
+    ("The rent is £1,200 a month.", "Turns out the rent is going up to £1,450 from next month.",
+     "update"),
+    ("My manager is Tom Reyes.", "Actually Sarah Lin is taking over as my manager, not Tom Reyes.",
+     "correction"),
+    ("The quiz night is at the Red Lion.", "The quiz night venue changed, it's at the Crown now.",
+     "update"),
+    ("I'm allergic to peanuts.", "Correction: I'm allergic to tree nuts, not peanuts.", "correction"),
+    ("The vendor demo is on Thursday at 10am.", "Scratch that, the vendor demo is off.",
+     "cancellation"),
+    ("The dietary requirement for the party? It's vegan, I checked.",
+     "The dietary requirement for the party is halal.", "contradiction"),
 ])
 def test_a_change_is_linked_to_the_statement_it_replaces(first, later, kind):
     messages = chat(first, "Noted.", *FILLER, later, "OK.")
@@ -60,6 +73,13 @@ def test_a_change_is_linked_to_the_statement_it_replaces(first, later, kind):
     ("The gym class is at 7am.", "Is the gym class at 8am or 7am?"),
     ("My flight lands at 6:40pm.", "Just confirming the flight still lands at 6:40pm."),
     ("Priya reproduced the login bug on build 67915.", "Mei reproduced the login bug on build 54508."),
+    ("My brother's flight lands at 5pm.", "My flight lands at 7pm."),
+    ("The kids' dentist appointment is on Monday.", "My dentist appointment is Thursday."),
+    ("Order 5512 is the blue sofa.", "Order 7731 is the oak table."),
+    ("The rent is £1,200 a month.", "If the rent goes up to £1,500 I'll move."),
+    ("The meeting is at 3pm.", "Maybe the meeting could be at 4pm instead, what do you think?"),
+    ("The standup is at 9:15.", "Still 9:15 for the standup, nothing changed."),
+    ("Lunch is at noon.", "Dinner is at 7pm."),
 ])
 def test_what_is_no_change_links_nothing(first, later):
     assert pairs(chat(first, "Noted.", *FILLER, later, "OK.")) == set()

@@ -155,7 +155,8 @@ _UPDATE = re.compile(r"\b(?:moved?|moving|chang(?:e|ed|ing)|switch(?:ed|ing)?|pu
                      r"postpon(?:e|ed|ing)|reschedul(?:e|ed|ing)|updat(?:e|ed|ing)|bump(?:ed)?|"
                      r"shift(?:ed)?|brought\s+forward|instead|no\s+longer|delay(?:ed)?|extend(?:ed)?|"
                      r"rais(?:e|ed)|lower(?:ed)?|increas(?:e|ed)|reduc(?:e|ed)|cut|revis(?:e|ed)|"
-                     r"amend(?:ed)?|adjust(?:ed)?|relocat(?:e|ed)|renamed|upgraded|downgraded|actually|now|new|"
+                     r"amend(?:ed)?|adjust(?:ed)?|relocat(?:e|ed)|renamed|upgraded|downgraded|"
+                     r"(?:go(?:es|ing)?|went|gone)\s+(?:up|down)|turn(?:s|ed)\s+out|actually|now|new|"
                      r"anymore|any\s+more|make\s+(?:it|that)|replac(?:e|ed|ing))\b",
                      re.IGNORECASE)
 _NEGATORS = re.compile(r"\b(?:not|instead\s+of|rather\s+than|no\s+longer|isn't|wasn't|"
@@ -172,7 +173,8 @@ _STRONG = re.compile(r"\b(?:moved?|moving|chang(?:e|ed|ing)|switch(?:ed|ing)?|pu
                      r"postpon(?:e|ed|ing)|reschedul(?:e|ed|ing)|updat(?:e|ed|ing)|bump(?:ed)?|"
                      r"shift(?:ed)?|brought\s+forward|instead|no\s+longer|delay(?:ed)?|extend(?:ed)?|"
                      r"rais(?:e|ed)|lower(?:ed)?|increas(?:e|ed)|reduc(?:e|ed)|cut|revis(?:e|ed)|"
-                     r"amend(?:ed)?|adjust(?:ed)?|relocat(?:e|ed)|renamed|upgraded|downgraded|anymore|any\s+more|"
+                     r"amend(?:ed)?|adjust(?:ed)?|relocat(?:e|ed)|renamed|upgraded|downgraded|"
+                     r"(?:go(?:es|ing)?|went|gone)\s+(?:up|down)|turn(?:s|ed)\s+out|anymore|any\s+more|"
                      r"make\s+(?:it|that)|replac(?:e|ed|ing))\b", re.IGNORECASE)
 """The update cues that say a change on their own ("now", "new", "actually" may not)."""
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n|[\"“(]\s*)(?=\w)")
@@ -200,7 +202,7 @@ _CUE_WORDS = frozenset(
     """actually sorry correction typo mistake misspoke meant mean wrong mixed scratch rather
     moved move moving change raise raised lower lowered increase increased reduce reduced
     delay delayed extend extended cut revise revised amend amended adjust adjusted relocate
-    relocated renamed upgraded downgraded change changed changing switch switched switching push pushed pushing
+    relocated renamed upgraded downgraded turns turned went going goes gone change changed changing switch switched switching push pushed pushing
     postpone postponed postponing reschedule rescheduled rescheduling update updated updating
     bump bumped shift shifted brought forward instead longer now new anymore replace replaced
     cancel cancelled canceled cancelling canceling cancels scrap scrapped
@@ -260,11 +262,23 @@ class _Clause:
     current: bool = True
 
 
-_POSSESSOR = re.compile(r"\b(?:(?i:my|our|your|his|her|their)|[A-Z][a-z]+['’]s)(?=\s)")
+_POSSESSOR = re.compile(r"\b(?:(?i:my|our|your|his|her|their)|[A-Za-z]+['’]s|[A-Za-z]+s['’])(?=\s)")
+_NOT_OWNERS = frozenset("it that there here he she what who let where how".split())
 _OWNER = {("user", "my"): "user", ("user", "our"): "user", ("user", "your"): "assistant",
           ("assistant", "my"): "assistant", ("assistant", "our"): "assistant",
           ("assistant", "your"): "user", **{(r, p): "other" for r in ("user", "assistant")
                                              for p in ("his", "her", "their")}}
+
+
+def _owners(role: str, possessors: list[str]) -> set[str]:
+    """Whose fact a sentence states: the nouns with a possessive ("Dana's", "my brother's" ->
+    brother, "the kids'" -> kids) or else the pronouns, read by who speaks ("my" from the
+    user is the user's)."""
+    nouns = {re.sub(r"['’]s?$", "", w.lower()) for w in possessors
+             if (role, w.lower()) not in _OWNER} - _NOT_OWNERS  # "It's" owns nothing
+    if nouns:
+        return nouns
+    return {_OWNER[(role, w.lower())] for w in possessors if (role, w.lower()) in _OWNER}
 
 
 def _other_owner(a: set[str], b: set[str]) -> bool:
@@ -285,7 +299,8 @@ def _sentences(text: str) -> list[str]:
     out: list[str] = []
     for part in parts:
         found, blanked = _values(part)
-        keyless = (found or _IT_IS.match(part)) and len(_terms(_focus(blanked, found))) < 2
+        head = _focus(blanked, found) if found else _SEGMENT.split(blanked)[0]
+        keyless = (found or _IT_IS.match(part)) and len(_terms(head)) < 2
         if out and keyless and not _values(out[-1])[0] and \
                 not (out[-1].endswith("?") and _ASKING.search(out[-1])):
             # also "The ticket for the refund? It's 4417.": a key asked, then its value
@@ -396,10 +411,7 @@ def _read(message: Message, index: int, known: set[str] | frozenset[str] = froze
                 values.setdefault(kind, set()).add(value)
         subjects = values.get("name", set()) | {v for v in negated if v.isalpha()}
         terms = _terms(_focus(blanked, found))
-        owners = {_OWNER.get((message.role, w.lower()), w.lower()) for w in
-                  _POSSESSOR.findall(sentence)
-                  if (message.role, w.lower()) in _OWNER
-                  or re.sub(r"['’]s$", "", w.lower()) not in STOPWORDS}  # "It's" owns nothing
+        owners = _owners(message.role, _POSSESSOR.findall(_focus(sentence, found)))
         if cancel:
             kind, matched = "cancellation", cancel.group()
         elif correction or negated or negated_terms & terms and strong:
