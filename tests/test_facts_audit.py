@@ -8,7 +8,8 @@ from memorykit.facts.audit import (FINDING_KINDS, AuditSettings, StoredEntry, au
                                    audit_store, is_chatter)
 from memorykit.facts.statement import Update
 from memorykit.longterm.semantic import SemanticMemory
-from memorykit.longterm.service import LongTermSettings, MemoryService
+from memorykit.longterm.service import (STORAGE_SCOPES, UPDATE_POLICY_NAMES, LongTermSettings,
+                                        MemoryService)
 from memorykit.messages import Message, MessageFactory
 
 KEY = "deadline of the apollo report"
@@ -122,6 +123,12 @@ def test_the_superseded_entry_ranked_above_the_current_one_is_found():
     assert [f.ids for f in only(audit, "superseded ranked first")] == [("a", "b")]
 
 
+def test_a_superseded_entry_ranked_first_but_marked_is_no_finding():
+    store = [StoredEntry("a", "The Apollo report deadline is Friday.", 1.0, superseded=True),
+             ("b", "Moved to Monday now.", 2.0)]
+    assert audit_store(store, detector=linking(("a", "b"))).count("superseded ranked first") == 0
+
+
 def test_the_current_entry_ranked_first_is_no_finding():
     store = [("a", "Friday it is.", 1.0), ("b", "The Apollo report deadline moved to Monday.", 2.0)]
     audit = audit_store(store, detector=linking(("a", "b")))
@@ -195,14 +202,23 @@ def test_a_payload_dated_superseded_is_no_contradiction_left_standing():
         assert audit.count("contradiction left standing") == standing, marks
 
 
-def test_the_grid_audits_every_scope():
+def test_the_grid_audits_every_scope_and_update_policy():
     ms = conversation()
-    rows = audit_settings_grid(ms, detector=linking((ms[2].id, ms[6].id)))
-    assert [r["storage_scope"] for r in rows] == ["all", "conversational", "summaries_only"]
-    by = {r["storage_scope"]: r for r in rows}
-    assert by["all"]["contradiction left standing"] == 1
+    old, new = ms[2].id, ms[6].id
+    rows = audit_settings_grid(ms, detector=linking((old, new)))
+    assert [(r["storage_scope"], r["update_policy"]) for r in rows] == [
+        (s, p) for s in STORAGE_SCOPES for p in UPDATE_POLICY_NAMES]
+    by = {(r["storage_scope"], r["update_policy"]): r for r in rows}
+    # keep-all leaves the contradiction and serves the old value first; latest-wins drops the
+    # old entry (one entry fewer), keep-both-dated marks it: neither is left standing
+    assert by["all", "keep-all"]["contradiction left standing"] == 1
+    assert by["all", "keep-all"]["superseded ranked first"] == 1
+    assert by["all", "latest-wins"]["entries"] == by["all", "keep-all"]["entries"] - 1
+    for policy in ("latest-wins", "keep-both-dated"):
+        assert by["all", policy]["contradiction left standing"] == 0, policy
+        assert by["all", policy]["superseded ranked first"] == 0, policy
     # summaries only: a conversation too short to summarize leaves nothing stored
-    assert by["summaries_only"]["entries"] == 0
+    assert by["summaries_only", "keep-all"]["entries"] == 0
 
 
 # ------------------------------------------------------------------ bad input
@@ -250,4 +266,6 @@ def test_the_grid_refuses_bad_settings_naming_them():
         audit_settings_grid(ms, storage_scopes=["everything"], detector=none)
     with pytest.raises(ValueError, match="storage_scopes must be"):
         audit_settings_grid(ms, storage_scopes="all", detector=none)
+    with pytest.raises(ValueError, match="update_policy"):
+        audit_settings_grid(ms, update_policies=["newest"], detector=none)
     assert LongTermSettings().storage_scope == "all"

@@ -19,12 +19,13 @@ five kinds of finding, each with a few examples:
 * **superseded ranked first**: a query (given, or the key of each detected update) for which
   the first entry of a changed fact among the top ``recall_limit`` the store's recall returns
   (with a similarity above 0: a query that shares nothing with a fact does not ask about it) is
-  a superseded one: a reader taking the first answer takes the old value.
+  a superseded one, unmarked: a reader taking the first answer takes the old value as current.
+  A marked one is not counted: recall shows it as superseded, before the current statement.
 
 Each entry is counted once per kind (against its first match), kinds may overlap ("ok" stored
 twice is a duplicate and chatter). ``audit_settings_grid`` fills a ``MemoryService`` with one
-conversation under each ``storage_scope`` (and update policy, when the store has them) and
-audits each: how the settings change the counts.
+conversation under each ``storage_scope`` and ``update_policy`` and audits each: how the
+settings change the counts.
 
 Taught in ``notebooks/13_changing_facts.ipynb``.
 """
@@ -33,7 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -43,7 +44,8 @@ from memorykit._validate import require_between, require_int, require_str
 from memorykit.embeddings import Embedder, LexicalHashingEmbedder
 from memorykit.facts.statement import Update
 from memorykit.longterm.semantic import SemanticMemory
-from memorykit.longterm.service import STORAGE_SCOPES, LongTermSettings, MemoryService
+from memorykit.longterm.service import (STORAGE_SCOPES, UPDATE_POLICY_NAMES, LongTermSettings,
+                                        MemoryService)
 from memorykit.messages import ROLES, Message
 
 __all__ = ["FINDING_KINDS", "PHATIC_WORDS", "AuditSettings", "Finding", "StoreAudit",
@@ -214,6 +216,7 @@ def _entries_of(store: Any, session_id: str | None) -> tuple[list[StoredEntry], 
         if session is None:
             raise ValueError(f"session_id {session_id!r} is not a session of this MemoryService "
                              f"(sessions: {sorted(store.sessions)})")
+        store.apply_updates(session_id)  # what any read of the session does first
         semantic, where = session.semantic, {"session_id": session_id}
         limit, threshold = store.settings.recall_limit, store.settings.min_score
     elif isinstance(store, SemanticMemory):
@@ -383,7 +386,7 @@ def audit_store(
     asked = tuple(queries) if queries is not None else tuple(dict.fromkeys(u.key for u in updates))
     for q in asked:
         top = next((mid for mid in rank(q, limit) if mid in changed), None)
-        if top in replaced_by:
+        if top in replaced_by and top not in marked:
             findings.append(Finding("superseded ranked first", (top, replaced_by[top]),
                                     f"{q!r} -> {_short(text[top])} first"))
     return StoreAudit(len(entries), len(messages), len(updates), asked, tuple(findings), settings)
@@ -392,7 +395,7 @@ def audit_store(
 def audit_settings_grid(
     messages: Sequence[Message],
     storage_scopes: Sequence[str] = STORAGE_SCOPES,
-    update_policies: Sequence[Any] = (None,),
+    update_policies: Sequence[str] = UPDATE_POLICY_NAMES,
     *,
     service: Callable[[LongTermSettings], MemoryService] | None = None,
     queries: Sequence[str] | None = None,
@@ -402,9 +405,9 @@ def audit_settings_grid(
     """Store ``messages`` in a fresh ``MemoryService`` under each storage scope and update
     policy and audit each: one plain dict row per setting (its entries, then every kind's count).
 
-    ``update_policies``: values of ``LongTermSettings.update_policy`` (None: the store's default,
-    the only choice on a store without update policies). ``service`` builds the service from its
-    settings (default ``MemoryService(settings=...)``).
+    ``update_policies``: values of ``LongTermSettings.update_policy`` (default every one).
+    ``service`` builds the service from its settings (default ``MemoryService(settings=...,
+    detector=detector)``: the store acts on the updates the audit looks for).
     """
     if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence) or not messages:
         raise ValueError(f"messages must be a non-empty list of Message, got {messages!r}")
@@ -414,24 +417,17 @@ def audit_settings_grid(
     for name, values in (("storage_scopes", storage_scopes), ("update_policies", update_policies)):
         if isinstance(values, str) or not isinstance(values, Sequence) or not values:
             raise ValueError(f"{name} must be a non-empty list, got {values!r}")
-    make = service if service is not None else (lambda s: MemoryService(settings=s))
-    has_policy = any(f.name == "update_policy" for f in fields(LongTermSettings))
+    make = service if service is not None else (
+        lambda s: MemoryService(settings=s, detector=detector))
     rows = []
     for scope in storage_scopes:
         for policy in update_policies:
-            long_term = LongTermSettings(storage_scope=scope)
-            if policy is not None:
-                if not has_policy:
-                    raise ValueError(f"update_policies: this long-term store has no update "
-                                     f"policy, got {policy!r} (use (None,))")
-                long_term = replace(long_term, update_policy=policy)  # type: ignore[call-arg]
-            svc = make(long_term)
+            svc = make(LongTermSettings(storage_scope=scope, update_policy=policy))
             for m in messages:
                 svc.add("audit", m)
             svc.flush("audit", reason="audit: every message written")
             audit = audit_store(svc, "audit", queries=queries, detector=detector,
                                 settings=settings)
-            rows.append({"storage_scope": scope,
-                         "update_policy": "default" if policy is None else str(policy),
+            rows.append({"storage_scope": scope, "update_policy": policy,
                          "entries": audit.entries, **audit.counts()})
     return rows
