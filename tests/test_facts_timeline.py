@@ -47,7 +47,8 @@ def test_keep_strongest_keeps_a_firm_value_against_a_weak_later_one() -> None:
     assert t.current("deadline").statement.message_id == "m1"
     # the weak one never held: an empty interval, pointing at what stays current
     assert removed[0].statement.message_id == "m5"
-    assert (removed[0].valid_from, removed[0].valid_until, removed[0].superseded_by) == (50.0, 50.0, "m1")
+    weak = removed[0]
+    assert (weak.valid_from, weak.valid_until, weak.superseded_by) == (50.0, 50.0, "m1")
     # a tie goes to the later statement
     removed = t.record(st("sunday", "m7", 70.0, strength=0.9))
     assert t.current("deadline").statement.value == "sunday"
@@ -69,7 +70,8 @@ def test_statements_may_arrive_out_of_order() -> None:
     t.record(st("monday", "m5", 50.0))
     assert t.record(st("friday", "m1", 10.0)) == []  # late, older: kept, dated, not current
     old, new = t.versions("deadline")
-    assert old.statement.message_id == "m1" and old.valid_until == 50.0 and old.superseded_by == "m5"
+    assert old.statement.message_id == "m1"
+    assert old.valid_until == 50.0 and old.superseded_by == "m5"
     assert t.current("deadline") is new
     assert t.recently_updated(60.0) == []  # the current value never changed
     lw = FactTimeline("latest-wins")

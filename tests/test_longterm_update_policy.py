@@ -63,7 +63,8 @@ def test_dropping_policies_delete_on_purpose_and_say_so(policy):
         svc.add("s", m)
     assert svc.stored_ids("s") == {old.id, chat.id, new.id}  # the policy runs at the next read
     events = svc.apply_updates("s")
-    assert [(e.message_id, e.superseded_by, e.action) for e in events] == [(old.id, new.id, "dropped")]
+    assert [(e.message_id, e.superseded_by, e.action) for e in events] == [
+        (old.id, new.id, "dropped")]
     assert svc.apply_updates("s") == []  # each update is acted on once
     assert "'Update: the apollo" in events[0].reason and events[0] in list(svc.trace)
     assert svc.stored_ids("s") == {chat.id, new.id}
@@ -135,7 +136,8 @@ def test_a_failing_detector_loses_nothing_and_is_tried_again():
         svc.add("s", m)
         svc.get_context("s")  # reads run the detector: the third one fails
     s = svc.session("s")
-    assert s.last_update_error == "RuntimeError" and svc.stored_ids("s") == {old.id, chat.id, new.id}
+    assert s.last_update_error == "RuntimeError"
+    assert svc.stored_ids("s") == {old.id, chat.id, new.id}
     events = svc.apply_updates("s")
     assert [e.message_id for e in events] == [old.id] and s.last_update_error is None
 

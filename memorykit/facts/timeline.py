@@ -137,7 +137,8 @@ class UpdatePolicy:
         if previous is not None and v is previous:  # the change: current replaces it from now
             end, by, why = max(v.statement.at, current.at), current, "replaced by"
         elif i + 1 < len(held):  # arrived late: it held until the next statement of the key
-            end, by, why = held[i + 1].statement.at, held[i + 1].statement, "arrived late; replaced by"
+            nxt = held[i + 1].statement
+            end, by, why = nxt.at, nxt, "arrived late; replaced by"
         else:  # the newest, not chosen: it never held
             end, by, why = v.statement.at, current, "never current; the policy keeps"
         old, new = v.statement.value or "(cancelled)", by.value or "(cancelled)"
@@ -267,4 +268,5 @@ class FactTimeline:
         return sum(len(v) for v in self._versions.values())
 
     def __repr__(self) -> str:
-        return f"FactTimeline(policy={self.policy.name!r}, keys={len(self._versions)}, versions={len(self)})"
+        return (f"FactTimeline(policy={self.policy.name!r}, keys={len(self._versions)}, "
+                f"versions={len(self)})")

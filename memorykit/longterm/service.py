@@ -53,10 +53,10 @@ read rather than once per write, as the detector's work grows with the history. 
 ``Update`` is recorded in the session's ``FactTimeline`` (``memorykit.facts.timeline``) and the
 policy decides: ``"latest-wins"`` and ``"keep-strongest"`` delete what they do not keep (on
 purpose: a ``Superseded`` event, traced, and returned by ``apply_updates``; a delete the store
-refuses is tried again at the next run, and the entry is not recalled meanwhile); ``"keep-both-dated"``
-keeps it, dates its payload (``valid_until``, ``superseded_by``, where the store can) and recall
-marks it "[superseded on ...]", places it before the current statement, brings the current one
-with it (beyond ``recall_limit``) and trims the marked one first. A detector failure is not a
+refuses is tried again at the next run, and the entry is not recalled meanwhile);
+``"keep-both-dated"`` keeps it, dates its payload (``valid_until``, ``superseded_by``, where the
+store can) and recall marks it "[superseded on ...]", places it before the current statement,
+brings the current one with it (beyond ``recall_limit``) and trims the marked one first. A detector failure is not a
 store failure: the messages are stored, ``last_update_error`` says what failed, and the next
 read finds the same updates again. An entry is a whole message: dropping it drops every fact
 it stated (``keep-both-dated`` is the choice that never deletes). A statement's strength, for
@@ -807,5 +807,5 @@ def _statement(message: Message, key: str, cancels: bool) -> Statement:
     return Statement(key, value, message.id, message.created_at, strength)
 
 
-__all__ = ["STORAGE_SCOPES", "UPDATE_POLICY_NAMES", "LongTermSettings", "LongTermWriteFailed", "MemoryService",
-           "MemorySettings", "Session", "SessionForgotten"]
+__all__ = ["STORAGE_SCOPES", "UPDATE_POLICY_NAMES", "LongTermSettings", "LongTermWriteFailed",
+           "MemoryService", "MemorySettings", "Session", "SessionForgotten"]
