@@ -102,7 +102,7 @@ _VALUE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("address", r"\b\d+[a-z]?\s+(?:[A-Z][\w'-]*\s+){1,3}(?:street|st|road|rd|avenue|ave|"
                     r"lane|ln|drive|dr|boulevard|blvd|way|place|pl|court|ct|close|crescent|"
                     r"terrace|square|sq|row|hill|park)\b\.?"),
-        ("phone", r"(?<![\w-])\+?\(?\d{2,4}\)?(?:[\s.-]\d{2,5}){2,3}(?![\w-])"),
+        ("phone", r"(?<![\w-])\+?\(?\d{2,5}\)?(?:[\s.-]\d{2,6}){1,3}(?![\w-])"),
         ("number", r"(?<![\w-])#?[a-z]*[-/]?\d(?:[\w/-]|\.(?=\w))*"),
     ))
 _WEEKDAY = re.compile(_DAY, re.IGNORECASE)
@@ -136,6 +136,8 @@ def _values(sentence: str) -> tuple[list[tuple[str, str, int, int]], str]:
                 continue
             if kind == "number" and not any(c.isdigit() for c in m.group()):
                 continue
+            if kind == "phone" and sum(c.isdigit() for c in m.group()) < 7:
+                continue  # "10 30" is no phone number
             found.append((kind, _normal_value(kind, m.group()), a, b))
             taken[a:b] = [True] * (b - a)
     blanked = "".join(" " if t else c for c, t in zip(sentence, taken))
@@ -148,7 +150,8 @@ _CANCEL = re.compile(r"\b(?:cancel(?:l?ed|l?ing|s)?|call(?:ed|ing)?\s+off|scrap(
                      r"no\s+longer\s+(?:need|want|happening|on)|(?:is|are|'s)\s+off\b|"
                      r"won't\s+be\s+(?:needing|going|happening)|not\s+happening|drop(?:ped)?\s+the)\b",
                      re.IGNORECASE)
-_CORRECTION = re.compile(r"\b(?:sorry|correction|typo|mistake|misspoke|my\s+bad|i\s+meant|"
+_CORRECTION = re.compile(r"\b(?:sorry|correction|typo|mistake|misspoke|mistyped|misread|"
+                         r"misheard|misspelt|misspelled|my\s+bad|i\s+meant|"
                          r"meant\s+to\s+say|wrong|mixed\s+up|scratch\s+that)\b",
                          re.IGNORECASE)
 _UPDATE = re.compile(r"\b(?:moved?|moving|chang(?:e|ed|ing)|switch(?:ed|ing)?|push(?:ed|ing)?|"
@@ -184,6 +187,8 @@ _ASKING = re.compile(r"\b(?:when|what|where|who|whom|which|how|whether|if|remind
 _UNCHANGED = re.compile(r"\b(?:still|unchanged|nothing(?:'s|\s+has)?\s+changed|no\s+change|"
                         r"stays?|remains?|as\s+(?:planned|before)|same\s+as)\b", re.IGNORECASE)
 """Words saying a fact did *not* change: such a sentence restates, it never replaces."""
+_WAS_WRONG = re.compile(r"\s*(?:was|is|were|are)\s+(?:wrong|incorrect|a\s+typo|a\s+mistake|"
+                        r"outdated|out\s+of\s+date|old)\b", re.IGNORECASE)
 _ORDER = re.compile(r"\s+(?:the|a|an|this|that|these|those|it|me|my|us|our|your|them|him|her|"
                     r"some|any|to|for|in|on|up|out|off|down|back|over|there|here)\b", re.IGNORECASE)
 """What follows a verb giving an order ("Save this", "Book the table"): not a name's next word."""
@@ -200,7 +205,7 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(]?[A-Z0-9#$£€])|\n+|;\s+|\s+[�
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _CUE_WORDS = frozenset(
     """actually sorry correction typo mistake misspoke meant mean wrong mixed scratch rather
-    moved move moving change raise raised lower lowered increase increased reduce reduced
+    mistyped misread misheard misspelt misspelled moved move moving change raise raised lower lowered increase increased reduce reduced
     delay delayed extend extended cut revise revised amend amended adjust adjusted relocate
     relocated renamed upgraded downgraded turns turned went going goes gone change changed changing switch switched switching push pushed pushing
     postpone postponed postponing reschedule rescheduled rescheduling update updated updating
@@ -336,7 +341,8 @@ def _focus(blanked: str, found: list[tuple[str, str, int, int]]) -> str:
     cuts = [0, *(m.end() for m in _SEGMENT.finditer(blanked)), len(blanked) + 1]
     k = max(i for i, c in enumerate(cuts[:-1]) if c <= first)
     start, end = cuts[k], cuts[k + 1]
-    if k > 0 and len(_terms(blanked[start:end])) < 2:
+    if k > 0 and len(_terms(" ".join(w for w in _WORD.findall(blanked[start:end])
+                                     if not w[:1].isupper()))) < 2:
         start = cuts[k - 1]
     return blanked[start:end]
 
@@ -354,12 +360,29 @@ def _read(message: Message, index: int, known: set[str] | frozenset[str] = froze
     if message.role not in ("user", "assistant") or message.is_summary:
         return []
     out = []
+    carried: tuple[str, str] | None = None
     for sentence in _sentences(message.content):
         found, blanked = _values(sentence)
         # a hypothetical ("what if we moved it to Friday?", "maybe Sunday") states nothing; a
         # condition after the value does not make it one ("... is 0161 496, if anyone asks")
+        # Names (capitalised words past the first) are values too: "the offsite is in Lisbon
+        # now, not Porto"; they also tell subjects apart ("Apollo's deadline", "Zephyr's").
+        starts = {m.start() for m in _SENTENCE_START.finditer(blanked)}
+        for m in _WORD.finditer(blanked):
+            w = m.group()
+            if m.start() in starts and w not in known and (
+                    w.lower() in lower or _ORDER.match(blanked, m.end())
+                    or blanked[m.end():m.end() + 1] == ","):  # "Save this", "Wait, ..."
+                continue
+            if w[:1].isupper() and w not in _PRONOUN_I and w.lower() not in STOPWORDS and \
+                    w.lower() not in _MONTHS and w.lower() not in _CUE_WORDS and \
+                    re.sub(r"['’]s$", "", w.lower()) not in STOPWORDS:
+                found.append(("name", re.sub(r"['’]s$", "", w.lower()), m.start(), m.end()))
+        found.sort(key=lambda v: v[2])
         hypothetical = _HYPOTHETICAL.search(sentence)
-        if hypothetical and (not found or hypothetical.start() < found[0][2]):
+        copula = _COPULA.search(sentence)
+        if hypothetical and hypothetical.start() < (found[0][2] if found else
+                                                    copula.end() if copula else len(sentence)):
             continue
         if hypothetical:  # "..., if anyone asks": the condition is no part of the fact
             sentence, blanked = sentence[:hypothetical.start()], blanked[:hypothetical.start()]
@@ -377,20 +400,6 @@ def _read(message: Message, index: int, known: set[str] | frozenset[str] = froze
                 _REQUEST.search(sentence) and (strong or not _ASKING.search(sentence))):
             continue
         steady = steady and not strong
-        words = _WORD.findall(blanked)
-        # Names (capitalised words past the first) are values too: "the offsite is in Lisbon
-        # now, not Porto"; they also tell subjects apart ("Apollo's deadline", "Zephyr's").
-        starts = {m.start() for m in _SENTENCE_START.finditer(blanked)}
-        for m in _WORD.finditer(blanked):
-            w = m.group()
-            opening = m.start() in starts
-            if opening and w not in known and (w.lower() in lower or _ORDER.match(blanked, m.end())):
-                continue
-            if w[:1].isupper() and \
-                    w not in _PRONOUN_I and \
-                    w.lower() not in _MONTHS and w.lower() not in _CUE_WORDS and \
-                    re.sub(r"['’]s$", "", w.lower()) not in STOPWORDS:
-                found.append(("name", re.sub(r"['’]s$", "", w.lower()), m.start(), m.end()))
         negated: set[str] = set()
         negated_terms: set[str] = set()
         for neg in _NEGATORS.finditer(sentence):
@@ -405,6 +414,9 @@ def _read(message: Message, index: int, known: set[str] | frozenset[str] = froze
             if neg.group().lower() != "from":
                 negated_terms |= {_stem(w.lower()) for w in _WORD.findall(sentence[after:])[:2]
                                   if w.lower() not in STOPWORDS}
+        for kind, value, _, b in found:  # "5156 was wrong": the old value, named after it
+            if _WAS_WRONG.match(sentence, b):
+                negated.add(value)
         values: dict[str, set[str]] = {}
         for kind, value, _, _ in found:
             if value not in negated:
@@ -418,8 +430,13 @@ def _read(message: Message, index: int, known: set[str] | frozenset[str] = froze
             kind, matched = "correction", correction.group() if correction else "not X but Y"
         elif update:
             kind, matched = "update", update.group()
+        elif carried and not steady:
+            kind, matched = carried  # "Hang on, I gave you the wrong one. My order is ..."
         else:
             kind, matched = "contradiction", ""
+        strong_cue = bool(strong) or bool(carried and kind != "contradiction" and not steady)
+        # a cue with nothing to apply it to carries to the next sentence of the message
+        carried = (kind, matched) if strong and not values and not steady else None
         # what a cued sentence says the fact is now: its words after the cue ("switch me to
         # the aisle seat" -> aisle, seat), or all of them when the cue ends the sentence
         tail = {_stem(w.lower()) for w in _WORD.findall(plain[strong.end():])
@@ -437,7 +454,7 @@ def _read(message: Message, index: int, known: set[str] | frozenset[str] = froze
         out.append(_Clause(index, message.id, sentence, values, negated, terms - negated_terms,
                            subjects, {re.sub(r"['’]s$", "", o) for o in owners},
                            matched.lower(), kind, float(message.created_at),
-                           strong=bool(strong), phrase=(tail & terms) or terms,
+                           strong=strong_cue, phrase=(tail & terms) or terms,
                            negated_terms=negated_terms, steady=steady,
                            key_terms=key_terms - {_stem(v) for v in values.get("name", ())},
                            value_terms=value_terms))
@@ -556,7 +573,8 @@ def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Coun
         cued = bool(new.cue) and (overlap >= settings.cued_overlap or
                                   _contained(new.terms, old.terms, weights) >= settings.contained)
         old_values = {v for vs in old.values.values() for v in vs}
-        named = bool(new.negated & old_values) or bool(new.negated_terms & old.terms and new.strong)
+        named = bool(new.negated & old_values) or bool(new.negated_terms & old.value_terms) or \
+            bool(new.negated_terms & old.terms and new.strong)
         if _other_owner(new.owners, old.owners) and not named:
             continue  # my phone number is not Dana's
         kind = _differs(new, old)
