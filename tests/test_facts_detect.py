@@ -180,3 +180,16 @@ def test_the_llm_detector_keeps_only_well_formed_pairs():
         LLMUpdateDetector("gpt")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="complete must return text"):
         LLMUpdateDetector(lambda p: None).find(messages)
+
+
+def test_the_indexed_scan_decides_as_a_full_scan():
+    # thresholds at 0 make every earlier statement a candidate (the full scan); above 0 only
+    # those sharing a word or a value, or nearby: the same updates wherever both apply
+    messages = chat("The design review is on Tuesday at 3pm.", "Noted.", *FILLER,
+                    "The design review moved to Thursday.", "OK.", "My order number is 4721.",
+                    "Thanks, noted order 4721.", "Sorry, it's 4712, not 4721.", "Updated.",
+                    "Book the table for Friday.", "Booked for Friday.", "Make that Saturday instead.")
+    full = DetectionSettings(contained=0.0)
+    assert pairs(messages) == {(0, 6), (8, 10), (9, 10), (12, 14), (13, 14)}
+    assert {(u.old, u.new) for u in find_updates(messages, full)} >= \
+        {(u.old, u.new) for u in find_updates(messages)}

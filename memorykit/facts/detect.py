@@ -530,7 +530,7 @@ def find_updates(messages: Sequence[Message], settings: DetectionSettings | None
             raise TypeError(f"messages[{k}] must be a Message, got {m!r}")
     updates: list[Update] = []
     linked: set[tuple[str, str]] = set()
-    said: list[_Clause] = []  # current and superseded statements so far, in order
+    index_ = _Index()  # the statements so far, in order
     df: Counter[str] = Counter()
     known: set[str] = set()  # names met inside a sentence: "Priya" may then open one
     lower: set[str] = set()  # words met in lower case: "Lunch" opening a sentence is no name
@@ -542,14 +542,46 @@ def find_updates(messages: Sequence[Message], settings: DetectionSettings | None
         n = index + 1
         idf = {t: math.log(1.0 + n / df[t]) for c in clauses for t in c.terms}
         for clause in clauses:
-            for old, how in _replaced(clause, said, idf, df, n, settings):
+            for old, how in _replaced(clause, index_.candidates(clause, settings), idf, df, n,
+                                      settings):
                 old.current = False
                 if (old.message_id, clause.message_id) not in linked:
                     linked.add((old.message_id, clause.message_id))
                     updates.append(Update(old.message_id, clause.message_id,
                                           _key(old.terms | clause.terms), clause.kind, how))
-        said.extend(clauses)
+        for clause in clauses:
+            index_.add(clause)
     return updates
+
+
+class _Index:
+    """The statements read so far, found by shared word or value: a statement sharing nothing
+    with a new one can only matter through the ``nearby`` rule, so the pairs compared grow
+    with what is shared, not with the square of the history (same decisions as a full scan)."""
+
+    def __init__(self) -> None:
+        self.said: list[_Clause] = []
+        self.by_word: dict[str, list[int]] = {}
+
+    def add(self, clause: _Clause) -> None:
+        k = len(self.said)
+        self.said.append(clause)
+        words = clause.terms | clause.value_terms | \
+            {v for vs in clause.values.values() for v in vs}
+        for w in words:
+            self.by_word.setdefault(w, []).append(k)
+
+    def candidates(self, new: _Clause, settings: DetectionSettings) -> list[_Clause]:
+        """The earlier statements ``new`` could replace under ``settings``, in order."""
+        if 0 in (settings.cued_overlap, settings.plain_overlap, settings.contained):
+            return self.said  # every pair qualifies on overlap alone: scan them all
+        keys = new.terms | new.negated | new.negated_terms
+        hits = {k for w in keys for k in self.by_word.get(w, ())}
+        k = len(self.said) - 1
+        while k >= 0 and new.index - self.said[k].index <= settings.nearby:
+            hits.add(k)  # the nearby window
+            k -= 1
+        return [self.said[k] for k in sorted(hits)]
 
 
 def _key(terms: set[str]) -> str:
