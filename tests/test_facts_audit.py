@@ -67,7 +67,7 @@ def test_a_pair_the_detector_links_is_a_contradiction_not_a_near_duplicate():
 
 # ------------------------------------------------------------------ chatter
 @pytest.mark.parametrize("text", ["ok", "Thanks!", "Hi there, thanks so much!", "Sounds good to me.",
-                                  "Glad to help!", "Bye, see you soon"])
+                                  "Glad to help!", "Bye, see you soon", "Thanks, that helps."])
 def test_courtesy_and_acknowledgements_are_chatter(text):
     assert is_chatter(text)
 
@@ -112,6 +112,13 @@ def test_a_superseded_entry_marked_so_or_gone_is_no_contradiction():
     gone = [("b", NEW, 3.0)]  # latest wins: the old entry was dropped
     audit = audit_store(gone, detector=linking(("a", "b")))
     assert audit.updates == 0 and audit.count("contradiction left standing") == 0
+
+
+def test_the_default_detector_finds_a_plain_correction_left_standing():
+    store = [("a", "My gate code is 4721.", 1.0), ("x", "What a lovely day.", 2.0),
+             ("b", "Sorry, I got that wrong: my gate code is 4712, not 4721.", 3.0)]
+    audit = audit_store(store)  # memorykit.facts.detect.find_updates
+    assert [f.ids for f in only(audit, "contradiction left standing")] == [("a", "b")]
 
 
 # ------------------------------------------------------------------ ranking

@@ -11,8 +11,9 @@ five kinds of finding, each with a few examples:
   the update detector links: a changed value is a contradiction, not a copy);
 * **transient chatter**: an entry of at most ``chatter_max_words`` words, every one a
   function word or a word of courtesy (greetings, thanks, acknowledgements, agreement:
-  ``PHATIC_WORDS``, a closed class of English, not a list drawn from any data set). "Thanks,
-  Anna!" is not chatter under this rule (a name is content); "cancel it" is not either;
+  ``PHATIC_WORDS`` and their regular inflections, a closed class of English, not a list drawn
+  from any data set). "Thanks, Anna!" is not chatter under this rule (a name is content);
+  "cancel it" is not either;
 * **contradiction left standing**: a pair of stored messages the update detector
   (``memorykit.facts.detect.find_updates`` by default) links, the earlier one kept with no
   mark that it was superseded (its payload has neither ``superseded_by`` nor ``valid_until``);
@@ -182,7 +183,13 @@ def is_chatter(text: str, max_words: int = 6) -> bool:
     require_int("max_words", max_words, minimum=1)
     ws = [w.lower() for w in words(text)]
     # a digit or a name is never a function word or a courtesy: either makes it a fact
-    return len(ws) <= max_words and all(w in STOPWORDS or w in PHATIC_WORDS for w in ws)
+    return len(ws) <= max_words and all(w in STOPWORDS or _courtesy(w) for w in ws)
+
+
+def _courtesy(word: str) -> bool:
+    """A word of ``PHATIC_WORDS`` or a regular inflection of one ("helps", "helped")."""
+    return word in PHATIC_WORDS or any(
+        word.endswith(end) and word[:-len(end)] in PHATIC_WORDS for end in ("s", "ed", "ing"))
 
 
 def _shingles(text: str) -> frozenset[str]:
