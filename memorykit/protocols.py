@@ -23,6 +23,8 @@ protocol                   defined in                          what fits it
 ``PreparablePolicy``       ``memorykit.evaluation.harness``    a ContextPolicy with a
                                                                per-conversation fast path
 ``PreparedConversation``   ``memorykit.evaluation.harness``    what ``prepare`` returns
+``UpdateDetector``         ``memorykit.facts.detect``          messages -> the later ones that
+                                                               replace an earlier fact
 =========================  ==================================  ===============================
 """
 
@@ -34,6 +36,7 @@ from memorykit.context import ContextPolicy
 from memorykit.embeddings import Embedder
 from memorykit.entities.store import EntityStore
 from memorykit.evaluation.harness import PreparablePolicy, PreparedConversation
+from memorykit.facts.detect import UpdateDetector
 from memorykit.llm.chat import ChatModel
 from memorykit.llm.critic import Critic
 from memorykit.longterm.vectorstore import VectorStore
@@ -44,5 +47,5 @@ from memorykit.workspace.extract import EntityExtractor
 __all__ = [
     "ChatModel", "Clock", "Compressor", "ContextPolicy", "Critic", "Embedder", "EntityExtractor",
     "EntityStore", "PreparablePolicy", "PreparedConversation", "Summarizer", "TokenCounter",
-    "VectorStore",
+    "UpdateDetector", "VectorStore",
 ]
