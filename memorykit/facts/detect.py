@@ -150,7 +150,7 @@ _CANCEL = re.compile(r"\b(?:cancel(?:l?ed|l?ing|s)?|call(?:ed|ing)?\s+off|scrap(
                      r"no\s+longer\s+(?:need|want|happening|on)|(?:is|are|'s)\s+off\b|"
                      r"won't\s+be\s+(?:needing|going|happening)|not\s+happening|drop(?:ped)?\s+the)\b",
                      re.IGNORECASE)
-_CORRECTION = re.compile(r"\b(?:sorry|correction|typo|mistake|misspoke|mistyped|misread|"
+_CORRECTION = re.compile(r"\b(?:sorry(?!\s+(?:about|for|to\s+hear|again|,?\s+I\s+can't))|correction|typo|mistake|misspoke|mistyped|misread|"
                          r"misheard|misspelt|misspelled|my\s+bad|i\s+meant|"
                          r"meant\s+to\s+say|wrong|mixed\s+up|scratch\s+that)\b",
                          re.IGNORECASE)
@@ -187,6 +187,8 @@ _ASKING = re.compile(r"\b(?:when|what|where|who|whom|which|how|whether|if|remind
 _UNCHANGED = re.compile(r"\b(?:still|unchanged|nothing(?:'s|\s+has)?\s+changed|no\s+change|"
                         r"stays?|remains?|as\s+(?:planned|before)|same\s+as)\b", re.IGNORECASE)
 """Words saying a fact did *not* change: such a sentence restates, it never replaces."""
+_NOT_WORDS = re.compile(r"(?:(?:^|[,;:(—–-])\s*(?:and\s+|but\s+)?not|\bnot(?=\s+\w+(?:\s+\w+)?\s+but\b)|"
+                        r"\binstead\s+of|\brather\s+than)\s+", re.IGNORECASE)
 _WAS_WRONG = re.compile(r"\s*(?:was|is|were|are)\s+(?:wrong|incorrect|a\s+typo|a\s+mistake|"
                         r"outdated|out\s+of\s+date|old)\b", re.IGNORECASE)
 _ORDER = re.compile(r"\s+(?:the|a|an|this|that|these|those|it|me|my|us|our|your|them|him|her|"
@@ -411,9 +413,11 @@ def _read(message: Message, index: int, known: set[str] | frozenset[str] = froze
                         break  # "from 9am" with no "to" after it names no old value
                     negated.add(value)
                     break
-            if neg.group().lower() != "from":
-                negated_terms |= {_stem(w.lower()) for w in _WORD.findall(sentence[after:])[:2]
-                                  if w.lower() not in STOPWORDS}
+        # words (not only typed values) named as the old state: ", not halal", "not the window
+        # but the aisle", "instead of the Red Lion"; never a verb's "not" ("will not be billed")
+        for neg in _NOT_WORDS.finditer(sentence):
+            negated_terms |= {_stem(w.lower()) for w in _WORD.findall(sentence[neg.end():])[:2]
+                              if w.lower() not in STOPWORDS}
         for kind, value, _, b in found:  # "5156 was wrong": the old value, named after it
             if _WAS_WRONG.match(sentence, b):
                 negated.add(value)
