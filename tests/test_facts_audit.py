@@ -50,6 +50,10 @@ def test_near_duplicates_follow_the_jaccard_threshold():
     c = "The dentist appointment is on Tuesday morning."
     audit = audit_store([("a", a, 1.0), ("b", b, 2.0), ("c", c, 3.0)], detector=none)
     assert [f.ids for f in only(audit, "near duplicate")] == [("b", "a")]
+    # the example shows where the two differ, however long their common start
+    assert only(audit, "near duplicate")[0].detail.endswith(
+        "'...for eight people on Saturday evening.' ~ '...for eight people on Saturday.' "
+        "(Jaccard 0.91)")
     # the same pair under a threshold above its similarity is no finding
     strict = audit_store([("a", a, 1.0), ("b", b, 2.0)], detector=none,
                          settings=AuditSettings(near_threshold=0.99))

@@ -315,6 +315,62 @@ def _messages(entries: list[StoredEntry]) -> list[Message]:
     return out
 
 
+def _duplicates(entries: list[StoredEntry], linked: set[frozenset[str]],
+                threshold: float) -> list[Finding]:
+    """Exact and near duplicates: each entry against the earlier ones (an inverted index of
+    shingles finds the candidates, so this is not a comparison of every pair)."""
+    findings: list[Finding] = []
+    first_of: dict[str, StoredEntry] = {}
+    index: dict[str, list[int]] = {}
+    sets = [_shingles(e.text) for e in entries]
+    for i, e in enumerate(entries):
+        key = _norm(e.text)
+        if key and key in first_of:
+            findings.append(Finding("exact duplicate", (e.id, first_of[key].id),
+                                    f"{_short(e.text)} again"))
+        else:
+            first_of.setdefault(key, e)
+            shared: dict[int, int] = {}
+            for s in sets[i]:
+                for j in index.get(s, ()):
+                    shared[j] = shared.get(j, 0) + 1
+            best, best_j = 0.0, -1
+            for j, n in shared.items():
+                jaccard = n / (len(sets[i]) + len(sets[j]) - n)
+                same_fact = frozenset((e.message_id, entries[j].message_id)) in linked
+                if jaccard > best and not same_fact and _norm(entries[j].text) != key:
+                    best, best_j = jaccard, j
+            if best_j >= 0 and best >= threshold:
+                o = entries[best_j]
+                findings.append(Finding("near duplicate", (e.id, o.id),
+                                        f"{_apart(e.text, o.text)} (Jaccard {best:.2f})"))
+        for s in sets[i]:
+            index.setdefault(s, []).append(i)
+    return findings
+
+
+def _apart(a: str, b: str) -> str:
+    """Two near-identical texts shown from shortly before where they differ."""
+    same = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    cut = a.find(" ", same - 30) + 1 if same > 30 else 0  # from a word a little before
+    lead = "..." if cut else ""
+    return f"{_short(lead + a[cut:])} ~ {_short(lead + b[cut:])}"
+
+
+def _ranked_first(updates: list[Update], queries: tuple[str, ...], rank: Ranker, limit: int,
+                  marked: set[str], text: Mapping[str, str]) -> list[Finding]:
+    """Queries whose first recalled entry of a changed fact is superseded and unmarked."""
+    replaced_by = {u.old: u.new for u in updates}
+    changed = set(replaced_by) | set(replaced_by.values())
+    findings = []
+    for q in queries:
+        top = next((mid for mid in rank(q, limit) if mid in changed), None)
+        if top in replaced_by and top not in marked:
+            findings.append(Finding("superseded ranked first", (top, replaced_by[top]),
+                                    f"{q!r} -> {_short(text[top])} first"))
+    return findings
+
+
 def audit_store(
     store: MemoryService | SemanticMemory | Sequence[StoredEntry | tuple[str, str, float]],
     session_id: str | None = None,
@@ -340,62 +396,22 @@ def audit_store(
         for q in queries:
             require_str("queries[]", q, non_empty=True)
     entries, rank, store_limit = _entries_of(store, session_id)
-    limit = settings.recall_limit or store_limit
     messages = _messages(entries)
-    stored = {m.id for m in messages}
     text = {m.id: m.content for m in messages}
     # a detector may link a message to a copy of itself: that is a duplicate, not a change
-    updates = [u for u in _detect(detector, messages) if u.old in stored and u.new in stored
+    updates = [u for u in _detect(detector, messages) if u.old in text and u.new in text
                and _norm(text[u.old]) != _norm(text[u.new])]
-    linked = {frozenset((u.old, u.new)) for u in updates}
-    findings: list[Finding] = []
-
-    # duplicates: each entry against the earlier ones (an inverted index of shingles finds the
-    # candidates, so this is not a comparison of every pair)
-    first_of: dict[str, StoredEntry] = {}
-    index: dict[str, list[int]] = {}
-    sets = [_shingles(e.text) for e in entries]
-    for i, e in enumerate(entries):
-        key = _norm(e.text)
-        if key and key in first_of:
-            findings.append(Finding("exact duplicate", (e.id, first_of[key].id),
-                                    f"{_short(e.text)} again"))
-        else:
-            first_of.setdefault(key, e)
-            shared: dict[int, int] = {}
-            for s in sets[i]:
-                for j in index.get(s, ()):
-                    shared[j] = shared.get(j, 0) + 1
-            best, best_j = 0.0, -1
-            for j, n in shared.items():
-                jac = n / (len(sets[i]) + len(sets[j]) - n)
-                same_fact = frozenset((e.message_id, entries[j].message_id)) in linked
-                if jac > best and not same_fact and _norm(entries[j].text) != key:
-                    best, best_j = jac, j
-            if best_j >= 0 and best >= settings.near_threshold:
-                o = entries[best_j]
-                findings.append(Finding("near duplicate", (e.id, o.id),
-                                        f"{_short(e.text)} ~ {_short(o.text)} (Jaccard {best:.2f})"))
-        for s in sets[i]:
-            index.setdefault(s, []).append(i)
-
+    marked = {e.message_id for e in entries if e.superseded}
+    findings = _duplicates(entries, {frozenset((u.old, u.new)) for u in updates},
+                           settings.near_threshold)
     findings += [Finding("transient chatter", (e.id,), _short(e.text)) for e in entries
                  if is_chatter(e.text, settings.chatter_max_words)]
-
-    marked = {e.message_id for e in entries if e.superseded}
-    for u in updates:
-        if u.old not in marked:
-            findings.append(Finding("contradiction left standing", (u.old, u.new),
-                                    f"{_short(text[u.old])} kept beside {_short(text[u.new])} ({u.cue})"))
-
-    replaced_by = {u.old: u.new for u in updates}
-    changed = set(replaced_by) | set(replaced_by.values())
+    findings += [Finding("contradiction left standing", (u.old, u.new),
+                         f"{_short(text[u.old])} kept beside {_short(text[u.new])} ({u.cue})")
+                 for u in updates if u.old not in marked]
     asked = tuple(queries) if queries is not None else tuple(dict.fromkeys(u.key for u in updates))
-    for q in asked:
-        top = next((mid for mid in rank(q, limit) if mid in changed), None)
-        if top in replaced_by and top not in marked:
-            findings.append(Finding("superseded ranked first", (top, replaced_by[top]),
-                                    f"{q!r} -> {_short(text[top])} first"))
+    findings += _ranked_first(updates, asked, rank, settings.recall_limit or store_limit, marked,
+                              text)
     return StoreAudit(len(entries), len(messages), len(updates), asked, tuple(findings), settings)
 
 
