@@ -1,4 +1,4 @@
-"""The write-quality audit (memorykit.facts.audit): every finding kind, on its own, and bad input."""
+"""The write-quality audit (memorykit.facts.audit): each finding kind on its own, and bad input."""
 
 from __future__ import annotations
 
@@ -70,7 +70,8 @@ def test_a_pair_the_detector_links_is_a_contradiction_not_a_near_duplicate():
 
 
 # ------------------------------------------------------------------ chatter
-@pytest.mark.parametrize("text", ["ok", "Thanks!", "Hi there, thanks so much!", "Sounds good to me.",
+@pytest.mark.parametrize("text", ["ok", "Thanks!", "Hi there, thanks so much!",
+                                  "Sounds good to me.",
                                   "Glad to help!", "Bye, see you soon", "Thanks, that helps."])
 def test_courtesy_and_acknowledgements_are_chatter(text):
     assert is_chatter(text)
@@ -112,7 +113,8 @@ def test_examples_are_distinct():
 
 def test_a_superseded_entry_marked_so_or_gone_is_no_contradiction():
     marked = [StoredEntry("a", OLD, 1.0, superseded=True), ("b", NEW, 3.0)]
-    assert audit_store(marked, detector=linking(("a", "b"))).count("contradiction left standing") == 0
+    audit = audit_store(marked, detector=linking(("a", "b")))
+    assert audit.count("contradiction left standing") == 0
     gone = [("b", NEW, 3.0)]  # latest wins: the old entry was dropped
     audit = audit_store(gone, detector=linking(("a", "b")))
     assert audit.updates == 0 and audit.count("contradiction left standing") == 0
@@ -128,7 +130,8 @@ def test_the_default_detector_finds_a_plain_correction_left_standing():
 # ------------------------------------------------------------------ ranking
 def test_the_superseded_entry_ranked_above_the_current_one_is_found():
     # the old statement shares more words with the key: a lexical recall ranks it first
-    store = [("a", "The Apollo report deadline is Friday.", 1.0), ("b", "Moved to Monday now.", 2.0)]
+    store = [("a", "The Apollo report deadline is Friday.", 1.0),
+             ("b", "Moved to Monday now.", 2.0)]
     audit = audit_store(store, detector=linking(("a", "b")))
     assert audit.queries == (KEY,)
     assert [f.ids for f in only(audit, "superseded ranked first")] == [("a", "b")]
@@ -279,4 +282,8 @@ def test_the_grid_refuses_bad_settings_naming_them():
         audit_settings_grid(ms, storage_scopes="all", detector=none)
     with pytest.raises(ValueError, match="update_policy"):
         audit_settings_grid(ms, update_policies=["newest"], detector=none)
+    with pytest.raises(TypeError, match="service must be"):
+        audit_settings_grid(ms, service="memory", detector=none)
+    with pytest.raises(TypeError, match=r"service\(settings\) must return"):
+        audit_settings_grid(ms, service=lambda s: SemanticMemory(), detector=none)
     assert LongTermSettings().storage_scope == "all"

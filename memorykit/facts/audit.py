@@ -440,12 +440,16 @@ def audit_settings_grid(
     for name, values in (("storage_scopes", storage_scopes), ("update_policies", update_policies)):
         if isinstance(values, str) or not isinstance(values, Sequence) or not values:
             raise ValueError(f"{name} must be a non-empty list, got {values!r}")
+    if service is not None and not callable(service):
+        raise TypeError(f"service must be a callable (settings -> MemoryService), got {service!r}")
     make = service if service is not None else (
         lambda s: MemoryService(settings=s, detector=detector))
     rows = []
     for scope in storage_scopes:
         for policy in update_policies:
             svc = make(LongTermSettings(storage_scope=scope, update_policy=policy))
+            if not isinstance(svc, MemoryService):
+                raise TypeError(f"service(settings) must return a MemoryService, got {svc!r}")
             for m in messages:
                 svc.add("audit", m)
             svc.flush("audit", reason="audit: every message written")
