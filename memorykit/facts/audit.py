@@ -385,7 +385,8 @@ def audit_store(
     detected update, once). ``detector`` finds updates among the stored messages: a callable
     ``messages -> list[Update]`` or an object with ``find(messages)`` (None:
     ``memorykit.facts.detect.find_updates``). A plain list is ranked by the offline lexical
-    embedder.
+    embedder. Audit a session while nothing writes to it: the audit reads the store several
+    times (its entries, then one recall per query).
     """
     settings = AuditSettings() if settings is None else settings
     if not isinstance(settings, AuditSettings):
