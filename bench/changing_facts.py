@@ -19,12 +19,14 @@ from pathlib import Path
 
 from memorykit.evaluation.chatlog import load_chat_logs
 from memorykit.evaluation.harness import compare_policies
+from memorykit.evaluation.superseding import SupersedingRetrieval
 from memorykit.evaluation.toolkit import TUNABLE, fixed_policy
 from memorykit.evaluation.tune import tunable_policy_names
 from memorykit.facts.detect import current_of, find_updates
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "changing_facts"
 AWARE = "superseding-retrieval"
+DATED = "superseding-retrieval (keep=dated)"
 
 
 def _policy(name: str):
@@ -61,7 +63,11 @@ def main(argv: list[str] | None = None) -> int:
     data = load_chat_logs(args.chats, args.questions)
     names = tunable_policy_names()
     t0 = time.perf_counter()
-    summary, _ = compare_policies({n: _policy(n) for n in names}, data, args.budget)
+    policies = {n: _policy(n) for n in names}
+    # the same policy keeping superseded statements marked (not a tune policy: shown for the
+    # lesson's "latest wins / keep both, dated" choice)
+    policies[DATED] = SupersedingRetrieval(keep="dated", name=DATED)
+    summary, _ = compare_policies(policies, data, args.budget)
     seconds = time.perf_counter() - t0
     rows = {r["policy"]: r for r in summary}
     print(f"{data.name}: {len(data)} conversations, {data.n_questions} questions "
@@ -73,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     def fmt(v) -> str:
         return "-" if v is None else f"{v:.3f}"
 
-    for n in names:
+    for n in [*names, DATED]:
         r = rows[n]
         print(f"| {n} | {fmt(r['recall'])} | {fmt(r.get('stale_only'))} | {fmt(r.get('both'))} "
               f"| {fmt(r.get('both_unclear'))} |")
