@@ -243,7 +243,7 @@ def test_bad_input_is_refused_naming_it():
         audit_store([("a", "x", 1.0), ("b", "y")], detector=none)
     with pytest.raises(ValueError, match="'a' appears twice"):
         audit_store([("a", "x", 1.0), ("a", "y", 2.0)], detector=none)
-    with pytest.raises(ValueError, match="at of entry 'a'"):
+    with pytest.raises(ValueError, match="created_at of entry 'a'"):
         audit_store([("a", "x", float("nan"))], detector=none)
     with pytest.raises(ValueError, match="session_id is only"):
         audit_store([("a", "x", 1.0)], "s", detector=none)
@@ -258,6 +258,10 @@ def test_bad_input_is_refused_naming_it():
             AuditSettings(near_threshold=bad)
     with pytest.raises(ValueError, match="recall_limit"):
         AuditSettings(recall_limit=0)
+    with pytest.raises(ValueError, match="chatter_max_words"):
+        AuditSettings(chatter_max_words=101)
+    with pytest.raises(TypeError, match="superseded"):
+        StoredEntry("a", "x", 1.0, superseded="no")
 
 
 def test_a_service_needs_a_known_session():

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from memorykit._text import STOPWORDS, words
-from memorykit._validate import require_between, require_int, require_str
+from memorykit._validate import require_between, require_bool, require_int, require_str
 from memorykit.embeddings import Embedder, LexicalHashingEmbedder
 from memorykit.facts.statement import Update
 from memorykit.longterm.semantic import SemanticMemory
@@ -68,6 +68,10 @@ PHATIC_WORDS = frozenset(
 function words of ``memorykit._text.STOPWORDS`` they make up messages that carry no fact."""
 
 
+MAX_CHATTER_WORDS = 100
+"""The longest entry any setting may call chatter: past that it is a speech, not a "thanks"."""
+
+
 @dataclass(frozen=True)
 class AuditSettings:
     """The audit's rules, one number each."""
@@ -76,19 +80,22 @@ class AuditSettings:
     """Two entries are near duplicates when the Jaccard similarity of their word-bigram sets is
     at least this (in (0, 1]; 1 only for the same bigrams in any order)."""
     chatter_max_words: int = 6
-    """An entry longer than this many words is never chatter, whatever its words."""
+    """An entry longer than this many words is never chatter, whatever its words (at most
+    ``MAX_CHATTER_WORDS``: chatter is short by definition)."""
     recall_limit: int | None = None
     """How many recalled entries a reader sees (None: the store's own ``recall_limit``, or 5
     for a plain list of entries)."""
     examples: int = 3
-    """Examples kept per kind in ``StoreAudit.rows``."""
+    """Examples shown per kind in ``StoreAudit.rows`` (at most 100: a row a reader can read;
+    ``StoreAudit.findings`` holds them all)."""
 
     def __post_init__(self) -> None:
         require_between("near_threshold", self.near_threshold, 1e-9, 1.0)
-        require_int("chatter_max_words", self.chatter_max_words, minimum=1)
+        require_int("chatter_max_words", self.chatter_max_words, minimum=1,
+                    maximum=MAX_CHATTER_WORDS)
         if self.recall_limit is not None:
             require_int("recall_limit", self.recall_limit, minimum=1)
-        require_int("examples", self.examples, minimum=0)
+        require_int("examples", self.examples, minimum=0, maximum=100)
 
 
 @dataclass(frozen=True)
@@ -97,8 +104,8 @@ class StoredEntry:
 
     id: str
     text: str
-    at: float
-    """When its message was said (seconds)."""
+    created_at: float
+    """When its message was said (seconds, as ``Message.created_at``)."""
     message_id: str = ""
     """The message it comes from ("": the entry is a whole message, ``id``)."""
     role: str = "user"
@@ -108,10 +115,12 @@ class StoredEntry:
     def __post_init__(self) -> None:
         require_str("id", self.id, non_empty=True)
         require_str("text", self.text)
-        if type(self.at) is bool or not isinstance(self.at, (int, float)) or \
-                not math.isfinite(self.at):
-            raise ValueError(f"at of entry {self.id!r} must be a finite number, got {self.at!r}")
+        at = self.created_at
+        if type(at) is bool or not isinstance(at, (int, float)) or not math.isfinite(at):
+            raise ValueError(f"created_at of entry {self.id!r} must be a finite number of "
+                             f"seconds, got {at!r}")
         require_str("message_id", self.message_id)
+        require_bool("superseded", self.superseded)
         if self.role not in ROLES:
             raise ValueError(f"role of entry {self.id!r} must be one of {ROLES}, got {self.role!r}")
         if not self.message_id:
@@ -180,7 +189,7 @@ def is_chatter(text: str, max_words: int = 6) -> bool:
     """Is ``text`` transient chatter: at most ``max_words`` words, each a function word or a
     courtesy (``PHATIC_WORDS``)?"""
     require_str("text", text)
-    require_int("max_words", max_words, minimum=1)
+    require_int("max_words", max_words, minimum=1, maximum=MAX_CHATTER_WORDS)
     ws = [w.lower() for w in words(text)]
     # a digit or a name is never a function word or a courtesy: either makes it a fact
     return len(ws) <= max_words and all(w in STOPWORDS or _courtesy(w) for w in ws)
@@ -254,7 +263,7 @@ def _entries_of(store: Any, session_id: str | None) -> tuple[list[StoredEntry], 
 def _plain_entries(store: Any) -> tuple[list[StoredEntry], Ranker, int]:
     if isinstance(store, (str, bytes, Mapping)) or not isinstance(store, Sequence):
         raise TypeError(f"store must be a MemoryService, a SemanticMemory or a list of "
-                        f"(id, text, at) entries, got {store!r}")
+                        f"(id, text, created_at) entries, got {store!r}")
     entries: list[StoredEntry] = []
     for i, e in enumerate(store):
         if isinstance(e, StoredEntry):
@@ -262,7 +271,7 @@ def _plain_entries(store: Any) -> tuple[list[StoredEntry], Ranker, int]:
         elif isinstance(e, tuple) and len(e) == 3:
             entries.append(StoredEntry(*e))
         else:
-            raise TypeError(f"store[{i}] must be a StoredEntry or an (id, text, at) tuple, "
+            raise TypeError(f"store[{i}] must be a StoredEntry or an (id, text, created_at) tuple, "
                             f"got {e!r}")
     seen: set[str] = set()
     for e in entries:
@@ -307,10 +316,10 @@ def _messages(entries: list[StoredEntry]) -> list[Message]:
         texts.setdefault(e.message_id, []).append(e.text)
         first.setdefault(e.message_id, e)
     out = []
-    for mid, e in sorted(first.items(), key=lambda kv: kv[1].at):  # stable: store order on ties
+    for mid, e in sorted(first.items(), key=lambda kv: kv[1].created_at):  # stable: store order on ties
         # the store keeps no call id: a stored tool result gets a stand-in one
         out.append(Message(mid, e.role, " ".join(texts[mid]), 0, 0,  # type: ignore[arg-type]
-                           created_at=float(e.at),
+                           created_at=float(e.created_at),
                            tool_call_id="stored" if e.role == "tool" else None))
     return out
 
