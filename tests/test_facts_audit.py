@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from memorykit.embeddings import LexicalHashingEmbedder
 from memorykit.facts.audit import (FINDING_KINDS, AuditSettings, StoredEntry, audit_settings_grid,
                                    audit_store, is_chatter)
 from memorykit.facts.statement import Update
 from memorykit.longterm.semantic import SemanticMemory
 from memorykit.longterm.service import (STORAGE_SCOPES, UPDATE_POLICY_NAMES, LongTermSettings,
                                         MemoryService)
+from memorykit.longterm.vectorstore import NumpyVectorStore, QdrantVectorStore, qdrant_available
 from memorykit.messages import Message, MessageFactory
 
 KEY = "deadline of the apollo report"
@@ -214,6 +216,28 @@ def test_a_payload_dated_superseded_is_no_contradiction_left_standing():
         mem.add([new])
         audit = audit_store(mem, detector=linking((old.id, new.id)))
         assert audit.count("contradiction left standing") == standing, marks
+
+
+STORES = ["numpy", pytest.param("qdrant", marks=pytest.mark.skipif(
+    not qdrant_available(), reason="qdrant-client is not installed"))]
+
+
+@pytest.mark.parametrize("kind", STORES)
+def test_what_a_service_dates_is_marked_whatever_its_store(kind):
+    """The dated marks are read back from the store's payloads, on either store."""
+    f = MessageFactory()
+    ms = [f.user(OLD), f.user("ok"), f.user(NEW)]
+    counts = {}
+    for policy in ("keep-all", "keep-both-dated"):
+        embedder = LexicalHashingEmbedder()
+        store = (NumpyVectorStore if kind == "numpy" else QdrantVectorStore)(embedder.dimension)
+        svc = MemoryService(settings=LongTermSettings(update_policy=policy), embedder=embedder,
+                            store=store, detector=linking((ms[0].id, ms[2].id)))
+        for m in ms:
+            svc.add("s", m)
+        audit = audit_store(svc, "s", detector=linking((ms[0].id, ms[2].id)))
+        counts[policy] = (audit.entries, audit.count("contradiction left standing"))
+    assert counts == {"keep-all": (3, 1), "keep-both-dated": (3, 0)}
 
 
 def test_the_grid_audits_every_scope_and_update_policy():
