@@ -5,30 +5,40 @@ A conversation changes its facts: "the review moved to Thursday", "sorry, it's 4
 that should keep only the current value must first notice that two messages are about the same
 fact and say different things. ``find_updates`` does it with plain rules a student can read:
 
-1. **Sentences and values.** Each message is cut into sentences. Typed values are found by
-   pattern: e-mail addresses, money, times, dates (weekdays, months, "the 14th", ISO), street
-   addresses, phone numbers, codes and other numbers. They are what changes.
-2. **Keys.** What a sentence is about is its remaining content words (stemmed, minus function
-   words and the change cues themselves): "the Apollo report is due Friday" has the key terms
-   {apollo, report, due}. Two sentences are about the same fact when their key terms overlap,
-   rare words counting more (idf over the messages so far).
-3. **Cues.** A later sentence with a change cue ("moved to", "changed to", "instead", "no
-   longer", "not X but Y", "X, not Y", "actually", "cancel", "now", "new ...") needs less key
-   overlap than one without: a cue says "this replaces something". A negated value ("not
-   4721", "instead of Friday") names the old statement outright.
-4. **Guards.** A sentence that only restates an earlier value (all its values already said) is
-   no update; hypotheticals and proposals ("what if we moved it to Friday?", "could we...") and
-   questions state nothing; two sentences naming different subjects (Apollo and Zephyr, "Dana's
-   phone" and "Sam's") are different facts.
+1. **Sentences and values.** Each message is cut into statements (sentences, and clauses after
+   ";", a dash or ", so"); "The ticket for the refund? It's 4417." is read as one. Typed values
+   are found by pattern: e-mail addresses, money, dates, times, street addresses, phone numbers,
+   codes and other numbers; names (capitalised words) count as values too. They are what changes.
+2. **Keys.** What a statement is about is the content words (stemmed, minus function words and
+   cue words) of the stretch around its value, openers like "For the record," left out: "the
+   Apollo report is due Friday" has the key terms {report, due} and the subject Apollo. Two
+   statements are about the same fact when their key terms overlap (weighted Jaccard, rare words
+   counting more: idf over the messages so far).
+3. **Cues.** A later statement with a change cue ("moved to", "changed to", "instead", "no
+   longer", "not X but Y", "X, not Y", "actually", "cancel", "now", "went up"; a cue alone in
+   its sentence carries to the next one) needs less key overlap than one without, or only to
+   name part of the key ("the review moved to Thursday"). A negated value ("not 4721", "instead
+   of Friday", "4721 was wrong") names the old statement outright. With no cue, the same key
+   must carry a new value of the same kind ("same key, new value").
+4. **Guards.** A statement that only restates an earlier value, or says it did not change
+   ("still Friday", "nothing changed"), replaces nothing; hypotheticals and proposals ("what if
+   we moved it to Friday?", "maybe Sunday") and questions state nothing (a condition after the
+   value, "..., if anyone asks", is dropped, not the statement); two statements about different
+   subjects ("the Apollo deadline" and "the Zephyr deadline") or owners ("my phone" and "Dana's
+   phone", "my brother's flight" and "my flight") are different facts.
 5. **Only what is current is replaced.** Messages are read in order and an update links the new
-   sentence to the earlier *current* statements of the fact (so "changed twice" makes a chain:
-   a -> b -> c, and ``current_of`` follows it). Every decision reads only messages up to the
-   later one, so the updates among a history's first n messages do not depend on what follows.
+   statement to the earlier *current* statements of the fact, the best match and any echo of
+   its value (so "changed twice" makes a chain: a -> b -> c, and ``current_of`` follows it).
+   Every decision reads only messages up to the later one, so the updates among a history's
+   first n messages do not depend on what follows.
 
-What it misses (the lesson shows examples): a change stated with no value and no cue ("let's
-not do that then"), a key said in other words with no shared term ("the dentist" / "my
-check-up"), values it has no pattern for and no cue to find. ``LLMUpdateDetector`` asks a
-model instead (optional). Taught in ``notebooks/13_changing_facts.ipynb``.
+What it misses (the lesson shows examples): a key said in other words with no shared term ("the
+hairdresser booking" / "the haircut", "the launch date" / "go-live"), a change stated with no
+value and no cue ("let's not do that then"), a value with no pattern and no copula to find it
+("No wait, halal."). ``python -m bench.changing_facts`` prints how many superseded statements
+of the bundled set it links to their current one, and how much current evidence it wrongly
+marks superseded. ``LLMUpdateDetector`` asks a model instead (optional).
+Taught in ``notebooks/13_changing_facts.ipynb``.
 """
 
 from __future__ import annotations
