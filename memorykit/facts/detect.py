@@ -72,9 +72,9 @@ class DetectionSettings:
     """Key overlap needed with no cue ("same key, new value"): higher, since two sentences about
     different facts often share a word."""
     contained: float = 0.7
-    """Or: the share of a cued sentence's key terms (idf-weighted, in [0, 1]) that the earlier
-    statement has, enough when the new sentence names only part of the key ("the review moved
-    to Thursday" after "the design review with the client is on Tuesday at 3pm")."""
+    """Or: the share of one sentence's key terms (idf-weighted, in [0, 1]) that the other has,
+    enough for a cued sentence when one of the two names only part of the key ("the review
+    moved to Thursday" after "the design review with the client is on Tuesday at 3pm")."""
     nearby: int = 4
     """A cued sentence that names no key of its own ("make that Thursday", "sorry, I meant 4721")
     refers to the conversation just before: it may replace a statement among the ``nearby``
@@ -224,6 +224,7 @@ _CUE_WORDS = frozenset(
     bump bumped shift shifted brought forward instead longer now new anymore replace replaced
     cancel cancelled canceled cancelling canceling cancels scrap scrapped
     drop dropped make made note noted remember got hey hi oh ah hmm quick btw bit want need
+    wait oops whoops hang
     know think let see said say says tell told fine great good sounds perfect right correct""".split())
 """Cue and chatter words: never key terms (they say a change happens, not what changed)."""
 
@@ -317,8 +318,9 @@ def _sentences(text: str) -> list[str]:
     for part in parts:
         found, blanked = _values(part)
         head = _focus(blanked, found) if found else _SEGMENT.split(blanked)[0]
-        keyless = (found or _IT_IS.match(part)) and len(_terms(head)) < 2
-        if out and keyless and not _values(out[-1])[0] and \
+        # "It's 4417": the pronoun points back; or a value with no key word at all
+        keyless = _IT_IS.match(part) or found and not _terms(head)
+        if out and keyless and (not _values(out[-1])[0] or _NOT_WORDS.search(out[-1])) and \
                 not (out[-1].endswith("?") and _ASKING.search(out[-1])):
             # also "The ticket for the refund? It's 4417.": a key asked, then its value
             out[-1] = out[-1] + " " + part
@@ -353,8 +355,8 @@ def _focus(blanked: str, found: list[tuple[str, str, int, int]]) -> str:
     cuts = [0, *(m.end() for m in _SEGMENT.finditer(blanked)), len(blanked) + 1]
     k = max(i for i, c in enumerate(cuts[:-1]) if c <= first)
     start, end = cuts[k], cuts[k + 1]
-    if k > 0 and len(_terms(" ".join(w for w in _WORD.findall(blanked[start:end])
-                                     if not w[:1].isupper()))) < 2:
+    if k > 0 and not _terms(" ".join(w for w in _WORD.findall(blanked[start:end])
+                                     if not w[:1].isupper())):
         start = cuts[k - 1]
     return blanked[start:end]
 
@@ -616,8 +618,9 @@ def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Coun
             if t not in weights:
                 weights[t] = math.log(1.0 + n / max(df[t], 1))
         overlap = _overlap(new.terms, old.terms, weights)
-        cued = bool(new.cue) and (overlap >= settings.cued_overlap or
-                                  _contained(new.terms, old.terms, weights) >= settings.contained)
+        cued = bool(new.cue) and (overlap >= settings.cued_overlap or max(
+            _contained(new.terms, old.terms, weights),
+            _contained(old.terms, new.terms, weights)) >= settings.contained)
         old_values = {v for vs in old.values.values() for v in vs}
         named = bool(new.negated & old_values) or bool(new.negated_terms & old.value_terms) or \
             bool(new.negated_terms & old.terms and new.strong)
