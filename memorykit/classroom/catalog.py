@@ -163,6 +163,15 @@ CATALOG: tuple[Lesson, ...] = (
            ("memorykit.evaluation",), ("D1", "D4"), part="evaluation",
            minutes=75, prerequisites=(2, 9, "pandas tables (reading)"),
            builds="a tuned memory configuration for a token budget, chosen from a sweep"),
+    Lesson(13, "13_changing_facts.ipynb", "Memory that changes its mind",
+           "Facts that are updated, corrected, cancelled and contradicted: stale and doubled "
+           "answers of every memory by gap and budget, supersession with validity intervals and "
+           "update policies, and a write-quality audit of a long-term store.",
+           ("memorykit.facts.statement", "memorykit.facts.detect", "memorykit.facts.timeline",
+            "memorykit.facts.audit", "memorykit.evaluation.superseding",
+            "memorykit.evaluation.scoring", "memorykit.classroom.scenarios.changing_facts"),
+           ("D2", "D3"), part="evaluation", minutes=60, prerequisites=(9, 12, _CLASS),
+           builds="an update rule that never serves a superseded value, run in a long-term store"),
 )
 
 
@@ -235,7 +244,7 @@ ROUTES: tuple[Route, ...] = (
     Route("The full course", "a course of weekly labs on agent memory",
           tuple(lesson.number for lesson in CATALOG),
           "Every lesson in order, one part per week or two: buffers (01-03), entities (04), the "
-          "three columns (05-08), long-term memory (09-11), evaluation (12). Each lesson's "
+          "three columns (05-08), long-term memory (09-11), evaluation (12-13). Each lesson's "
           "review questions close the session: students write their answers in the cell under "
           "the questions (the student edition has one); reference answers are in the instructor "
           "edition only (docs/review/, for discussion in class)."),

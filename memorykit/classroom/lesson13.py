@@ -10,9 +10,10 @@
   current one: the reader answers with the old value), ``both`` (it holds both) and
   ``both_unclear`` (both, and nothing says which is current). ``outcomes`` splits every
   changed question into exactly one of ``OUTCOMES``.
-* The memories (``memorykit.classroom.lesson13_memories``, re-exported here): a recency
+* The memories and their sweep (``memorykit.classroom.lesson13_memories``): a recency
   buffer, the summary buffer, BM25, the hybrid retrieval, the supersession-aware retrieval
-  (the old statement dropped, or kept marked) and the long-term store under an update policy.
+  (the old statement dropped, or kept marked) and the long-term store under each update
+  policy, evaluated once at every gap and budget of the sliders.
 
 Explorer: ``ChangingFactsExplorer`` (sliders: the long-term store's update policy, the gap
 between the old and the new statement, the budget): the outcome of every changed question per
@@ -32,11 +33,10 @@ import numpy as np
 from memorykit._validate import require_choice, require_int
 from memorykit.classroom.explorer import LessonExplorer, Setting, _widgets, yours_name
 from memorykit.classroom.figure import legend_below
-from memorykit.classroom.lesson13_memories import (  # noqa: F401  (the notebook imports them here)
-    MEMORIES, UPDATE_POLICIES, YOURS, OUTCOMES, gap_datasets, outcome_table, rule_sweep,
-    stale_table, sweep)
+from memorykit.classroom.lesson13_memories import (MEMORIES, OUTCOMES, UPDATE_POLICIES, YOURS,
+                                                   rule_sweep, sweep)
 
-GAP = Setting("gap", "gap (messages between old and new)", 30, 0, 90, 30)
+GAP = Setting("gap", "gap (messages between old and new)", 40, 0, 120, 40)
 BUDGET = Setting("budget", "budget (tokens)", 1000, 500, 2000, 500)
 GAPS = tuple(range(int(GAP.low), int(GAP.high) + 1, int(GAP.step)))
 BUDGETS = tuple(range(int(BUDGET.low), int(BUDGET.high) + 1, int(BUDGET.step)))
@@ -130,18 +130,27 @@ class ChangingFactsExplorer(LessonExplorer):
                                 hovertemplate=f"{name}: %{{y:.2f}} {what} at gap %{{x}}"
                                               "<extra></extra>")
         for col in (1, 2):
-            fig.add_scatter(name=f"selected gap {col}", x=[GAPS[0]] * 2, y=[0, 1], mode="lines",
+            top = 1.0 if col == 2 else self._stale_top()
+            fig.add_scatter(name=f"selected gap {col}", x=[GAPS[0]] * 2, y=[0, top], mode="lines",
                             line=dict(color="black", width=1, dash="dash"), showlegend=False,
                             hoverinfo="skip", row=2, col=col)
             fig.update_xaxes(title_text="gap (messages between old and new statement)",
                              tickvals=list(GAPS), row=2, col=col)
-            fig.update_yaxes(range=[-0.02, 1.02], title_text="share of changed questions",
+            fig.update_yaxes(range=[-0.02 * top, 1.02 * top], title_text="share of changed questions",
                              row=2, col=col)
         fig.update_xaxes(range=[0, 1], title_text="share of changed questions", row=1, col=1)
         fig.update_yaxes(autorange="reversed", row=1, col=1)
         fig.update_layout(barmode="stack", height=820, title=self.title,
                           margin=dict(l=180, r=20, t=80, b=40), legend=legend_below())
         return fig
+
+    def _stale_top(self) -> float:
+        """The stale-only panel's height: the highest share any memory reaches at any setting,
+        rounded up to a tenth (fixed, so a move never rescales it; stale answers are rare)."""
+        mine = [rule_sweep(rule, self.seed, self.conversations, GAPS, BUDGETS).shares
+                for rule in self.yours.values()]
+        highest = max(float(x[..., 0].max()) for x in [*self.sweep.shares.values(), *mine])
+        return min(1.0, max(0.1, np.ceil(highest * 10) / 10))
 
     def _compute(self, update_policy: str, gap: int, budget: int) -> ChangeView:
         g, b = GAPS.index(gap), BUDGETS.index(budget)

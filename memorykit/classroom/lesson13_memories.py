@@ -25,7 +25,8 @@ from memorykit.classroom.memo import memo
 from memorykit.evaluation.baselines import BM25Retrieval, LastTokens
 from memorykit.evaluation.chatlog import load_chat_logs
 from memorykit.evaluation.dataset import EvalDataset
-from memorykit.evaluation.harness import EvalResult, evaluate
+from memorykit.evaluation.harness import (EvalResult, comparison_notes, evaluate,
+                                          is_query_independent)
 from memorykit.evaluation.hybrid import HybridRetrieval
 from memorykit.evaluation.superseding import SupersedingRetrieval
 from memorykit.evaluation.toolkit import FIXED_POLICIES, fixed_policy
@@ -164,10 +165,11 @@ class _EveryBudget:
 class _BudgetContexts:
     def __init__(self, memory: Any, messages: Sequence[Any], budgets: tuple[int, ...]) -> None:
         self.memory, self.messages, self.budgets = memory, messages, budgets
+        self.shared = is_query_independent(memory)  # one context per position serves every query
         self.built: dict[tuple[int, str], dict[int, Any]] = {}
 
     def build_context(self, position: int, query: str, budget: int) -> Any:
-        key = (position, query)
+        key = (position, "" if self.shared else query)
         if key not in self.built:
             history = self.messages[:position]
             self.built[key] = {b: self.memory.build_context(history, query, b)
@@ -217,24 +219,22 @@ def rule_sweep(rule: type, seed: int, conversations: int, gaps: tuple[int, ...],
     return RuleSweep(shares, recall)
 
 
-def stale_table(data: EvalDataset, budget: int = 1000) -> list[dict[str, Any]]:
-    """One row per policy ``memorykit tune`` compares at its defaults: recall, the three
-    staleness shares (of the questions with a superseded statement) and mean tokens."""
-    rows = []
-    for name, policy in FIXED_POLICIES.items():
-        s = evaluate(policy, data, budget).summary()
+def stale_table(data: EvalDataset, budget: int = 1000
+                ) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every policy ``memorykit tune`` compares at its defaults, then the long-term store under
+    each update policy, on ``data`` at ``budget``: one row each (recall, the three staleness
+    shares of the questions with a superseded statement, mean tokens), and the comparison's
+    notes (the tokens' unit, the policies whose results coincide on every question)."""
+    policies = {**FIXED_POLICIES, **{f"long-term store: {name}": _store(name)
+                                     for name in UPDATE_POLICIES}}
+    rows, results = [], {}
+    for name, policy in policies.items():
+        result = results[name] = evaluate(policy, data, budget)
+        s = result.summary()
         rows.append({"policy": name, "recall": _round(s["recall"]),
                      "stale_only": _round(s["stale_only"]), "both": _round(s["both"]),
                      "both_unclear": _round(s["both_unclear"]), "tokens": int(round(s["tokens"]))})
-    return rows
-
-
-def outcome_table(sw: Sweep, gap: int, budget: int, gaps: Sequence[int],
-                  budgets: Sequence[int]) -> list[dict[str, Any]]:
-    """``sweep``'s outcome shares at one gap and budget, one row per memory."""
-    g, b = list(gaps).index(gap), list(budgets).index(budget)
-    return [{"memory": name, **{o: round(float(x), 3) for o, x in zip(OUTCOMES, s[g, b])}}
-            for name, s in sw.shares.items()]
+    return rows, comparison_notes(results, policies, data, budget, "billed")
 
 
 def _round(x: float | None) -> float | None:
@@ -263,3 +263,28 @@ def change_example(data: EvalDataset, category: str = "corrected") -> None:
             return
     raise ValueError(f"no question of category {category!r} names a superseded statement; "
                      f"categories: {', '.join(data.categories())}")
+
+
+def audit_rows(data: EvalDataset, conversation: int = 0) -> list[dict[str, Any]]:
+    """The write-quality audit (``memorykit.facts.audit``) of one conversation of ``data``
+    stored under every storage scope and every update policy: one row each."""
+    from memorykit.facts.audit import audit_settings_grid
+
+    messages = list(data.conversations[require_int("conversation", conversation, minimum=0,
+                                                   maximum=len(data) - 1)].messages)
+    return audit_settings_grid(messages, update_policies=UPDATE_POLICIES)
+
+
+def audit_examples(data: EvalDataset, conversation: int = 0,
+                   update_policy: str = "keep-all") -> list[dict[str, Any]]:
+    """What the audit found in one conversation stored whole under ``update_policy``: each
+    kind's count and a few examples (``StoreAudit.rows``)."""
+    from memorykit.facts.audit import audit_store
+
+    store = _store(update_policy)
+    messages = data.conversations[require_int("conversation", conversation, minimum=0,
+                                              maximum=len(data) - 1)].messages
+    for m in messages:
+        store.add("audit", m)
+    store.flush("audit", reason="audit: every message written")
+    return audit_store(store, "audit").rows()
