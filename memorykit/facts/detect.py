@@ -368,9 +368,9 @@ def _content_words(text: str) -> list[str]:
 def _read(message: Message, index: int, known: set[str] | frozenset[str] = frozenset(),
           lower: set[str] | frozenset[str] = frozenset()) -> list[_Clause]:
     """The sentences of ``message`` that state something (not questions, not hypotheticals).
-    A capitalised word opening a sentence is a name when it is ``known`` (met inside a
-    sentence so far), or when it was never seen in lower case (``lower``) and does not look
-    like an order ("Priya reproduced the bug", not "Save this for later")."""
+    A capitalised word opening a sentence is a name when it was never seen in lower case
+    (``lower``) and is ``known`` (met inside a sentence so far) or does not look like an order
+    ("Priya reproduced the bug", not "Save this for later" nor "Pickup is at 8")."""
     if message.role not in ("user", "assistant") or message.is_summary:
         return []
     out = []
@@ -384,10 +384,9 @@ def _read(message: Message, index: int, known: set[str] | frozenset[str] = froze
         starts = {m.start() for m in _SENTENCE_START.finditer(blanked)}
         for m in _WORD.finditer(blanked):
             w = m.group()
-            if m.start() in starts and w not in known and (
-                    w.lower() in lower or _ORDER.match(blanked, m.end())
-                    or blanked[m.end():m.end() + 1] == ","):  # "Save this", "Wait, ..."
-                continue
+            if m.start() in starts and (w.lower() in lower or w not in known and (
+                    _ORDER.match(blanked, m.end()) or blanked[m.end():m.end() + 1] == ",")):
+                continue  # "Pickup is ..." (pickup seen in lower case), "Save this", "Wait, ..."
             if w[:1].isupper() and w not in _PRONOUN_I and w.lower() not in STOPWORDS and \
                     w.lower() not in _MONTHS and w.lower() not in _CUE_WORDS and \
                     re.sub(r"['’]s$", "", w.lower()) not in STOPWORDS:
