@@ -36,7 +36,7 @@ from memorykit.classroom.figure import legend_below
 from memorykit.classroom.lesson13_memories import (MEMORIES, OUTCOMES, UPDATE_POLICIES, YOURS,
                                                    rule_sweep, sweep)
 
-GAP = Setting("gap", "gap (messages between old and new)", 40, 0, 120, 40)
+GAP = Setting("gap", "gap (messages)", 40, 0, 120, 40)
 BUDGET = Setting("budget", "budget (tokens)", 1000, 500, 2000, 500)
 GAPS = tuple(range(int(GAP.low), int(GAP.high) + 1, int(GAP.step)))
 BUDGETS = tuple(range(int(BUDGET.low), int(BUDGET.high) + 1, int(BUDGET.step)))
@@ -44,7 +44,8 @@ BUDGETS = tuple(range(int(BUDGET.low), int(BUDGET.high) + 1, int(BUDGET.step)))
 _OUTCOME_COLORS = ("#d62728", "#ff7f0e", "#fdd0a2", "#2ca02c", "#c7c7c7")
 """stale only (red: the wrong answer), both unclear (orange), both marked (pale), current only
 (green), neither (gray)."""
-_LINE_COLORS = ("#7f7f7f", "#8c564b", "#1f77b4", "#9467bd", "#2ca02c", "#17becf", "#e377c2")
+_LINE_COLORS = ("#7f7f7f", "#8c564b", "#1f77b4", "#9467bd", "#bcbd22", "#17becf", "#e377c2")
+"""One per memory; never the outcomes' red, orange or green, so a line is not read as an outcome."""
 STORE = "long-term store"
 """The row whose memory the update policy slider changes."""
 
@@ -141,7 +142,7 @@ class ChangingFactsExplorer(LessonExplorer):
         fig.update_xaxes(range=[0, 1], title_text="share of changed questions", row=1, col=1)
         fig.update_yaxes(autorange="reversed", row=1, col=1)
         fig.update_layout(barmode="stack", height=820, title=self.title,
-                          margin=dict(l=180, r=20, t=80, b=40), legend=legend_below())
+                          margin=dict(l=230, r=20, t=80, b=40), legend=legend_below())
         return fig
 
     def _stale_top(self) -> float:
@@ -170,8 +171,12 @@ class ChangingFactsExplorer(LessonExplorer):
         shares = {**v.shares, **{yours_name(n): y[0] for n, y in v.yours.items()}}
         by_gap = {**v.by_gap, **{yours_name(n): y[1] for n, y in v.yours.items()}}
         rows = self._rows()
+        labels = [f"{STORE} ({v.update_policy})" if r == STORE else r for r in rows]
         for k, outcome in enumerate(OUTCOMES):
-            self.trace(outcome).x = [round(float(shares[r][k]), 3) for r in rows]
+            bars = self.trace(outcome)
+            bars.x = [round(float(shares[r][k]), 3) for r in rows]
+            if self.moved("update_policy"):  # the store's bar says which policy it shows
+                bars.y = labels
         if self.moved("update_policy", "budget"):  # the gap only moves the dashed line
             for name in rows:
                 self.trace(name).y = np.round(by_gap[name][0], 3)
