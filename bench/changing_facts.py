@@ -26,7 +26,7 @@ from memorykit.facts.detect import current_of, find_updates
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "changing_facts"
 AWARE = "superseding-retrieval"
-DATED = "superseding-retrieval (keep=dated)"
+LATEST = "superseding-retrieval (keep=latest)"
 
 
 def _policy(name: str):
@@ -64,25 +64,25 @@ def main(argv: list[str] | None = None) -> int:
     names = tunable_policy_names()
     t0 = time.perf_counter()
     policies = {n: _policy(n) for n in names}
-    # the same policy keeping superseded statements marked (not a tune policy: shown for the
+    # the same policy leaving superseded statements out (not a tune policy: shown for the
     # lesson's "latest wins / keep both, dated" choice)
-    policies[DATED] = SupersedingRetrieval(keep="dated", name=DATED)
+    policies[LATEST] = SupersedingRetrieval(keep="latest", name=LATEST)
     summary, _ = compare_policies(policies, data, args.budget)
     seconds = time.perf_counter() - t0
     rows = {r["policy"]: r for r in summary}
     print(f"{data.name}: {len(data)} conversations, {data.n_questions} questions "
           f"({rows[AWARE].get('changed_questions', 0)} with superseded statements), "
           f"budget {args.budget}; {seconds:.0f} s on {platform.processor() or platform.machine()}")
-    print("| policy | recall | stale_only | both | both_unclear |")
-    print("|---|---:|---:|---:|---:|")
+    print("| policy | recall | stale_only | both | both_unclear | marked_current |")
+    print("|---|---:|---:|---:|---:|---:|")
 
     def fmt(v) -> str:
         return "-" if v is None else f"{v:.3f}"
 
-    for n in [*names, DATED]:
+    for n in [*names, LATEST]:
         r = rows[n]
         print(f"| {n} | {fmt(r['recall'])} | {fmt(r.get('stale_only'))} | {fmt(r.get('both'))} "
-              f"| {fmt(r.get('both_unclear'))} |")
+              f"| {fmt(r.get('both_unclear'))} | {fmt(r.get('marked_current'))} |")
     plain = max((n for n in names if n != AWARE), key=lambda n: rows[n]["recall"])
     aware = rows[AWARE]
     ok = aware.get("stale_only") is not None and aware["stale_only"] <= 0.02 and \

@@ -94,12 +94,14 @@ def messages():
 
 
 @pytest.mark.parametrize("items,expected", [
-    ([("other", "message")], (False, False, False)),
-    ([("old", "message"), ("other", "message")], (True, False, False)),
-    ([("new", "message")], (False, False, False)),
-    ([("old", "message"), ("new", "message")], (False, True, False)),
-    ([("new", "message"), ("old", "message")], (False, True, True)),
-    ([("new", "message"), ("old", "superseded")], (False, True, False)),
+    ([("other", "message")], (False, False, False, False)),
+    ([("old", "message"), ("other", "message")], (True, False, False, False)),
+    ([("new", "message")], (False, False, False, False)),
+    ([("old", "message"), ("new", "message")], (False, True, False, False)),
+    ([("new", "message"), ("old", "message")], (False, True, True, False)),
+    ([("new", "message"), ("old", "superseded")], (False, True, False, False)),
+    ([("new", "superseded"), ("old", "message")], (False, True, True, True)),
+    ([("new", "superseded")], (False, False, False, True)),
 ])
 def test_staleness_reads_which_statements_the_context_holds_and_in_what_order(
         messages, items, expected):
@@ -110,7 +112,15 @@ def test_staleness_reads_which_statements_the_context_holds_and_in_what_order(
 
 def test_an_item_citing_the_old_statement_without_saying_it_is_not_stale(messages):
     ctx = Context((_item("Something else entirely.", "old"),), 1000, "test")
-    assert staleness(ctx, ["new"], ["old"], messages, 0.5) == (False, False, False)
+    assert staleness(ctx, ["new"], ["old"], messages, 0.5) == (False, False, False, False)
+
+
+def test_marking_the_current_statement_superseded_is_caught_without_superseded_ids(messages):
+    ctx = Context((_item("[superseded] " + messages["new"].content, "new", "superseded"),),
+                  1000, "test")
+    assert staleness(ctx, ["new"], [], messages, 0.5) == (False, False, False, True)
+    plain = Context((_item(messages["new"].content, "new"),), 1000, "test")
+    assert staleness(plain, ["new"], [], messages, 0.5) == (False, False, False, False)
 
 
 def test_the_harness_reports_staleness_only_for_data_that_names_superseded_messages():
@@ -137,7 +147,8 @@ def test_tune_rows_and_tables_carry_staleness_and_the_cli_writes_it(tmp_path):
     result = tune(parse_chat_logs(chats.read_text(), questions.read_text()), [20, 500],
                   ["bm25", "recency"], holdout=0)
     for row in result.table:
-        assert {"stale_only", "both", "both_unclear", "changed_questions"} <= set(row)
+        assert {"stale_only", "both", "both_unclear", "changed_questions",
+                "marked_current"} <= set(row)
     assert any("stale_only" in note for note in result.notes())
     out = tmp_path / "out.json"
     assert main(["tune", str(chats), "-q", str(questions), "-b", "20", "500", "-p", "bm25",

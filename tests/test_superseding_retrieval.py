@@ -99,7 +99,7 @@ def test_a_detector_is_pluggable_and_checked():
             return [Update(ms[0].id, ms[8].id, "review", "update", "test")]
 
     context = SupersedingRetrieval(HybridRetrieval(embedder=LexicalHashingEmbedder()),
-                                   detector=Fixed()).build_context(messages, QUERY, 40)
+                                   keep="latest", detector=Fixed()).build_context(messages, QUERY, 40)
     assert messages[8].id in context.covered_ids() and messages[0].id not in context.covered_ids()
 
     class Broken:

@@ -74,7 +74,7 @@ MEMORIES: dict[str, Callable[[], Any]] = {
     "summary buffer": lambda: fixed_policy("summary"),
     "bm25": BM25Retrieval,
     "hybrid-retrieval": HybridRetrieval,
-    "superseding, latest": SupersedingRetrieval,
+    "superseding, latest": lambda: SupersedingRetrieval(keep="latest"),
     "superseding, dated": lambda: SupersedingRetrieval(keep="dated"),
 }
 """The memories the explorer compares, by name: each a factory of a ``ContextPolicy``."""

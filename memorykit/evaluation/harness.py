@@ -151,18 +151,23 @@ class QuestionResult:
     """It holds a superseded message and some evidence; None as above."""
     both_unclear: bool | None = None
     """``both``, and nothing tells the reader which is current; None as above."""
+    marked_current: bool = False
+    """An item holding the evidence is marked superseded: the context calls the current
+    statement replaced (any question)."""
 
 
 def stale_shares(rows: Sequence[QuestionResult]) -> dict[str, Any]:
     """``changed_questions`` (those naming superseded messages) and, as shares of them,
-    ``stale_only``, ``both`` and ``both_unclear``; nothing when no question names one (data
-    without changed facts keeps its tables as they were)."""
+    ``stale_only``, ``both`` and ``both_unclear``; ``marked_current`` as a share of all
+    ``rows``; nothing when no question names a superseded message (data without changed facts
+    keeps its tables as they were)."""
     changed = [q for q in rows if q.n_superseded]
     if not changed:
         return {}
     return {"changed_questions": len(changed),
             **{k: _mean([float(getattr(q, k)) for q in changed])
-               for k in ("stale_only", "both", "both_unclear")}}
+               for k in ("stale_only", "both", "both_unclear")},
+            "marked_current": _mean([float(q.marked_current) for q in rows])}
 
 
 def is_query_independent(policy: Any) -> bool:
@@ -203,6 +208,7 @@ class EvalResult:
         keeps it instead of the rows, so coincidences are found without evaluating again."""
         outcomes = tuple((q.question_id, q.n_covered, q.answer_recall, q.tokens)
                          + ((q.stale_only, q.both, q.both_unclear) if q.n_superseded else ())
+                         + ((True,) if q.marked_current else ())
                          for q in self.questions)
         return hashlib.blake2b(repr(outcomes).encode(), digest_size=16).hexdigest()
 
@@ -384,13 +390,12 @@ class _Scorer:
         tokens = context_tokens(ctx, self.units)
         n = len(q.evidence_ids)
         over = tokens > self.budget
-        stale = (False, False, False)
+        stale = (False, False, False, False)
         if over:
             covered, answered = 0, 0.0
         else:
-            if q.superseded_ids:
-                stale = staleness(ctx, q.evidence_ids, q.superseded_ids, self.messages,
-                                  self.min_overlap, self.terms)
+            stale = staleness(ctx, q.evidence_ids, q.superseded_ids, self.messages,
+                              self.min_overlap, self.terms)
             covered = len(covered_evidence(ctx, q.evidence_ids, self.messages, self.min_overlap,
                                            self.terms))
             answered = 0.0
@@ -402,7 +407,7 @@ class _Scorer:
                               1.0 if covered == n else 0.0,
                               None if q.answer is None else answered, tokens, self.budget, over,
                               seconds, len(q.superseded_ids),
-                              *(stale if q.superseded_ids else (None, None, None)))
+                              *(stale[:3] if q.superseded_ids else (None, None, None)), stale[3])
 
 
 def _flat_signals(data: EvalDataset, signals: Sequence[str]) -> list[tuple[str, str]]:

@@ -25,7 +25,9 @@ so no policy can earn credit that its text does not carry:
   current) and ``both_unclear`` (``both``, and some item holding a superseded message is
   neither marked as such, ``ContextItem.kind == "superseded"``, nor placed before every item
   holding the evidence: nothing tells the reader which is current). An item holding both, a
-  summary say, counts as unclear: the rule does not read its prose.
+  summary say, counts as unclear: the rule does not read its prose. And the opposite mistake,
+  for any question: ``marked_current``, an item holding the evidence is marked superseded (a
+  detector took the current statement for a replaced one).
 * **Units.** Tokens are ``billed`` (``Context.tokens``: content, chat framing and the
   reply primer, what the API charges) or ``content`` (``content_tokens``: the items'
   text alone, as published LoCoMo figures count). The chosen unit is used for the tokens
@@ -134,30 +136,33 @@ def covered_evidence(ctx: Context, evidence_ids: Sequence[str], messages: Mappin
 
 def staleness(ctx: Context, evidence_ids: Sequence[str], superseded_ids: Sequence[str],
               messages: Mapping[str, Message], min_overlap: float,
-              message_terms: dict[str, frozenset[str]] | None = None) -> tuple[bool, bool, bool]:
-    """(``stale_only``, ``both``, ``both_unclear``) of ``ctx`` under the rule of the module
-    docstring; all False when ``superseded_ids`` is empty."""
+              message_terms: dict[str, frozenset[str]] | None = None
+              ) -> tuple[bool, bool, bool, bool]:
+    """(``stale_only``, ``both``, ``both_unclear``, ``marked_current``) of ``ctx`` under the
+    rules of the module docstring; the first three are False when ``superseded_ids`` is empty."""
     require_fraction("min_overlap", min_overlap)
     old, current = set(superseded_ids), set(evidence_ids)
-    if not old:
-        return False, False, False
+    if not old and all(item.kind != "superseded" for item in ctx.items):
+        return False, False, False, False
     cache = message_terms if message_terms is not None else {}
     item_terms: dict[int, frozenset[str]] = {}
     first_current: int | None = None
     holding_old: list[int] = []
+    marked_current = False
     for i, item in enumerate(ctx.items):
         said = {s for s in item.sources if (s in old or s in current)
                 and _says(item, messages[s], item_terms, cache, min_overlap)}
-        if said & current and first_current is None:
-            first_current = i
+        if said & current:
+            first_current = i if first_current is None else first_current
+            marked_current = marked_current or item.kind == "superseded"
         if said & old:
             holding_old.append(i)
     if not holding_old:
-        return False, False, False
+        return False, False, False, marked_current
     if first_current is None:
-        return True, False, False
+        return True, False, False, marked_current
     unclear = any(ctx.items[i].kind != "superseded" and i >= first_current for i in holding_old)
-    return False, True, unclear
+    return False, True, unclear, marked_current
 
 
 def content_tokens(ctx: Context) -> int:

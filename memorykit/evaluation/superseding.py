@@ -6,11 +6,16 @@ one, and the reader answers Tuesday (the harness's ``stale_only``). ``Supersedin
 ranks with an inner ``HybridRetrieval`` and packs the context as it does, with one change: a
 hit that a later message (before the question) supersedes is replaced by the *current*
 statement, the end of its chain of updates (``memorykit.facts.detect``). With
-``keep="latest"`` the old statement is left out; with ``keep="dated"`` it is kept, marked
-(a ``ContextItem`` of kind ``"superseded"`` whose text starts "[superseded by a later
-message]") and sent before the current one, so a reader can tell which is which and still answer
-"what was it before?". Both always stay within the budget: a current statement that does not
-fit is not taken (and with ``keep="latest"`` the old one is not taken either).
+``keep="dated"`` (the default) the old statement is kept, marked (a ``ContextItem`` of kind
+``"superseded"`` whose text starts "[superseded by a later message]") and sent before the
+current one, so a reader can tell which is which and still answer "what was it before?"; with
+``keep="latest"`` it is left out. Both always stay within the budget: a current statement that
+does not fit is not taken (and with ``keep="latest"`` the old one is not taken either).
+
+Why "dated" by default: the detector is a set of rules, and when it takes a current statement
+for a replaced one, "latest" drops evidence on its word. On a held-out set written apart from
+the detector (``tests/fixtures/changing_facts_independent``) that cost "latest" recall below
+the plain hybrid's; "dated" kept it (``python -m bench.changing_facts``, BENCHMARKS.md).
 
 Updates are found once per conversation (``prepare``) and a question at ``position`` uses only
 those whose messages both come before it, so ``prepare(conversation)`` answers exactly what
@@ -101,13 +106,13 @@ class _State:
 class SupersedingRetrieval:
     """Hybrid retrieval whose superseded hits give way to the current statement.
 
-    ``inner`` ranks (default ``HybridRetrieval()``, MiniLM and BM25); ``keep`` is ``"latest"``
-    (the old statement left out) or ``"dated"`` (kept, marked, before the current one);
+    ``inner`` ranks (default ``HybridRetrieval()``, MiniLM and BM25); ``keep`` is ``"dated"``
+    (the old statement kept, marked, before the current one) or ``"latest"`` (left out);
     ``detector`` finds the updates (default ``RuleDetector()``, LLM-free)."""
 
     query_independent = False
 
-    def __init__(self, inner: HybridRetrieval | None = None, keep: str = "latest",
+    def __init__(self, inner: HybridRetrieval | None = None, keep: str = "dated",
                  detector: UpdateDetector | None = None, *,
                  name: str = "superseding-retrieval") -> None:
         inner = inner if inner is not None else HybridRetrieval()

@@ -142,7 +142,7 @@ _RESERVED = frozenset({
     "config_id", "policy", "budget", "units", "questions", "recall", "strict_recall",
     "answer_recall", "tokens",
     "max_tokens", "over_budget", "seconds_per_question", "prepare_seconds", "wall_seconds",
-    "changed_questions", "stale_only", "both", "both_unclear",
+    "changed_questions", "stale_only", "both", "both_unclear", "marked_current",
 })
 
 
@@ -169,7 +169,7 @@ def _run_chunk(make_policy: Callable[..., Any], chunk: list[tuple[int, dict[str,
 
 
 OUTCOMES = ("recall", "strict", "answer_recall", "tokens", "over_budget", "stale_only", "both",
-            "both_unclear")
+            "both_unclear", "marked_current")
 """The columns of ``question_outcomes``."""
 
 
@@ -183,7 +183,8 @@ def question_outcomes(result: EvalResult) -> np.ndarray:
     message NaN as its stale_only, both and both_unclear. Held-out figures and intervals are
     computed from these, on any subset of the conversations."""
     return np.array([(q.recall, q.strict, _or_nan(q.answer_recall), q.tokens, float(q.over_budget),
-                      _or_nan(q.stale_only), _or_nan(q.both), _or_nan(q.both_unclear))
+                      _or_nan(q.stale_only), _or_nan(q.both), _or_nan(q.both_unclear),
+                      float(q.marked_current))
                      for q in result.questions], dtype=np.float64).reshape(-1, len(OUTCOMES))
 
 

@@ -40,7 +40,7 @@ DEFAULT_BUDGETS: tuple[int, ...] = (250, 500, 1000, 2000)
 
 _SUMMARY_COLUMNS = ("policy", "configuration", "budget", "questions", "recall", "strict_recall",
                     "answer_recall", "tokens", "max_tokens", "over_budget")
-_STALE_COLUMNS = ("changed_questions", "stale_only", "both", "both_unclear")
+_STALE_COLUMNS = ("changed_questions", "stale_only", "both", "both_unclear", "marked_current")
 """Present when the data names superseded messages (``EvalQuestion.superseded_ids``)."""
 
 
@@ -133,6 +133,7 @@ class TuneResult:
             row["changed_questions"] = int(changed.sum())
             for k, column in (("stale_only", 5), ("both", 6), ("both_unclear", 7)):
                 row[k] = _mean(outcome[changed, column])
+            row["marked_current"] = _mean(outcome[main, 8])
         for c in dict.fromkeys(self._category[mask]):
             row[f"recall:{c}"] = _mean(outcome[mask & (self._category == c), 0])
         return row
@@ -290,7 +291,8 @@ class TuneResult:
                          "fact (changed_questions) whose context holds a replaced statement and "
                          "none of the current one (the reader would answer with the old value); "
                          "both: it holds the two; both_unclear: the two, and nothing marks or "
-                         "orders the old one as replaced")
+                         "orders the old one as replaced; marked_current: share of all questions whose "
+                         "context marks the current statement as replaced")
         per_budget: dict[str, list[str]] = {}
         for row in sorted(self.best(), key=lambda r: r["budget"]):
             key = (row["policy"], row["configuration"], row["budget"])
