@@ -22,6 +22,10 @@ them with the module each comes from; everything else stays importable from its 
   ``MemoryService`` (working memory per session plus a long-term store).
 - A real model: ``choose_backend()`` (OpenAI-compatible when configured, offline otherwise),
   ``OpenAIChatModel``, ``OpenAISummarizer``, ``OpenAIEmbedder``.
+- Facts that change: ``find_updates`` finds the later messages that replace an earlier fact
+  (LLM-free rules); ``FactTimeline`` keeps each fact's versions with their validity intervals
+  under an update policy; ``SupersedingRetrieval`` sends the current statement and marks the
+  replaced one; ``audit_store`` counts what a long-term store holds that it should not.
 - Measuring and tuning: ``evaluate``, ``tune``, ``load_chat_logs``, ``load_locomo``
   (``python -m memorykit tune`` on the command line).
 - Saving: ``dumps`` / ``loads`` (JSON, every future decision intact).
@@ -96,6 +100,12 @@ _GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("OpenAISummarizer", "memorykit.llm.summarizer"),
         ("OpenAIEmbedder", "memorykit.llm.embedder"),
     )),
+    ("Facts that change", (
+        ("find_updates", "memorykit.facts.detect"),
+        ("FactTimeline", "memorykit.facts.timeline"),
+        ("SupersedingRetrieval", "memorykit.evaluation.superseding"),
+        ("audit_store", "memorykit.facts.audit"),
+    )),
     ("Evaluation and tuning", (
         ("evaluate", "memorykit.evaluation.harness"),
         ("tune", "memorykit.evaluation.tune"),
@@ -143,7 +153,11 @@ if TYPE_CHECKING:  # what type checkers and editors see; kept equal to _GROUPS b
     from memorykit.evaluation.chatlog import load_chat_logs
     from memorykit.evaluation.harness import evaluate
     from memorykit.evaluation.locomo import load_locomo
+    from memorykit.evaluation.superseding import SupersedingRetrieval
     from memorykit.evaluation.tune import tune
+    from memorykit.facts.audit import audit_store
+    from memorykit.facts.detect import find_updates
+    from memorykit.facts.timeline import FactTimeline
     from memorykit.llm.backend import choose_backend
     from memorykit.llm.chat import OpenAIChatModel
     from memorykit.llm.embedder import OpenAIEmbedder

@@ -533,8 +533,10 @@ class RuleDetector:
 
 
 def find_updates(messages: Sequence[Message], settings: DetectionSettings | None = None) -> list[Update]:
-    """Every (earlier message, later message) pair where the later one replaces the earlier
-    one's value of a fact, in the later message's order; see the module's docstring."""
+    """The updates of ``messages``: later messages that replace an earlier one's fact.
+
+    Every (earlier message, later message) pair where the later one replaces the earlier one's
+    value of a fact, in the later message's order; see the module's docstring."""
     settings = settings if settings is not None else DetectionSettings()
     if not isinstance(settings, DetectionSettings):
         raise TypeError(f"settings must be a DetectionSettings, got {settings!r}")
