@@ -61,6 +61,7 @@ for _name in (
     "memorykit.longterm.events.Recall", "memorykit.longterm.events.RuleLearned",
     "memorykit.longterm.events.Stored", "memorykit.longterm.events.Trimmed",
     "memorykit.longterm.events.StoreFailed", "memorykit.longterm.service.Session",
+    "memorykit.longterm.events.Superseded",
     "memorykit.workspace.events.NoteEscalation", "memorykit.workspace.events.NoteExpiry",
     "memorykit.workspace.events.NoteSurfacing", "memorykit.workspace.events.TaskAdmission",
     "memorykit.workspace.events.TaskDemotion", "memorykit.workspace.events.TaskPromotion",
@@ -72,7 +73,8 @@ for _name in (
     "memorykit.entities.resolution.Resolution", "memorykit.evaluation.harness.EvalResult",
     "memorykit.evaluation.harness.QuestionResult", "memorykit.evaluation.locomo.LocomoReport",
     "memorykit.evaluation.sweep.SweepResult", "memorykit.evaluation.dataset.Session",
-    "memorykit.evaluation.tune.TuneResult",
+    "memorykit.evaluation.tune.TuneResult", "memorykit.entities.records.EntityUpdate",
+    "memorykit.facts.audit.StoreAudit", "memorykit.facts.timeline.Version",
     "memorykit.classroom.replays.buffer_replay.BufferReplay",
     "memorykit.classroom.replays.recall_curves.Curve", "memorykit.classroom.replays.recall_curves.Probe",
     "memorykit.classroom.replays.service_loop.FailureCase", "memorykit.classroom.replays.service_loop.LoopProbe",
@@ -396,6 +398,8 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
     "memorykit.evaluation.harness.evaluate": lambda: {
         "policy": _policy(), "dataset": _locomo(), "budget": 200},
     "memorykit.evaluation.scoring.covered_evidence": lambda: _covered_evidence_args(),
+    "memorykit.evaluation.scoring.staleness": lambda: {
+        **_covered_evidence_args(), "superseded_ids": []},
     "memorykit.evaluation.explain.explain_misses": lambda: {
         "policy": _policy(), "dataset": _locomo(), "budget": 200},
     "memorykit.evaluation.harness.compare_policies": lambda: {
@@ -572,7 +576,7 @@ _SPANS = (
     "created_at", "started_at", "active_from", "active_until", "start_time",
     "surface_cooldown_hours", "delay", "latency_target_ms", "latency_alert_ms", "retry_after_ms",
     "access_latency_ms", "memory_latency_ms", "turn_gap_seconds", "end_time", "now",
-    "updated_at", "recent_update_seconds", "startup_timeout",
+    "updated_at", "recent_update_seconds", "startup_timeout", "at",
 )
 for _name in _SPANS:
     ACCEPTED[(_name, "huge int")] = (
@@ -590,7 +594,8 @@ for _qual in ("memorykit.longterm.semantic.SemanticSettings.threshold",
     ACCEPTED[(_qual, "negative")] = _COSINE
 ACCEPTED[("memorykit.evaluation.baselines.BM25Retrieval.min_score", "huge int")] = (
     "a BM25 score has no upper bound: a huge minimum keeps nothing, which is well defined")
-for _name in ("start_time", "created_at", "started_at", "active_from", "active_until", "now", "updated_at"):
+for _name in ("start_time", "created_at", "started_at", "active_from", "active_until", "now", "updated_at",
+              "at"):
     ACCEPTED[(_name, "negative")] = "a clock may start at any finite time, also before 0"
 for _clock in ("StepClock", "TurnClock"):
     for _label in ("negative", "huge int"):

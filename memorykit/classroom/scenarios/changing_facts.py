@@ -1076,6 +1076,10 @@ def _questions(rng: random.Random, cid: str, messages: list[dict], facts: list[_
 
 
 # -------------------------------------------------------------------------------------- API
+_MAX_CONVERSATIONS = 1000
+"""More is a typo, not a lab: 1,000 conversations are already ~3 M tokens."""
+
+
 def render_changing_facts(seed: int = DEFAULT_SEED, conversations: int = DEFAULT_CONVERSATIONS,
                           gap: int | None = None, facts_per_conversation: int = 10,
                           ) -> tuple[list[dict], list[dict]]:
@@ -1089,8 +1093,11 @@ def render_changing_facts(seed: int = DEFAULT_SEED, conversations: int = DEFAULT
                         ("facts_per_conversation", facts_per_conversation)):
         if type(value) is not int:
             raise TypeError(f"{name} must be an int, got {value!r}")
-    if conversations < 1:
-        raise ValueError(f"conversations must be at least 1, got {conversations!r}")
+    if seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    if not 1 <= conversations <= _MAX_CONVERSATIONS:
+        raise ValueError(f"conversations must be in [1, {_MAX_CONVERSATIONS}] (each is a few "
+                         f"thousand tokens), got {conversations!r}")
     if not 1 <= facts_per_conversation <= 12:
         raise ValueError(f"facts_per_conversation must be in [1, 12], got "
                          f"{facts_per_conversation!r}")
