@@ -223,7 +223,8 @@ def stale_table(data: EvalDataset, budget: int = 1000
                 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Every policy ``memorykit tune`` compares at its defaults, then the long-term store under
     each update policy, on ``data`` at ``budget``: one row each (recall, the three staleness
-    shares of the questions with a superseded statement, mean tokens), and the comparison's
+    shares of the questions with a superseded statement, the share of all questions whose
+    context marks the current statement as replaced, mean tokens), and the comparison's
     notes (the tokens' unit, the policies whose results coincide on every question)."""
     policies = {**FIXED_POLICIES, **{f"long-term store: {name}": _store(name)
                                      for name in UPDATE_POLICIES}}
@@ -233,7 +234,9 @@ def stale_table(data: EvalDataset, budget: int = 1000
         s = result.summary()
         rows.append({"policy": name, "recall": _round(s["recall"]),
                      "stale_only": _round(s["stale_only"]), "both": _round(s["both"]),
-                     "both_unclear": _round(s["both_unclear"]), "tokens": int(round(s["tokens"]))})
+                     "both_unclear": _round(s["both_unclear"]),
+                     "marked_current": _round(s["marked_current"]),
+                     "tokens": int(round(s["tokens"]))})
     return rows, comparison_notes(results, policies, data, budget, "billed")
 
 
