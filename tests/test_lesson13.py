@@ -87,7 +87,8 @@ def test_the_summary_reads_the_sweep_at_the_selected_setting(explorer):
     s = explorer.summary()
     assert s["changed_questions"] == sw.changed[g]
     store = sw.shares["long-term store: latest-wins"][g, b]
-    assert s["long-term store"].startswith(f"stale only {store[0]:.2f}, both {store[1] + store[2]:.2f}")
+    both = store[1] + store[2]
+    assert s["long-term store"].startswith(f"stale only {store[0]:.2f}, both {both:.2f}")
     bars = explorer.trace("stale only").x
     assert bars[list(mem.MEMORIES).index("bm25")] == round(float(sw.shares["bm25"][g, b, 0]), 3)
 

@@ -137,8 +137,8 @@ class ChangingFactsExplorer(LessonExplorer):
                             hoverinfo="skip", row=2, col=col)
             fig.update_xaxes(title_text="gap (messages between old and new statement)",
                              tickvals=list(GAPS), row=2, col=col)
-            fig.update_yaxes(range=[-0.02 * top, 1.02 * top], title_text="share of changed questions",
-                             row=2, col=col)
+            fig.update_yaxes(range=[-0.02 * top, 1.02 * top],
+                             title_text="share of changed questions", row=2, col=col)
         fig.update_xaxes(range=[0, 1], title_text="share of changed questions", row=1, col=1)
         fig.update_yaxes(autorange="reversed", row=1, col=1)
         fig.update_layout(barmode="stack", height=820, title=self.title,
