@@ -128,3 +128,26 @@ def test_change_example_names_a_category_it_cannot_show(small, capsys):
     assert "superseded" in capsys.readouterr().out
     with pytest.raises(ValueError, match="'moved'"):
         mem.change_example(small, "moved")
+
+
+def test_known_updates_of_a_prefix_are_what_the_rules_find_in_it(small):
+    """KnownUpdates answers a prefix from the whole conversation's updates: exact only while
+    the rules read each message in the light of the ones before it, which this checks."""
+    from memorykit.facts.detect import find_updates
+
+    messages = small.conversations[0].messages
+    known = mem.KnownUpdates(messages)
+    for k in (0, 1, len(messages) // 3, len(messages) // 2, len(messages) - 1, len(messages)):
+        assert known.find(messages[:k]) == find_updates(list(messages[:k])), k
+    shuffled = list(reversed(messages[:20]))  # not a prefix: read as it is
+    assert known.find(shuffled) == find_updates(shuffled)
+
+
+@pytest.mark.parametrize("keep", ["latest", "dated"])
+def test_the_superseding_rows_equal_the_policy_with_its_own_detector(small, keep):
+    from memorykit.evaluation.superseding import SupersedingRetrieval
+
+    shares, _ = mem._measure(mem.MEMORIES[f"superseding, {keep}"], (small,), (500, 2000))
+    for b, budget in enumerate((500, 2000)):
+        plain = evaluate(SupersedingRetrieval(keep=keep), small, budget)
+        assert np.allclose(shares[0, b], mem.outcomes(plain))

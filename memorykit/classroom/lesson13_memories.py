@@ -30,7 +30,10 @@ from memorykit.evaluation.harness import (EvalResult, comparison_notes, evaluate
 from memorykit.evaluation.hybrid import HybridRetrieval
 from memorykit.evaluation.superseding import SupersedingRetrieval
 from memorykit.evaluation.toolkit import FIXED_POLICIES, fixed_policy
+from memorykit.facts.detect import find_updates
+from memorykit.facts.statement import Update
 from memorykit.facts.timeline import FactTimeline, UpdatePolicy
+from memorykit.messages import Message
 from memorykit.longterm.service import (UPDATE_POLICY_NAMES, LongTermSettings, MemoryService,
                                         Session)
 
@@ -74,8 +77,8 @@ MEMORIES: dict[str, Callable[[], Any]] = {
     "summary buffer": lambda: fixed_policy("summary"),
     "bm25": BM25Retrieval,
     "hybrid-retrieval": HybridRetrieval,
-    "superseding, latest": lambda: SupersedingRetrieval(keep="latest"),
-    "superseding, dated": lambda: SupersedingRetrieval(keep="dated"),
+    "superseding, latest": lambda: SupersedingRetrieval(keep="latest", detector=KnownUpdates()),
+    "superseding, dated": lambda: SupersedingRetrieval(keep="dated", detector=KnownUpdates()),
 }
 """The memories the explorer compares, by name: each a factory of a ``ContextPolicy``."""
 
@@ -146,6 +149,36 @@ class RuleSweep:
         return np.stack([s[:, 0], s[:, 1] + s[:, 2]])
 
 
+class KnownUpdates:
+    """An update detector that runs ``find_updates`` once per conversation and answers for any
+    prefix of it: the updates whose two messages are both in ``messages``.
+
+    Exact because the rules read each message only in the light of the ones before it
+    (``memorykit.facts.detect``): the updates of a prefix are the conversation's updates with
+    both ends in it. The explorer's memories share it, so a conversation is read once, not once
+    per memory and, for a store, once per message written."""
+
+    def find(self, messages: Sequence[Message]) -> list[Update]:
+        ids = {m.id for m in messages}
+        return [u for u in _updates(self._conversation(messages)) if u.old in ids and u.new in ids]
+
+    __call__ = find
+
+    def __init__(self, conversation: Sequence[Message] | None = None) -> None:
+        self.conversation = None if conversation is None else tuple(conversation)
+
+    def _conversation(self, messages: Sequence[Message]) -> tuple[Message, ...]:
+        whole = self.conversation
+        if whole is None or [m.id for m in whole[:len(messages)]] != [m.id for m in messages]:
+            return tuple(messages)  # not a prefix of the conversation given: read it as it is
+        return whole
+
+
+@memo(maxsize=64)
+def _updates(messages: tuple[Message, ...]) -> tuple[Update, ...]:
+    return tuple(find_updates(list(messages)))
+
+
 class _EveryBudget:
     """A memory read at every budget of a sweep in one replay of each conversation.
 
@@ -159,7 +192,10 @@ class _EveryBudget:
         self.name = str(getattr(make(), "name", "memory"))
 
     def prepare(self, conversation: Any) -> _BudgetContexts:
-        return _BudgetContexts(self.make(), conversation.messages, self.budgets)
+        memory = self.make()
+        if isinstance(memory, MemoryService):  # the conversation's updates, found once
+            memory.detector = KnownUpdates(conversation.messages)
+        return _BudgetContexts(memory, conversation.messages, self.budgets)
 
 
 class _BudgetContexts:
