@@ -3,13 +3,14 @@
 * The data: ``changing_facts_dataset`` (``memorykit.classroom.scenarios.changing_facts``)
   writes conversations in which facts are stated, then updated, corrected, cancelled or
   contradicted; each question's evidence is the *current* statement and its ``superseded_ids``
-  the statements it replaced. ``gap_datasets`` makes one small set per gap of the explorer
-  (the same seed, the old and the new statement that many messages apart).
+  the statements it replaced. ``gap_datasets`` (in ``lesson13_memories``) makes one small set
+  per gap of the explorer (the same seed, the old and the new statement that many messages
+  apart).
 * The metrics (``memorykit.evaluation.harness``): beside recall, per question with a
   superseded statement, ``stale_only`` (the context holds an old statement and none of the
   current one: the reader answers with the old value), ``both`` (it holds both) and
-  ``both_unclear`` (both, and nothing says which is current). ``outcomes`` splits every
-  changed question into exactly one of ``OUTCOMES``.
+  ``both_unclear`` (both, and nothing says which is current). ``outcomes`` (in
+  ``lesson13_memories``) splits every changed question into exactly one of ``OUTCOMES``.
 * The memories and their sweep (``memorykit.classroom.lesson13_memories``): a recency
   buffer, the summary buffer, BM25, the hybrid retrieval, the supersession-aware retrieval
   (the old statement dropped, or kept marked) and the long-term store under each update
@@ -82,13 +83,12 @@ class ChangingFactsExplorer(LessonExplorer):
         self.seed = require_int("seed", seed, minimum=0)
         self.conversations = require_int("conversations", conversations, minimum=1)
         require_choice("update_policy", update_policy, tuple(UPDATE_POLICIES))
-        self._start_policy = update_policy
         self.sweep = sweep(self.seed, self.conversations, GAPS, BUDGETS)
         super().__init__(yours=yours, update_policy=update_policy, **params)
 
     def _make_sliders(self, params: dict[str, Any]) -> dict[str, Any]:
         params = dict(params)
-        policy = params.pop("update_policy", self._start_policy)
+        policy = params.pop("update_policy", "keep-all")
         w = _widgets()
         dropdown = w.Dropdown(options=list(UPDATE_POLICIES), value=policy,
                               description="store's update policy",
