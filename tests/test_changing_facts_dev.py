@@ -1,0 +1,85 @@
+"""The hand-written changing-facts development set (tests/fixtures/changing_facts_dev) loads and
+keeps its label invariants: evidence is the current statement, superseded ones come first, the
+gap is what the metadata says, and every conversation is long enough that a 1,000-token context
+holds only a small part of it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from memorykit.evaluation.chatlog import load_chat_logs
+from memorykit.tokens import Tokenizer, count_chat_tokens
+
+DEV = Path(__file__).resolve().parent / "fixtures" / "changing_facts_dev"
+KINDS = {"moved", "corrected", "cancelled", "replaced_silent", "changed_by_other",
+         "changed_twice", "changed_back", "assistant_checked"}
+
+
+@pytest.fixture(scope="module")
+def dataset():
+    return load_chat_logs(DEV / "chats.jsonl", DEV / "questions.jsonl")
+
+
+@pytest.fixture(scope="module")
+def rows() -> list[dict]:
+    return [json.loads(line) for line in (DEV / "questions.jsonl").read_text("utf-8").splitlines()]
+
+
+def test_loads_six_long_conversations(dataset) -> None:
+    """Long enough that a 1,000-token context holds a small part (tokens as a chat request bills them)."""
+    assert len(dataset.conversations) == 6
+    tokenizer = Tokenizer()
+    chats = [json.loads(line) for line in (DEV / "chats.jsonl").read_text("utf-8").splitlines()]
+    for conv, chat in zip(dataset.conversations, chats, strict=True):
+        assert 150 <= len(conv.messages) <= 250, (conv.id, len(conv.messages))
+        tokens = count_chat_tokens(chat["messages"], tokenizer)
+        assert 5_000 <= tokens <= 9_000, (conv.id, tokens)
+
+
+def test_every_question_keeps_its_labels(dataset) -> None:
+    for conv in dataset.conversations:
+        index = {m.id: i for i, m in enumerate(conv.messages)}
+        kinds = Counter(q.category for q in conv.questions)
+        assert kinds["control"] == 2, conv.id
+        changing = [q for q in conv.questions if q.category != "control"]
+        assert 6 <= len(changing) <= 9, conv.id
+        for q in conv.questions:
+            assert q.evidence_ids and q.answer, q.id
+            if q.category == "control":
+                assert q.superseded_ids == () and q.metadata["gap"] is None, q.id
+                continue
+            assert q.category in KINDS, (q.id, q.category)
+            assert q.superseded_ids, q.id
+            last_old = max(index[s] for s in q.superseded_ids)
+            current = min(index[e] for e in q.evidence_ids if index[e] > last_old)
+            assert q.metadata["gap"] == current - last_old - 1, q.id
+            for s in q.superseded_ids:  # an old statement is never labelled current too
+                assert s not in q.evidence_ids, q.id
+
+
+def test_questions_are_not_copies_of_their_statements(dataset) -> None:
+    """A question worded like its evidence would let lexical retrieval win for free."""
+    for conv in dataset.conversations:
+        text = {m.id: (m.content or "").lower() for m in conv.messages}
+        for q in conv.questions:
+            assert q.question.lower().rstrip("?") not in " ".join(text[e] for e in q.evidence_ids)
+
+
+def test_set_covers_every_kind_and_long_gaps(rows) -> None:
+    kinds = Counter(r["category"] for r in rows)
+    assert KINDS <= set(kinds), KINDS - set(kinds)
+    gaps = [r["metadata"]["gap"] for r in rows if r.get("superseded")]
+    assert sum(50 <= g <= 200 for g in gaps) >= 12
+
+
+def test_build_script_regenerates_the_files_byte_for_byte(tmp_path) -> None:
+    before = {n: (DEV / n).read_bytes() for n in ("chats.jsonl", "questions.jsonl")}
+    subprocess.run([sys.executable, str(DEV / "build.py")], check=True)
+    after = {n: (DEV / n).read_bytes() for n in ("chats.jsonl", "questions.jsonl")}
+    assert before == after
