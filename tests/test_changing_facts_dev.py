@@ -33,7 +33,7 @@ def rows() -> list[dict]:
 
 
 def test_loads_six_long_conversations(dataset) -> None:
-    """Long enough that a 1,000-token context holds a small part (tokens as a chat request bills them)."""
+    """Long enough that a 1,000-token context holds a small part (tokens as billed)."""
     assert len(dataset.conversations) == 6
     tokenizer = Tokenizer()
     chats = [json.loads(line) for line in (DEV / "chats.jsonl").read_text("utf-8").splitlines()]
@@ -64,9 +64,10 @@ def test_every_question_keeps_its_labels(dataset) -> None:
                 assert s not in q.evidence_ids, q.id
 
 
-_STOP = frozenset("the a an is are was were be to of for in on at by with and or do does did i my me we "
-                  "our us he his she her it its what which who when where how much many should will "
-                  "can from up this that there's".split())
+_STOP = frozenset(
+    "the a an is are was were be to of for in on at by with and or do does did i my me we our us "
+    "he his she her it its what which who when where how much many should will can from up this "
+    "that there's".split())
 
 
 def _content_words(text: str) -> set[str]:
