@@ -41,7 +41,7 @@ LIBRARY_MAX_LINES = 23_000
 # its reason, not a ratchet that no longer holds.
 # Issue 26: the library's ~1,130 above and ~410 classroom lines for lesson 12's held-out tables
 # (lesson12_heldout.py) and its browser of the misses (lesson12_misses.py).
-PACKAGE_MAX_LINES = 43_000  # issue 27 in progress: restated when it lands
+PACKAGE_MAX_LINES = 45_000  # issue 27 in progress: restated when it lands
 """The whole package (library and classroom) at bcf5813, before issue 23: it must stay smaller."""
 
 
