@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from memorykit.facts.detect import (DetectionSettings, LLMUpdateDetector, RuleDetector,
-                                    UpdateDetector, current_of, extract_statements, find_updates)
+                                    UpdateDetector, current_of, extract_statements,
+                                    find_follow_ups, find_updates)
 from memorykit.facts.statement import Update
 from memorykit.messages import MessageFactory
 
@@ -109,12 +110,37 @@ def test_a_cued_change_naming_no_key_refers_to_the_turns_just_before():
 
 
 def test_the_overlap_thresholds_decide():
-    # "home address" and "postal address" share one of two key terms: the same fact only for
-    # a looser plain_overlap than the default
-    messages = chat("My home address is 12 Elm Street.", "Noted.", *FILLER,
-                    "My postal address is 48 Oak Avenue.", "OK.")
+    # "home landline number" and "office landline number" share two of four key terms: the
+    # same fact only for a looser plain_overlap than the default
+    messages = chat("My home landline number is 0161 496 0000.", "Noted.", *FILLER,
+                    "My office landline number is 0161 496 0999.", "OK.")
     assert pairs(messages) == set()
     assert len(find_updates(messages, DetectionSettings(plain_overlap=0.2))) == 1
+
+
+def test_one_shared_word_is_only_a_follow_up():
+    # "home address" and "postal address" share one word: maybe the same fact, not sure enough
+    # to mark anything; a follow-up (pulled in, never marked), and no follow-up without a
+    # shared word or a new value of the same kind
+    messages = chat("My home address is 12 Elm Street.", "Noted.", *FILLER,
+                    "My postal address is 48 Oak Avenue.", "OK.")
+    at = {m.id: k for k, m in enumerate(messages)}
+    assert pairs(messages) == set()
+    assert [(at[u.old], at[u.new]) for u in find_follow_ups(messages)] == [(0, 6)]
+    assert [(at[u.old], at[u.new]) for u in RuleDetector().follow_ups(messages)] == [(0, 6)]
+    assert find_follow_ups(chat("My home address is 12 Elm Street.", "Noted.", *FILLER,
+                                "The weather is 12 degrees.", "OK.")) == []
+
+
+def test_an_echo_is_no_update():
+    # the assistant repeating the user's new value, or a cancellation acknowledged, agrees with
+    # it: the user's statement stays the current one
+    messages = chat("The plumber comes Wednesday at 9am.", "Noted.", *FILLER,
+                    "The plumber now comes at 3:30 on Wednesday.",
+                    "Updated: the plumber visit is Wednesday at 3:30pm (it was 9am).",
+                    "The skylight order is 2 windows.", "Noted.", *FILLER,
+                    "We're cancelling the skylight order of 2 windows.", "Skylight order cancelled.")
+    assert pairs(messages) == {(0, 6), (8, 14)}
 
 
 def test_detection_reads_only_the_past():

@@ -129,3 +129,61 @@ def test_bad_settings_are_refused_naming_the_value():
 
 def test_tune_compares_it():
     assert FIXED_POLICIES["superseding-retrieval"].name == "superseding-retrieval"
+
+
+class Links:
+    """A detector with fixed updates and follow-ups, by message index."""
+
+    def __init__(self, updates=(), follow_ups=()):
+        self.updates, self.more = updates, follow_ups
+
+    def find(self, ms):
+        return [Update(ms[a].id, ms[b].id, "k", "update", "test") for a, b in self.updates]
+
+    def follow_ups(self, ms):
+        return [Update(ms[a].id, ms[b].id, "k", "update", "follow-up") for a, b in self.more]
+
+
+@pytest.mark.parametrize("links", [Links(follow_ups=[(0, 8)]), Links(follow_ups=[(0, 3), (2, 9)]),
+                                   Links(updates=[(3, 5)], follow_ups=[(0, 8)])])
+def test_nothing_the_hybrid_sends_is_displaced(links):
+    # a follow-up only takes room left over, and so does the current statement of a hit ranked
+    # below the first TOP (message 3, filler the question never ranks high); message 3 itself
+    # may go with keep="latest", so it is left out of the comparison
+    messages = history()
+    plain = HybridRetrieval(embedder=LexicalHashingEmbedder())
+    p = SupersedingRetrieval(HybridRetrieval(embedder=LexicalHashingEmbedder()), detector=links)
+    for budget in range(10, 200, 6):
+        sent = plain.build_context(messages, QUERY, budget).covered_ids() - {messages[3].id}
+        context = p.build_context(messages, QUERY, budget)
+        assert sent <= context.covered_ids() and context.tokens <= budget, budget
+
+
+def test_the_current_statement_of_a_top_hit_ranks_as_that_hit():
+    # the hybrid fills the budget with the old statement (its top hit) and lower hits about the
+    # design and the client; the current statement takes the room of the lowest ones
+    f = MessageFactory()
+    turns = [*[m.content for m in history()[:10]], "The client sent the design files.",
+             "The design files look good.", "The client wants a second design option.",
+             "I will draft one for the client."]
+    messages = [f.user(t) if k % 2 == 0 else f.assistant(t) for k, t in enumerate(turns)]
+    plain = HybridRetrieval(embedder=LexicalHashingEmbedder())
+    for budget in (32, 44, 52):
+        sent = plain.build_context(messages, QUERY, budget).covered_ids()
+        assert messages[0].id in sent and messages[8].id not in sent, "the setting"
+        context = policy("dated").build_context(messages, QUERY, budget)
+        assert {messages[0].id, messages[8].id} <= context.covered_ids(), budget
+        assert context.tokens <= budget
+
+
+def test_a_follow_up_is_pulled_in_but_never_marked_nor_dropped():
+    messages = history()
+    for keep in ("latest", "dated"):
+        p = SupersedingRetrieval(HybridRetrieval(embedder=LexicalHashingEmbedder()), keep=keep,
+                                 detector=Links(follow_ups=[(0, 8)]))
+        context = p.build_context(messages, QUERY, 200)
+        assert {messages[0].id, messages[8].id} <= context.covered_ids()
+        assert all(i.kind != "superseded" for i in context.items)
+    small = SupersedingRetrieval(HybridRetrieval(embedder=LexicalHashingEmbedder()),
+                                 detector=Links(follow_ups=[(0, 8)])).build_context(messages, QUERY, 24)
+    assert messages[0].id in small.covered_ids(), "no room: the hit stays, the follow-up waits"

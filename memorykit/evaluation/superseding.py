@@ -3,24 +3,28 @@
 A plain retriever ranks "the review is on Tuesday" as high as "the review moved to Thursday":
 both match "When is the review?". At a small budget it may keep the old one and miss the new
 one, and the reader answers Tuesday (the harness's ``stale_only``). ``SupersedingRetrieval``
-ranks with an inner ``HybridRetrieval`` and packs the context as it does, with one change: a
-hit that a later message (before the question) supersedes is replaced by the *current*
-statement, the end of its chain of updates (``memorykit.facts.detect``). With
-``keep="dated"`` (the default) the old statement is kept, marked (a ``ContextItem`` of kind
-``"superseded"`` whose text starts "[superseded by a later message]") and sent before the
-current one, so a reader can tell which is which and still answer "what was it before?"; with
-``keep="latest"`` it is left out. Both always stay within the budget: a current statement that
-does not fit is not taken (and with ``keep="latest"`` the old one is not taken either).
+starts from exactly the context an inner ``HybridRetrieval`` sends, then reads its hits in rank
+order and adds what follows each one up (``memorykit.facts.detect``):
 
-Why "dated" by default: the detector is a set of rules, and when it takes a current statement
-for a replaced one, "latest" drops evidence on its word. On a held-out set written apart from
-the detector (``tests/fixtures/changing_facts_independent``) that cost "latest" recall below
-the plain hybrid's; "dated" kept it (``python -m bench.changing_facts``, BENCHMARKS.md).
+* an **update** (the detector is sure: ``find_updates``) of one of the first ``TOP`` hits: its
+  current statement, the end of its chain of updates, ranks as that hit does: the lowest hits
+  make room for it (a question whose best hit was replaced is most likely about that fact).
+  With ``keep="dated"`` (the default) the old statement stays, marked (a ``ContextItem`` of
+  kind ``"superseded"`` whose text starts "[superseded by a later message]") when room is left,
+  and always sent before the current one; with ``keep="latest"`` it is left out.
+* an update of a lower hit, or a **follow-up** (``find_follow_ups``: maybe the same fact, one
+  shared word, a weak cue, a new value said in words the rules do not know): the later
+  statement is pulled in only with room left, and nothing is marked or dropped on its word. A
+  false mark misleads the reader; a needless pull costs only tokens.
+
+So nothing the hybrid sends is displaced except its lowest hits, by the current statement of a
+top hit the detector is sure was replaced; and the budget is never exceeded.
 
 Updates are found once per conversation (``prepare``) and a question at ``position`` uses only
 those whose messages both come before it, so ``prepare(conversation)`` answers exactly what
 ``build_context(history[:position], ...)`` answers: the detector reads each message only in the
-light of the ones before it. Taught in ``notebooks/13_changing_facts.ipynb``.
+light of the ones before it. ``python -m bench.changing_facts`` measures it. Taught in
+``notebooks/13_changing_facts.ipynb``.
 """
 
 from __future__ import annotations
@@ -40,32 +44,39 @@ __all__ = ["KEEP", "MARKER", "SupersedingRetrieval"]
 
 KEEP = ("latest", "dated")
 """What happens to a superseded hit: left out, or kept marked before the current statement."""
+TOP = 3
+"""The current statement of a superseded hit among the first ``TOP`` the inner policy takes
+ranks as that hit does (lower hits make room); of a later hit, only with room left."""
 MARKER = "[superseded by a later message] "
 """What a kept superseded statement's text starts with (the original text follows verbatim)."""
 
 
 class _Prepared:
-    """One history: the inner retriever's preparation and the updates found in it."""
+    """One history: the inner retriever's preparation and the links found in it."""
 
     def __init__(self, inner: _HybridPrepared, updates: Sequence[Update],
-                 policy: SupersedingRetrieval) -> None:
+                 follow_ups: Sequence[Update], policy: SupersedingRetrieval) -> None:
         self.inner = inner
         index = {m.id: k for k, m in enumerate(inner.messages)}
-        # (old index, new index) of each update, in the order found; unknown ids are a
-        # detector's mistake and are left out rather than trusted
-        self.links = [(index[u.old], index[u.new]) for u in updates
-                      if u.old in index and u.new in index and index[u.old] < index[u.new]]
-        self.current: dict[int, dict[int, int]] = {}  # by position: old index -> current index
+
+        def pairs(links: Sequence[Update]) -> list[tuple[int, int]]:
+            # unknown ids or a backward link are a detector's mistake: left out, not trusted
+            return [(index[u.old], index[u.new]) for u in links
+                    if u.old in index and u.new in index and index[u.old] < index[u.new]]
+
+        self.updates = pairs(updates)  # sure: the old one may be marked or dropped
+        self.follow_ups = self.updates + pairs(follow_ups)  # maybe: only ever pulled in
+        self.chains: dict[tuple[int, bool], dict[int, int]] = {}
         self.marked: dict[int, ContextItem] = {}
         self.factory = MessageFactory(chat_format=policy.inner.chat_format)
 
-    def current_at(self, position: int) -> dict[int, int]:
-        """Old message index -> the index of the latest message before ``position`` replacing
-        it (its chain of updates followed)."""
-        held = self.current.get(position)
+    def latest(self, position: int, sure: bool) -> dict[int, int]:
+        """Old message index -> the latest message before ``position`` that replaces it
+        (``sure``: by the updates alone) or may follow it up (by any link), chains followed."""
+        held = self.chains.get((position, sure))
         if held is None:
             step: dict[int, int] = {}
-            for old, new in self.links:
+            for old, new in sorted(self.updates if sure else self.follow_ups, key=lambda l: l[1]):
                 if new < position:
                     step[old] = new
             held = {}
@@ -75,7 +86,7 @@ class _Prepared:
                     seen.add(at)
                     at = step[at]
                 held[old] = at
-            self.current[position] = held
+            self.chains[(position, sure)] = held
         return held
 
     def marked_item(self, i: int) -> ContextItem:
@@ -104,11 +115,12 @@ class _State:
 
 
 class SupersedingRetrieval:
-    """Hybrid retrieval whose superseded hits give way to the current statement.
+    """Hybrid retrieval that brings in the current statement of its superseded hits.
 
     ``inner`` ranks (default ``HybridRetrieval()``, MiniLM and BM25); ``keep`` is ``"dated"``
-    (the old statement kept, marked, before the current one) or ``"latest"`` (left out);
-    ``detector`` finds the updates (default ``RuleDetector()``, LLM-free)."""
+    (the old statement kept, marked when room is left, before the current one) or ``"latest"``
+    (left out); ``detector`` finds the updates (default ``RuleDetector()``, LLM-free; its
+    ``follow_ups(messages)``, when it has one, gives links only ever pulled in)."""
 
     query_independent = False
 
@@ -131,7 +143,13 @@ class SupersedingRetrieval:
         updates = self.detector.find(inner.messages)
         if not isinstance(updates, list) or not all(isinstance(u, Update) for u in updates):
             raise TypeError(f"detector.find must return a list of Update, got {updates!r}")
-        return _State(self, _Prepared(inner, updates, self))
+        # a detector may also offer looser links (``RuleDetector.follow_ups``): pulled in, never
+        # marked
+        more = getattr(self.detector, "follow_ups", None)
+        follow_ups = more(inner.messages) if callable(more) else []
+        if not isinstance(follow_ups, list) or not all(isinstance(u, Update) for u in follow_ups):
+            raise TypeError(f"detector.follow_ups must return a list of Update, got {follow_ups!r}")
+        return _State(self, _Prepared(inner, updates, follow_ups, self))
 
     def prepare(self, conversation: EvalConversation) -> Any:
         """The per-conversation fast path: ranking state and updates computed once."""
@@ -146,44 +164,91 @@ class SupersedingRetrieval:
 
     def _build(self, sp: _Prepared, position: int, query: str, budget: int) -> Context:
         inner, p = self.inner, sp.inner
-        current = sp.current_at(position)
+        current, follow = sp.latest(position, sure=True), sp.latest(position, sure=False)
         system, room = p.system(position, budget - p.primer)
         chosen = set(system)
+        taken: list[int] = []  # the hits in the order taken (the ranking's)
         marked: set[int] = set()
+        dropped: set[int] = set()  # superseded hits left out: never taken again
         opened: set[int] = set()  # sessions whose date header is already paid for
 
-        def take(i: int, cost_of_item: int) -> bool:
+        def cost(i: int, tokens: int) -> int:
+            """``tokens``, plus the date header of ``i``'s session when not yet paid for."""
+            header = p.headers.get(int(p.first[i]))
+            return tokens + (header.tokens if header and int(p.first[i]) not in opened else 0)
+
+        def take(i: int, tokens: int) -> bool:
             nonlocal room
-            start = int(p.first[i])
-            header = p.headers.get(start)
-            cost = cost_of_item + (header.tokens if header and start not in opened else 0)
-            if cost > room:
+            if cost(i, tokens) > room:
                 return False
-            room -= cost
-            if header:
-                opened.add(start)
+            room -= cost(i, tokens)
+            chosen.add(i)
+            if p.headers.get(int(p.first[i])):
+                opened.add(int(p.first[i]))
             return True
 
-        if position and room > 0:
+        def release(i: int) -> None:
+            nonlocal room
+            room += sp.marked_item(i).tokens if i in marked else int(p.tokens[i])
+            chosen.discard(i)
+            marked.discard(i)
+            dropped.add(i)  # (its session's header stays paid for: never over the budget)
+
+        def fill() -> None:
+            """The inner policy's own packing: hits in rank order, widened, while they fit."""
+            if not position or room <= 0:
+                return
             smallest = int(p.tokens[:position].min())
             for hit in inner._ranked(p, position, query).hits():
                 if room < smallest:
                     break
                 for i in inner._widen(p, hit, position):
-                    if p.pinned[i]:
-                        continue
-                    now = current.get(i)
-                    if now is None:  # nothing replaces it: taken as the inner policy would
-                        if i not in chosen and i not in marked and take(i, int(p.tokens[i])):
-                            chosen.add(i)
-                        continue
-                    # superseded: the current statement first, then (dated) the old one marked
-                    if now not in chosen and take(now, int(p.tokens[now])):
-                        chosen.add(now)
-                    if self.keep == "dated" and now in chosen and i not in marked and \
-                            i not in chosen and take(i, sp.marked_item(i).tokens):
-                        marked.add(i)
-        return self._context(sp, sorted(chosen | marked), marked, budget)
+                    if i not in chosen and i not in dropped and not p.pinned[i] and \
+                            take(i, int(p.tokens[i])):
+                        taken.append(i)
+
+        def make_room(k: int, tokens: int) -> bool:
+            """Room for ``tokens`` by leaving out the hits ranked after the ``k``-th, the lowest
+            first; undone when even that is not enough."""
+            nonlocal room
+            if room >= tokens:
+                return True
+            later = [j for j in taken[k + 1:] if j in chosen][::-1]
+            freed = sum(sp.marked_item(j).tokens if j in marked else int(p.tokens[j]) for j in later)
+            if room + freed < tokens:
+                return False
+            for j in later:
+                if room >= tokens:
+                    break
+                release(j)
+            return True
+
+        # First the context the inner policy sends, untouched; then what follows each hit up
+        # (the module docstring says which displaces what)
+        fill()
+        for k, i in enumerate(taken):
+            sure = current.get(i)
+            if i not in chosen:
+                continue
+            if sure is not None and sure not in chosen and k < TOP:
+                if self.keep == "latest":
+                    release(i)
+                if make_room(k, cost(sure, int(p.tokens[sure]))):
+                    take(sure, int(p.tokens[sure]))
+                elif self.keep == "latest":
+                    dropped.discard(i)
+                    take(i, int(p.tokens[i]))
+            now = follow.get(i)
+            if now is not None and now not in chosen:
+                take(now, int(p.tokens[now]))
+            if sure is not None and sure in chosen and i in chosen:
+                extra = sp.marked_item(i).tokens - int(p.tokens[i])
+                if self.keep == "latest":
+                    release(i)
+                elif extra <= room:
+                    room -= extra
+                    marked.add(i)
+        return self._context(sp, sorted(chosen), marked, budget)
 
     def _context(self, sp: _Prepared, indices: list[int], marked: set[int], budget: int) -> Context:
         p = sp.inner

@@ -58,7 +58,7 @@ from memorykit.facts.statement import Statement, Update
 from memorykit.messages import Message
 
 __all__ = ["DetectionSettings", "LLMUpdateDetector", "RuleDetector", "UpdateDetector",
-           "current_of", "extract_statements", "find_updates"]
+           "current_of", "extract_statements", "find_follow_ups", "find_updates"]
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,10 @@ class DetectionSettings:
     """Or: the share of one sentence's key terms (idf-weighted, in [0, 1]) that the other has,
     enough for a cued sentence when one of the two names only part of the key ("the review
     moved to Thursday" after "the design review with the client is on Tuesday at 3pm")."""
+    follow_up_overlap: float = 0.15
+    """Key overlap enough for a *follow-up* (``find_follow_ups``): a later statement with a new
+    value of the same kind, cue or none, that may replace the earlier one. Low on purpose: a
+    follow-up is only pulled in next to the earlier statement, never marks it."""
     nearby: int = 4
     """A cued sentence that names no key of its own ("make that Thursday", "sorry, I meant 4721")
     refers to the conversation just before: it may replace a statement among the ``nearby``
@@ -84,6 +88,7 @@ class DetectionSettings:
         require_unit_interval("cued_overlap", self.cued_overlap)
         require_unit_interval("plain_overlap", self.plain_overlap)
         require_unit_interval("contained", self.contained)
+        require_unit_interval("follow_up_overlap", self.follow_up_overlap)
         require_int("nearby", self.nearby, minimum=0, maximum=1000)
 
 
@@ -93,7 +98,7 @@ _MONTHS = ("january february march april may june july august september october 
            "december").split()
 _MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|" \
          r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-_DAY = r"(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)day"
+_DAY = r"(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)days?"
 _ORD = r"\d{1,2}(?:st|nd|rd|th)?"
 # Order matters: the first pattern to claim a span keeps it (a phone number is not three codes).
 _VALUE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
@@ -134,6 +139,11 @@ def _normal_value(kind: str, text: str) -> str:
     return " ".join(t.split())
 
 
+def _core(value: str) -> str:
+    """A value as compared across sentences: "3:30pm" and "3:30" are one time."""
+    return re.sub(r"(?<=\d)(?:am|pm)$", "", value)
+
+
 def _values(sentence: str) -> tuple[list[tuple[str, str, int, int]], str]:
     """The typed values of ``sentence`` as (kind, normal form, start, end), and the sentence
     with them blanked out (so their words are not key terms)."""
@@ -172,7 +182,7 @@ _UPDATE = re.compile(r"\b(?:moved?|moving|chang(?:e|ed|ing)|switch(?:ed|ing)?|pu
                      r"(?:go(?:es|ing)?|went|gone)\s+(?:up|down)|turn(?:s|ed)\s+out|actually|now|new|"
                      r"anymore|any\s+more|make\s+(?:it|that)|replac(?:e|ed|ing))\b",
                      re.IGNORECASE)
-_NEGATORS = re.compile(r"\b(?:not|instead\s+of|rather\s+than|no\s+longer|isn't|wasn't|"
+_NEGATORS = re.compile(r"\b(?:not|instead\s+of|rather\s+than|no\s+longer|isn't|wasn't|(?:it|that)\s+was|"
                        r"aren't|from)\b", re.IGNORECASE)
 """Words after which a value is the *old* one ("not 4721", "instead of Friday", "from Friday
 to Monday")."""
@@ -251,8 +261,8 @@ class _Clause:
     text: str
     values: dict[str, set[str]]
     """Typed values by kind (normal forms), the negated ones left out."""
-    negated: set[str]
-    """Values said to be the old ones ("not 4721")."""
+    negated: dict[str, str]
+    """Values said to be the old ones ("not 4721"), with their kinds."""
     terms: set[str]
     """Key terms (stems)."""
     subjects: set[str]
@@ -277,6 +287,9 @@ class _Clause:
     """Key terms before its copula ("the landlord's name is Noor" -> landlord, name)."""
     value_terms: set[str] = field(default_factory=set)
     """Words after its copula (-> noor)."""
+    said: set[str] = field(default_factory=set)
+    """Every value its whole message names, old or new (``_core`` forms): a later sentence
+    giving only values this message already named agrees with it, it does not replace it."""
     current: bool = True
 
 
@@ -413,7 +426,7 @@ def _read(message: Message, index: int, known: set[str] | frozenset[str] = froze
                 _REQUEST.search(sentence) and (strong or not _ASKING.search(sentence))):
             continue
         steady = steady and not strong
-        negated: set[str] = set()
+        negated: dict[str, str] = {}
         negated_terms: set[str] = set()
         for neg in _NEGATORS.finditer(sentence):
             after = neg.end()
@@ -422,7 +435,7 @@ def _read(message: Message, index: int, known: set[str] | frozenset[str] = froze
                 if after <= a <= after + 12:
                     if neg.group().lower() == "from" and not re.search(r"\bto\b", sentence[a:]):
                         break  # "from 9am" with no "to" after it names no old value
-                    negated.add(value)
+                    negated[value] = kind
                     break
         # words (not only typed values) named as the old state: ", not halal", "not the window
         # but the aisle", "instead of the Red Lion"; never a verb's "not" ("will not be billed")
@@ -431,7 +444,7 @@ def _read(message: Message, index: int, known: set[str] | frozenset[str] = froze
                               if w.lower() not in STOPWORDS}
         for kind, value, _, b in found:  # "5156 was wrong": the old value, named after it
             if _WAS_WRONG.match(sentence, b):
-                negated.add(value)
+                negated[value] = kind
         values: dict[str, set[str]] = {}
         for kind, value, _, _ in found:
             if value not in negated:
@@ -473,6 +486,9 @@ def _read(message: Message, index: int, known: set[str] | frozenset[str] = froze
                            negated_terms=negated_terms, steady=steady,
                            key_terms=key_terms - {_stem(v) for v in values.get("name", ())},
                            value_terms=value_terms))
+    said = {_core(v) for c in out for v in [*c.negated, *(v for vs in c.values.values() for v in vs)]}
+    for c in out:
+        c.said = said
     return out
 
 
@@ -497,7 +513,8 @@ def _differs(new: _Clause, old: _Clause) -> str | None:
     """The kind of value on which ``new`` says something ``old`` did not ("name" only when no
     typed value differs), or None: a restatement, or no value of a kind both have."""
     for kind, values in new.values.items():
-        if kind != "name" and kind in old.values and not values <= old.values[kind]:
+        if kind != "name" and kind in old.values and \
+                not {_core(v) for v in values} <= {_core(v) for v in old.values[kind]}:
             return kind
     names = new.values.get("name")
     if names and "name" in old.values and not names <= old.values["name"]:
@@ -528,6 +545,9 @@ class RuleDetector:
     def find(self, messages: Sequence[Message]) -> list[Update]:
         return find_updates(messages, self.settings)
 
+    def follow_ups(self, messages: Sequence[Message]) -> list[Update]:
+        return find_follow_ups(messages, self.settings)
+
     def __repr__(self) -> str:
         return f"RuleDetector({self.settings!r})"
 
@@ -537,6 +557,21 @@ def find_updates(messages: Sequence[Message], settings: DetectionSettings | None
 
     Every (earlier message, later message) pair where the later one replaces the earlier one's
     value of a fact, in the later message's order; see the module's docstring."""
+    return _links(messages, settings)[0]
+
+
+def find_follow_ups(messages: Sequence[Message],
+                    settings: DetectionSettings | None = None) -> list[Update]:
+    """Looser links than ``find_updates``'s (none of them an update it finds): a later message
+    that *may* replace an earlier one (one key word shared, a weak cue, or a new value of the
+    same kind said in words the rules do not know). Good for pulling the later message in next
+    to the earlier one; not for marking or dropping anything."""
+    return _links(messages, settings)[1]
+
+
+def _links(messages: Sequence[Message],
+           settings: DetectionSettings | None) -> tuple[list[Update], list[Update]]:
+    """(updates, follow-ups) of ``messages``, each in the later message's order."""
     settings = settings if settings is not None else DetectionSettings()
     if not isinstance(settings, DetectionSettings):
         raise TypeError(f"settings must be a DetectionSettings, got {settings!r}")
@@ -545,7 +580,7 @@ def find_updates(messages: Sequence[Message], settings: DetectionSettings | None
     for k, m in enumerate(messages):
         if not isinstance(m, Message):
             raise TypeError(f"messages[{k}] must be a Message, got {m!r}")
-    updates: list[Update] = []
+    found: tuple[list[Update], list[Update]] = ([], [])
     linked: set[tuple[str, str]] = set()
     index_ = _Index()  # the statements so far, in order
     df: Counter[str] = Counter()
@@ -559,16 +594,16 @@ def find_updates(messages: Sequence[Message], settings: DetectionSettings | None
         n = index + 1
         idf = {t: math.log(1.0 + n / df[t]) for c in clauses for t in c.terms}
         for clause in clauses:
-            for old, how in _replaced(clause, index_.candidates(clause, settings), idf, df, n,
-                                      settings):
-                old.current = False
+            for old, how, sure in _replaced(clause, index_.candidates(clause, settings), idf, df,
+                                            n, settings):
+                old.current = old.current and not sure  # a follow-up leaves it current
                 if (old.message_id, clause.message_id) not in linked:
                     linked.add((old.message_id, clause.message_id))
-                    updates.append(Update(old.message_id, clause.message_id,
-                                          _key(old.terms | clause.terms), clause.kind, how))
+                    found[not sure].append(Update(old.message_id, clause.message_id,
+                                                  _key(old.terms | clause.terms), clause.kind, how))
         for clause in clauses:
             index_.add(clause)
-    return updates
+    return found
 
 
 class _Index:
@@ -590,9 +625,10 @@ class _Index:
 
     def candidates(self, new: _Clause, settings: DetectionSettings) -> list[_Clause]:
         """The earlier statements ``new`` could replace under ``settings``, in order."""
-        if 0 in (settings.cued_overlap, settings.plain_overlap, settings.contained):
+        if 0 in (settings.cued_overlap, settings.plain_overlap, settings.contained,
+                 settings.follow_up_overlap):
             return self.said  # every pair qualifies on overlap alone: scan them all
-        keys = new.terms | new.negated | new.negated_terms
+        keys = new.terms | set(new.negated) | new.negated_terms
         hits = {k for w in keys for k in self.by_word.get(w, ())}
         k = len(self.said) - 1
         while k >= 0 and new.index - self.said[k].index <= settings.nearby:
@@ -606,15 +642,21 @@ def _key(terms: set[str]) -> str:
 
 
 def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Counter[str],
-              n: int, settings: DetectionSettings) -> list[tuple[_Clause, str]]:
-    """The current earlier statements ``new`` replaces, with the cue that says so."""
+              n: int, settings: DetectionSettings) -> list[tuple[_Clause, str, bool]]:
+    """The current earlier statements ``new`` replaces, with the cue that says so and whether
+    the rules are sure (two key words shared at least, or the old value named): else the one
+    it most likely follows up."""
     if new.steady:
         return []
     weights = dict(idf)
-    candidates: list[tuple[float, _Clause, str, str | None]] = []
+    new_values = {_core(v) for vs in new.values.values() for v in vs}
+    candidates: list[tuple[float, str, _Clause, str | None, bool]] = []
     for old in said:
         if not old.current or old.message_id == new.message_id:
             continue
+        if not new_values - old.said and (new_values or old.kind == "cancellation") and \
+                (new.kind == "cancellation") == (old.kind == "cancellation"):
+            continue  # it agrees with the earlier message (an echo, a confirmation)
         for t in old.terms:
             if t not in weights:
                 weights[t] = math.log(1.0 + n / max(df[t], 1))
@@ -623,7 +665,10 @@ def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Coun
             _contained(new.terms, old.terms, weights),
             _contained(old.terms, new.terms, weights)) >= settings.contained)
         old_values = {v for vs in old.values.values() for v in vs}
-        named = bool(new.negated & old_values) or bool(new.negated_terms & old.value_terms) or \
+        # the old value named outright, same kind ("not 8:00"; "not 22" is not "the 22nd")
+        exact = any(v in old.values.get(k, ()) for v, k in new.negated.items()) or \
+            bool(new.negated_terms & old.value_terms)  # "not pescatarian"
+        named = bool(new.negated.keys() & old_values) or bool(new.negated_terms & old.value_terms) or \
             bool(new.negated_terms & old.terms and new.strong)
         if _other_owner(new.owners, old.owners) and not named:
             continue  # my phone number is not Dana's
@@ -631,43 +676,61 @@ def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Coun
         other_subject = bool(new.subjects and old.subjects and not new.subjects & old.subjects)
         if other_subject and kind != "name" and not named:
             continue  # different subjects: Apollo's deadline is not Zephyr's
+        shared = len(new.terms & old.terms)
+        if kind and kind != "name" and not named and {_core(v) for v in old.values[kind]} <= \
+                {_core(v) for v in new.values[kind]}:
+            continue  # it repeats the old value beside others ("3:30pm (it was 9am, then 1pm)")
+        found: tuple[float, str] | None = None
+        if old.kind == "cancellation" and not new.cue:
+            continue  # a cancelled fact comes back only with a cue ("it's back on", "now")
         if new.kind == "cancellation":
             # something to cancel: an earlier statement with a value ("Noted, I will remember
-            # that" is none)
-            # (by overlap, not containment: "cancel the client call" is not about "the
-            # client's point of contact")
+            # that" is none); by overlap, not containment: "cancel the client call" is not
+            # about "the client's point of contact"
             if old.values and overlap >= settings.cued_overlap and (kind is None or not new.values):
-                candidates.append((overlap, old, new.cue, None))  # "cancel the 3pm call"
-            continue
-        if named:
-            candidates.append((2.0 + overlap, old, f"not X but Y ({new.cue or 'negated'})", kind))
+                found = (overlap, new.cue)  # "cancel the 3pm call"
+        elif named:
+            found = (2.0 + overlap, f"not X but Y ({new.cue or 'negated'})")
         elif kind == "name" and cued:
-            candidates.append((1.0 + overlap, old, new.cue, kind))
+            found = (1.0 + overlap, new.cue)
         elif kind in (None, "name") and not new.cue and _same_key(new, old, weights, settings):
             # no typed value, no cue: "<key> is <value>" twice, same key, other words
-            candidates.append((1.0 + overlap, old, "same key, new value", kind))
+            found = (1.0 + overlap, "same key, new value")
         elif kind is not None and kind != "name":
             if cued:
-                candidates.append((1.0 + overlap, old, new.cue, kind))
+                found = (1.0 + overlap, new.cue)
             elif not new.cue and overlap >= settings.plain_overlap:
-                candidates.append((1.0 + overlap, old, "same key, new value", kind))
+                found = (1.0 + overlap, "same key, new value")
             elif new.cue and len(new.terms) <= 1 and new.index - old.index <= settings.nearby:
-                candidates.append((0.5 + overlap, old, new.cue + " (nearby)", kind))
+                found = (0.5 + overlap, new.cue + " (nearby)")
         elif new.strong and not new.values and overlap >= settings.cued_overlap and \
-                new.phrase - old.terms and len(new.terms & old.terms) >= 2:
+                new.phrase - old.terms and shared >= 2:
             # no value either side can compare: a strong cue and new words ("switch me to
             # the aisle seat" after "I'd like a window seat")
-            candidates.append((1.0 + overlap, old, new.cue + " (new words)", None))
-    if not candidates:
-        return []
-    best = max(candidates, key=lambda c: (c[0], c[1].index))
+            found = (1.0 + overlap, new.cue + " (new words)")
+        if found is not None:
+            # one shared word is too little to be sure without a strong cue (a follow-up then)
+            # "make it 8", "sorry, I meant 4721" just after the value: sure with no shared word
+            elliptical = new.strong and len(new.terms) <= 1 and \
+                new.index - old.index <= settings.nearby
+            sure = exact or elliptical or shared >= 2 or \
+                shared >= 1 and (named or bool(new.cue) or overlap >= 0.75)
+            candidates.append((*found, old, kind, sure))
+        elif kind is not None and overlap >= settings.follow_up_overlap:
+            # a new value of the same kind, said in words the rules do not know
+            candidates.append((overlap, "follow-up", old, kind, False))
+    sure = [c for c in candidates if c[4]]
+    if not sure:
+        best = max(candidates, key=lambda c: (c[0], c[2].index), default=None)
+        return [] if best is None else [(best[2], best[1], False)]
+    best = max(sure, key=lambda c: (c[0], c[2].index))
     # the best, and every other current statement of the same old value (an assistant's echo
     # of it): all of them stop being current
-    _, top, _, kind = best
+    _, _, top, kind, _ = best
     old_value = top.values.get(kind, set()) if kind else set()
-    chosen = [best] + [c for c in candidates if c is not best and c[3] == kind and (
-        old_value and c[1].values.get(kind) == old_value or kind is None and c[0] >= 1.0)]
-    return [(c[1], c[2]) for c in chosen]
+    chosen = [best] + [c for c in sure if c is not best and c[3] == kind and (
+        old_value and c[2].values.get(kind) == old_value or kind is None and c[0] >= 1.0)]
+    return [(c[2], c[1], True) for c in chosen]
 
 
 def extract_statements(message: Message) -> list[Statement]:
