@@ -77,8 +77,8 @@ MEMORIES: dict[str, Callable[[], Any]] = {
     "summary buffer": lambda: fixed_policy("summary"),
     "bm25": BM25Retrieval,
     "hybrid-retrieval": HybridRetrieval,
-    "superseding, latest": lambda: SupersedingRetrieval(keep="latest", detector=KnownUpdates()),
-    "superseding, dated": lambda: SupersedingRetrieval(keep="dated", detector=KnownUpdates()),
+    "superseding, latest": lambda: SupersedingRetrieval(keep="latest"),
+    "superseding, dated": lambda: SupersedingRetrieval(keep="dated"),
 }
 """The memories the explorer compares, by name: each a factory of a ``ContextPolicy``."""
 
@@ -155,8 +155,9 @@ class KnownUpdates:
 
     Exact because the rules read each message only in the light of the ones before it
     (``memorykit.facts.detect``): the updates of a prefix are the conversation's updates with
-    both ends in it. The explorer's memories share it, so a conversation is read once, not once
-    per memory and, for a store, once per message written."""
+    both ends in it. The explorer's stores share it, so a conversation is read once, not once
+    per store and message written (the superseding rows keep their own detector, which also
+    offers looser follow-up links)."""
 
     def find(self, messages: Sequence[Message]) -> list[Update]:
         ids = {m.id for m in messages}
