@@ -7,8 +7,11 @@ starts from exactly the context an inner ``HybridRetrieval`` sends, then reads i
 order and adds what follows each one up (``memorykit.facts.detect``):
 
 * an **update** (the detector is sure: ``find_updates``) of one of the first ``TOP`` hits: its
-  current statement, the end of its chain of updates, ranks as that hit does: the lowest hits
-  make room for it (a question whose best hit was replaced is most likely about that fact).
+  current statement, the end of its chain of updates, is scored halfway between its own score
+  and the old hit's (``INHERIT``), and the hits taken after the old one and scored below that
+  make room for it, the last taken first (a question whose best hit was replaced is most
+  likely about that fact; halfway, so a change to another fact the old message also stated
+  does not push out what the question needs).
   With ``keep="dated"`` (the default) the old statement stays, marked (a ``ContextItem`` of
   kind ``"superseded"`` whose text starts "[superseded by a later message]") when room is left,
   and always sent before the current one; with ``keep="latest"`` it is left out.
@@ -17,8 +20,8 @@ order and adds what follows each one up (``memorykit.facts.detect``):
   statement is pulled in only with room left, and nothing is marked or dropped on its word. A
   false mark misleads the reader; a needless pull costs only tokens.
 
-So nothing the hybrid sends is displaced except its lowest hits, by the current statement of a
-top hit the detector is sure was replaced; and the budget is never exceeded.
+So nothing the hybrid sends is displaced except lower hits, by the current statement of a top
+hit the detector is sure was replaced; and the budget is never exceeded.
 
 Updates are found once per conversation (``prepare``) and a question at ``position`` uses only
 those whose messages both come before it, so ``prepare(conversation)`` answers exactly what
@@ -31,6 +34,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from memorykit._validate import require_choice, require_str
 from memorykit.context import Context, ContextItem, check_request, with_budget_note
@@ -46,7 +51,11 @@ KEEP = ("latest", "dated")
 """What happens to a superseded hit: left out, or kept marked before the current statement."""
 TOP = 3
 """The current statement of a superseded hit among the first ``TOP`` the inner policy takes
-ranks as that hit does (lower hits make room); of a later hit, only with room left."""
+may displace lower hits; of a later hit, it takes only room left."""
+INHERIT = 0.5
+"""How much of the score gap to its superseded hit a current statement inherits: it displaces
+only hits scored below its own score plus that share of the gap (halfway: a statement about
+another fact of the same message, its score low, displaces nothing the question needs)."""
 MARKER = "[superseded by a later message] "
 """What a kept superseded statement's text starts with (the original text follows verbatim)."""
 
@@ -207,13 +216,13 @@ class SupersedingRetrieval:
                             take(i, int(p.tokens[i])):
                         taken.append(i)
 
-        def make_room(k: int, tokens: int) -> bool:
-            """Room for ``tokens`` by leaving out the hits ranked after the ``k``-th, the lowest
-            first; undone when even that is not enough."""
+        def make_room(k: int, tokens: int, rank: float) -> bool:
+            """Room for ``tokens`` by leaving out hits taken after the ``k``-th and scored below
+            ``rank``, the last taken first; nothing left out when even that is not enough."""
             nonlocal room
             if room >= tokens:
                 return True
-            later = [j for j in taken[k + 1:] if j in chosen][::-1]
+            later = [j for j in taken[k + 1:] if j in chosen and score[j] < rank][::-1]
             freed = sum(sp.marked_item(j).tokens if j in marked else int(p.tokens[j]) for j in later)
             if room + freed < tokens:
                 return False
@@ -226,6 +235,7 @@ class SupersedingRetrieval:
         # First the context the inner policy sends, untouched; then what follows each hit up
         # (the module docstring says which displaces what)
         fill()
+        score = inner._ranked(p, position, query).score if position else np.zeros(0)
         for k, i in enumerate(taken):
             sure = current.get(i)
             if i not in chosen:
@@ -233,7 +243,8 @@ class SupersedingRetrieval:
             if sure is not None and sure not in chosen and k < TOP:
                 if self.keep == "latest":
                     release(i)
-                if make_room(k, cost(sure, int(p.tokens[sure]))):
+                rank = score[sure] + INHERIT * (score[i] - score[sure])
+                if make_room(k, cost(sure, int(p.tokens[sure])), rank):
                     take(sure, int(p.tokens[sure]))
                 elif self.keep == "latest":
                     dropped.discard(i)
