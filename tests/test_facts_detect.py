@@ -109,6 +109,17 @@ def test_a_cued_change_naming_no_key_refers_to_the_turns_just_before():
     assert pairs(far) == set(), "a keyless cue reaches back only DetectionSettings.nearby messages"
 
 
+def test_the_reply_to_a_change_acknowledges_it():
+    # the assistant's reply to a change, adding a detail of its own, replaces nothing; a
+    # reply that names the new value as wrong still does
+    said = ("The design review is on Tuesday.", "Noted.", *FILLER,
+            "The design review moved to Thursday.")
+    messages = chat(*said, "Updated: the design review is Thursday now, the prep call on Wednesday.")
+    assert pairs(messages) == {(0, 6)}
+    messages = chat(*said, "Are you sure? The calendar says the design review is Friday, not Thursday.")
+    assert pairs(messages) == {(0, 6), (6, 7)}
+
+
 def test_the_overlap_thresholds_decide():
     # "home landline number" and "office landline number" share two of four key terms: the
     # same fact only for a looser plain_overlap than the default

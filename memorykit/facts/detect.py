@@ -290,6 +290,9 @@ class _Clause:
     said: set[str] = field(default_factory=set)
     """Every value its whole message names, old or new (``_core`` forms): a later sentence
     giving only values this message already named agrees with it, it does not replace it."""
+    role: str = ""
+    fresh: bool = False
+    """Its message changed a fact: the other speaker's reply just after it acknowledges it."""
     current: bool = True
 
 
@@ -433,8 +436,9 @@ def _read(message: Message, index: int, known: set[str] | frozenset[str] = froze
             # the first value within a few words after the negator is the old one
             for kind, value, a, _ in sorted(found, key=lambda v: v[2]):
                 if after <= a <= after + 12:
-                    if neg.group().lower() == "from" and not re.search(r"\bto\b", sentence[a:]):
-                        break  # "from 9am" with no "to" after it names no old value
+                    if neg.group().lower() == "from" and not re.search(r"\bto\b", sentence[a:]) \
+                            and not re.search(r"\b(?:up|down)\s+$", sentence[:neg.start()]):
+                        break  # "from 9am" with no "to" (nor "up from $16") names no old value
                     negated[value] = kind
                     break
         # words (not only typed values) named as the old state: ", not halal", "not the window
@@ -488,7 +492,7 @@ def _read(message: Message, index: int, known: set[str] | frozenset[str] = froze
                            value_terms=value_terms))
     said = {_core(v) for c in out for v in [*c.negated, *(v for vs in c.values.values() for v in vs)]}
     for c in out:
-        c.said = said
+        c.said, c.role = said, message.role
     return out
 
 
@@ -601,7 +605,9 @@ def _links(messages: Sequence[Message],
                     linked.add((old.message_id, clause.message_id))
                     found[not sure].append(Update(old.message_id, clause.message_id,
                                                   _key(old.terms | clause.terms), clause.kind, how))
+        changed = any(u.new == message.id for u in found[0][-len(clauses):])
         for clause in clauses:
+            clause.fresh = changed
             index_.add(clause)
     return found
 
@@ -650,13 +656,19 @@ def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Coun
         return []
     weights = dict(idf)
     new_values = {_core(v) for vs in new.values.values() for v in vs}
+    old_values: set[str] = set()
     candidates: list[tuple[float, str, _Clause, str | None, bool]] = []
     for old in said:
         if not old.current or old.message_id == new.message_id:
             continue
-        if not new_values - old.said and (new_values or old.kind == "cancellation") and \
+        old_values = {v for vs in old.values.values() for v in vs}
+        if (not new_values - old.said and (new_values or old.kind == "cancellation") or
+                new.said and new.said <= old.said) and \
                 (new.kind == "cancellation") == (old.kind == "cancellation"):
             continue  # it agrees with the earlier message (an echo, a confirmation)
+        if old.fresh and new.index == old.index + 1 and new.role != old.role and \
+                not new.negated.keys() & old_values:
+            continue  # the reply to a change acknowledges it ("Noted: Thursday, not Tuesday")
         for t in old.terms:
             if t not in weights:
                 weights[t] = math.log(1.0 + n / max(df[t], 1))
@@ -664,7 +676,6 @@ def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Coun
         cued = bool(new.cue) and (overlap >= settings.cued_overlap or max(
             _contained(new.terms, old.terms, weights),
             _contained(old.terms, new.terms, weights)) >= settings.contained)
-        old_values = {v for vs in old.values.values() for v in vs}
         # the old value named outright, same kind ("not 8:00"; "not 22" is not "the 22nd")
         exact = any(v in old.values.get(k, ()) for v, k in new.negated.items()) or \
             bool(new.negated_terms & old.value_terms)  # "not pescatarian"
@@ -677,9 +688,6 @@ def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Coun
         if other_subject and kind != "name" and not named:
             continue  # different subjects: Apollo's deadline is not Zephyr's
         shared = len(new.terms & old.terms)
-        if kind and kind != "name" and not named and {_core(v) for v in old.values[kind]} <= \
-                {_core(v) for v in new.values[kind]}:
-            continue  # it repeats the old value beside others ("3:30pm (it was 9am, then 1pm)")
         found: tuple[float, str] | None = None
         if old.kind == "cancellation" and not new.cue:
             continue  # a cancelled fact comes back only with a cue ("it's back on", "now")
