@@ -114,9 +114,9 @@ def test_the_reply_to_a_change_acknowledges_it():
     # reply that names the new value as wrong still does
     said = ("The design review is on Tuesday.", "Noted.", *FILLER,
             "The design review moved to Thursday.")
-    messages = chat(*said, "Updated: the design review is Thursday now, the prep call on Wednesday.")
+    messages = chat(*said, "Updated: the design review is Thursday now, the prep on Wednesday.")
     assert pairs(messages) == {(0, 6)}
-    messages = chat(*said, "Are you sure? The calendar says the design review is Friday, not Thursday.")
+    messages = chat(*said, "Are you sure? The calendar says the review is Friday, not Thursday.")
     assert pairs(messages) == {(0, 6), (6, 7)}
 
 
@@ -150,7 +150,8 @@ def test_an_echo_is_no_update():
                     "The plumber now comes at 3:30 on Wednesday.",
                     "Updated: the plumber visit is Wednesday at 3:30pm (it was 9am).",
                     "The skylight order is 2 windows.", "Noted.", *FILLER,
-                    "We're cancelling the skylight order of 2 windows.", "Skylight order cancelled.")
+                    "We're cancelling the skylight order of 2 windows.",
+                    "Skylight order cancelled.")
     assert pairs(messages) == {(0, 6), (8, 14)}
 
 

@@ -185,5 +185,6 @@ def test_a_follow_up_is_pulled_in_but_never_marked_nor_dropped():
         assert {messages[0].id, messages[8].id} <= context.covered_ids()
         assert all(i.kind != "superseded" for i in context.items)
     small = SupersedingRetrieval(HybridRetrieval(embedder=LexicalHashingEmbedder()),
-                                 detector=Links(follow_ups=[(0, 8)])).build_context(messages, QUERY, 24)
+                                 detector=Links(follow_ups=[(0, 8)]))
+    small = small.build_context(messages, QUERY, 24)
     assert messages[0].id in small.covered_ids(), "no room: the hit stays, the follow-up waits"

@@ -223,7 +223,8 @@ class SupersedingRetrieval:
             if room >= tokens:
                 return True
             later = [j for j in taken[k + 1:] if j in chosen and score[j] < rank][::-1]
-            freed = sum(sp.marked_item(j).tokens if j in marked else int(p.tokens[j]) for j in later)
+            freed = sum(sp.marked_item(j).tokens if j in marked else int(p.tokens[j])
+                        for j in later)
             if room + freed < tokens:
                 return False
             for j in later:

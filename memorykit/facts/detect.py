@@ -21,12 +21,19 @@ fact and say different things. ``find_updates`` does it with plain rules a stude
    of Friday", "4721 was wrong") names the old statement outright. With no cue, the same key
    must carry a new value of the same kind ("same key, new value").
 4. **Guards.** A statement that only restates an earlier value, or says it did not change
-   ("still Friday", "nothing changed"), replaces nothing; hypotheticals and proposals ("what if
-   we moved it to Friday?", "maybe Sunday") and questions state nothing (a condition after the
-   value, "..., if anyone asks", is dropped, not the statement); two statements about different
-   subjects ("the Apollo deadline" and "the Zephyr deadline") or owners ("my phone" and "Dana's
-   phone", "my brother's flight" and "my flight") are different facts.
-5. **Only what is current is replaced.** Messages are read in order and an update links the new
+   ("still Friday", "nothing changed"), replaces nothing; nor does an echo: a message giving
+   only values an earlier one named, or the other speaker's reply just after a change ("Noted:
+   Thursday, not Tuesday"). Hypotheticals and proposals ("what if we moved it to Friday?",
+   "maybe Sunday") and questions state nothing (a condition after the value, "..., if anyone
+   asks", is dropped, not the statement); two statements about different subjects ("the Apollo
+   deadline" and "the Zephyr deadline") or owners ("my phone" and "Dana's phone") are
+   different facts.
+5. **Sure, or only a follow-up.** A link is an *update* when the rules are sure: the old value
+   named ("not 8:00"), two key words shared, or one with a cue, or a keyless strong cue just
+   after the value ("make it Saturday"). One shared word and no cue, or a new value of the same
+   kind in words the rules do not know, is only a *follow-up* (``find_follow_ups``): good for
+   pulling the later message in beside the earlier one, never for marking or dropping it.
+6. **Only what is current is replaced.** Messages are read in order and an update links the new
    statement to the earlier *current* statements of the fact, the best match and any echo of
    its value (so "changed twice" makes a chain: a -> b -> c, and ``current_of`` follows it).
    Every decision reads only messages up to the later one, so the updates among a history's
@@ -35,9 +42,10 @@ fact and say different things. ``find_updates`` does it with plain rules a stude
 What it misses (the lesson shows examples): a key said in other words with no shared term ("the
 hairdresser booking" / "the haircut", "the launch date" / "go-live"), a change stated with no
 value and no cue ("let's not do that then"), a value with no pattern and no copula to find it
-("No wait, halal."). ``python -m bench.changing_facts`` prints how many superseded statements
-of the bundled set it links to their current one, and how much current evidence it wrongly
-marks superseded. ``LLMUpdateDetector`` asks a model instead (optional).
+("No wait, halal."), a replacement in other words ("Raj has the pager this week" after "Lena
+is on call"). ``python -m bench.changing_facts`` prints how many superseded statements of a
+set it links to their current one (by updates, and by follow-ups too), and how much current
+evidence it wrongly marks superseded. ``LLMUpdateDetector`` asks a model instead (optional).
 Taught in ``notebooks/13_changing_facts.ipynb``.
 """
 
@@ -174,14 +182,6 @@ _CORRECTION = re.compile(r"\b(?:sorry(?!\s+(?:about|for|to\s+hear|again|,?\s+I\s
                          r"misheard|misspelt|misspelled|my\s+bad|i\s+meant|"
                          r"meant\s+to\s+say|wrong|mixed\s+up|scratch\s+that)\b",
                          re.IGNORECASE)
-_UPDATE = re.compile(r"\b(?:moved?|moving|chang(?:e|ed|ing)|switch(?:ed|ing)?|push(?:ed|ing)?|"
-                     r"postpon(?:e|ed|ing)|reschedul(?:e|ed|ing)|updat(?:e|ed|ing)|bump(?:ed)?|"
-                     r"shift(?:ed)?|brought\s+forward|instead|no\s+longer|delay(?:ed)?|extend(?:ed)?|"
-                     r"rais(?:e|ed)|lower(?:ed)?|increas(?:e|ed)|reduc(?:e|ed)|cut|revis(?:e|ed)|"
-                     r"amend(?:ed)?|adjust(?:ed)?|relocat(?:e|ed)|renamed|upgraded|downgraded|"
-                     r"(?:go(?:es|ing)?|went|gone)\s+(?:up|down)|turn(?:s|ed)\s+out|actually|now|new|"
-                     r"anymore|any\s+more|make\s+(?:it|that)|replac(?:e|ed|ing))\b",
-                     re.IGNORECASE)
 _NEGATORS = re.compile(r"\b(?:not|instead\s+of|rather\s+than|no\s+longer|isn't|wasn't|(?:it|that)\s+was|"
                        r"aren't|from)\b", re.IGNORECASE)
 """Words after which a value is the *old* one ("not 4721", "instead of Friday", "from Friday
@@ -192,14 +192,16 @@ _HYPOTHETICAL = re.compile(r"\b(?:what\s+if|if|suppose|supposing|imagine|maybe|p
                            r"thinking\s+(?:of|about)|considering|wondering|unless|in\s+case|options?|"
                            r"suggest(?:ed|ion)?|idea)\b",
                            re.IGNORECASE)
-_STRONG = re.compile(r"\b(?:moved?|moving|chang(?:e|ed|ing)|switch(?:ed|ing)?|push(?:ed|ing)?|"
-                     r"postpon(?:e|ed|ing)|reschedul(?:e|ed|ing)|updat(?:e|ed|ing)|bump(?:ed)?|"
-                     r"shift(?:ed)?|brought\s+forward|instead|no\s+longer|delay(?:ed)?|extend(?:ed)?|"
-                     r"rais(?:e|ed)|lower(?:ed)?|increas(?:e|ed)|reduc(?:e|ed)|cut|revis(?:e|ed)|"
-                     r"amend(?:ed)?|adjust(?:ed)?|relocat(?:e|ed)|renamed|upgraded|downgraded|"
-                     r"(?:go(?:es|ing)?|went|gone)\s+(?:up|down)|turn(?:s|ed)\s+out|anymore|any\s+more|"
-                     r"make\s+(?:it|that)|replac(?:e|ed|ing))\b", re.IGNORECASE)
+_CHANGE_WORDS = (r"moved?|moving|chang(?:e|ed|ing)|switch(?:ed|ing)?|push(?:ed|ing)?|"
+                 r"postpon(?:e|ed|ing)|reschedul(?:e|ed|ing)|updat(?:e|ed|ing)|bump(?:ed)?|"
+                 r"shift(?:ed)?|brought\s+forward|instead|no\s+longer|delay(?:ed)?|extend(?:ed)?|"
+                 r"rais(?:e|ed)|lower(?:ed)?|increas(?:e|ed)|reduc(?:e|ed)|cut|revis(?:e|ed)|"
+                 r"amend(?:ed)?|adjust(?:ed)?|relocat(?:e|ed)|renamed|upgraded|downgraded|"
+                 r"(?:go(?:es|ing)?|went|gone)\s+(?:up|down)|turn(?:s|ed)\s+out|anymore|any\s+more|"
+                 r"make\s+(?:it|that)|replac(?:e|ed|ing)")
+_STRONG = re.compile(rf"\b(?:{_CHANGE_WORDS})\b", re.IGNORECASE)
 """The update cues that say a change on their own ("now", "new", "actually" may not)."""
+_UPDATE = re.compile(rf"\b(?:{_CHANGE_WORDS}|actually|now|new)\b", re.IGNORECASE)
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n|[\"“(]\s*)(?=\w)")
 _PRONOUN_I = frozenset(("I", "I'm", "I'd", "I'll", "I've", "I’m", "I’d", "I’ll", "I’ve"))
 _ASKING = re.compile(r"\b(?:when|what|where|who|whom|which|how|whether|if|remind|tell|check)\b",
@@ -490,7 +492,8 @@ def _read(message: Message, index: int, known: set[str] | frozenset[str] = froze
                            negated_terms=negated_terms, steady=steady,
                            key_terms=key_terms - {_stem(v) for v in values.get("name", ())},
                            value_terms=value_terms))
-    said = {_core(v) for c in out for v in [*c.negated, *(v for vs in c.values.values() for v in vs)]}
+    said = {_core(v) for c in out for v in [*c.negated, *(v for vs in c.values.values()
+                                                          for v in vs)]}
     for c in out:
         c.said, c.role = said, message.role
     return out
@@ -679,7 +682,7 @@ def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Coun
         # the old value named outright, same kind ("not 8:00"; "not 22" is not "the 22nd")
         exact = any(v in old.values.get(k, ()) for v, k in new.negated.items()) or \
             bool(new.negated_terms & old.value_terms)  # "not pescatarian"
-        named = bool(new.negated.keys() & old_values) or bool(new.negated_terms & old.value_terms) or \
+        named = bool(new.negated.keys() & old_values) or exact or \
             bool(new.negated_terms & old.terms and new.strong)
         if _other_owner(new.owners, old.owners) and not named:
             continue  # my phone number is not Dana's
