@@ -120,6 +120,18 @@ def test_the_reply_to_a_change_acknowledges_it():
     assert pairs(messages) == {(0, 6), (6, 7)}
 
 
+def test_a_header_word_is_no_name_and_an_echo_of_a_correction_replaces_nothing():
+    # "Corrected:" opens a sentence as a header, not a name (a value); so the assistant's
+    # "Corrected: ..." gives only values the user's correction named: an echo
+    f = MessageFactory()
+    [statement] = extract_statements(f.assistant("Corrected: staging is 10.0.4.12, not 10.0.4.21."))
+    assert statement.value == "10.0.4.12", statement
+    messages = chat("Staging is at 10.0.4.21.", "Noted.", *FILLER,
+                    "Staging IP: I gave you 10.0.4.21, it's actually 10.0.4.12.",
+                    "Corrected: staging is 10.0.4.12, not 10.0.4.21. That explains the ssh alias.")
+    assert pairs(messages) == {(0, 6)}
+
+
 def test_the_overlap_thresholds_decide():
     # "home landline number" and "office landline number" share two of four key terms: the
     # same fact only for a looser plain_overlap than the default

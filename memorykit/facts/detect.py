@@ -182,10 +182,11 @@ _CORRECTION = re.compile(r"\b(?:sorry(?!\s+(?:about|for|to\s+hear|again|,?\s+I\s
                          r"misheard|misspelt|misspelled|my\s+bad|i\s+meant|"
                          r"meant\s+to\s+say|wrong|mixed\s+up|scratch\s+that)\b",
                          re.IGNORECASE)
-_NEGATORS = re.compile(r"\b(?:not|instead\s+of|rather\s+than|no\s+longer|isn't|wasn't|(?:it|that)\s+was|"
-                       r"aren't|from)\b", re.IGNORECASE)
+_NEGATORS = re.compile(r"\b(?:not|instead\s+of|rather\s+than|no\s+longer|isn't|wasn't|aren't|"
+                       r"(?:it|that)\s+was|i\s+(?:said|wrote|gave\s+you|told\s+you)(?=\s+\w)|from)\b",
+                       re.IGNORECASE)
 """Words after which a value is the *old* one ("not 4721", "instead of Friday", "from Friday
-to Monday")."""
+to Monday", "it was 9am", "I gave you 4721")."""
 _HYPOTHETICAL = re.compile(r"\b(?:what\s+if|if|suppose|supposing|imagine|maybe|perhaps|"
                            r"might|could\s+we|should\s+we|shall\s+we|can\s+we|"
                            r"would(?!\s+(?:like|prefer|rather|love))|"
@@ -403,7 +404,7 @@ def _read(message: Message, index: int, known: set[str] | frozenset[str] = froze
         for m in _WORD.finditer(blanked):
             w = m.group()
             if m.start() in starts and (w.lower() in lower or w not in known and (
-                    _ORDER.match(blanked, m.end()) or blanked[m.end():m.end() + 1] == ",")):
+                    _ORDER.match(blanked, m.end()) or blanked[m.end():m.end() + 1] in (",", ":"))):
                 continue  # "Pickup is ..." (pickup seen in lower case), "Save this", "Wait, ..."
             if w[:1].isupper() and w not in _PRONOUN_I and w.lower() not in STOPWORDS and \
                     w.lower() not in _MONTHS and w.lower() not in _CUE_WORDS and \
@@ -447,7 +448,7 @@ def _read(message: Message, index: int, known: set[str] | frozenset[str] = froze
         # but the aisle", "instead of the Red Lion"; never a verb's "not" ("will not be billed")
         for neg in _NOT_WORDS.finditer(sentence):
             negated_terms |= {_stem(w.lower()) for w in _WORD.findall(sentence[neg.end():])[:2]
-                              if w.lower() not in STOPWORDS}
+                              if w.lower() not in STOPWORDS and len(w) > 2 and not w.isdigit()}
         for kind, value, _, b in found:  # "5156 was wrong": the old value, named after it
             if _WAS_WRONG.match(sentence, b):
                 negated[value] = kind
