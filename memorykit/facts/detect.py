@@ -601,15 +601,16 @@ def _links(messages: Sequence[Message],
         df.update({t for c in clauses for t in c.terms})
         n = index + 1
         idf = {t: math.log(1.0 + n / df[t]) for c in clauses for t in c.terms}
+        changed = False  # a sure update: the other speaker's next reply acknowledges it
         for clause in clauses:
             for old, how, sure in _replaced(clause, index_.candidates(clause, settings), idf, df,
                                             n, settings):
                 old.current = old.current and not sure  # a follow-up leaves it current
+                changed = changed or sure
                 if (old.message_id, clause.message_id) not in linked:
                     linked.add((old.message_id, clause.message_id))
                     found[not sure].append(Update(old.message_id, clause.message_id,
                                                   _key(old.terms | clause.terms), clause.kind, how))
-        changed = any(u.new == message.id for u in found[0][-len(clauses):])
         for clause in clauses:
             clause.fresh = changed
             index_.add(clause)
