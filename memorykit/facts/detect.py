@@ -654,14 +654,12 @@ def _key(terms: set[str]) -> str:
 
 def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Counter[str],
               n: int, settings: DetectionSettings) -> list[tuple[_Clause, str, bool]]:
-    """The current earlier statements ``new`` replaces, with the cue that says so and whether
-    the rules are sure (two key words shared at least, or the old value named): else the one
-    it most likely follows up."""
+    """The current earlier statements ``new`` replaces, with the cue that says so, when the
+    rules are sure of one (``True``); else the one it most likely follows up (``False``)."""
     if new.steady:
         return []
     weights = dict(idf)
     new_values = {_core(v) for vs in new.values.values() for v in vs}
-    old_values: set[str] = set()
     candidates: list[tuple[float, str, _Clause, str | None, bool]] = []
     for old in said:
         if not old.current or old.message_id == new.message_id:
@@ -722,8 +720,9 @@ def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Coun
             # the aisle seat" after "I'd like a window seat")
             found = (1.0 + overlap, new.cue + " (new words)")
         if found is not None:
-            # one shared word is too little to be sure without a strong cue (a follow-up then)
-            # "make it 8", "sorry, I meant 4721" just after the value: sure with no shared word
+            # sure: the old value named, two key words shared, or one with a cue or nearly
+            # the whole key; or "make it 8", "sorry, I meant 4721" just after the value.
+            # Anything less is a follow-up.
             elliptical = new.strong and len(new.terms) <= 1 and \
                 new.index - old.index <= settings.nearby
             sure = exact or elliptical or shared >= 2 or \
