@@ -608,7 +608,8 @@ def _links(messages: Sequence[Message],
                                             n, settings):
                 old.current = old.current and not sure  # a follow-up leaves it current
                 new_id = clause.message_id
-                values = {_core(v) for vs in clause.values.values() for v in vs}
+                typed = [vs for k, vs in clause.values.items() if k != "name"]
+                values = {_core(v) for vs in typed or clause.values.values() for v in vs}
                 if before and before[0].role != clause.role and before[0].index > old.index \
                         and values and values <= before[0].said:
                     new_id = before[0].message_id  # the reply repeats what the message before
