@@ -132,15 +132,6 @@ def test_a_header_word_is_no_name_and_an_echo_of_a_correction_replaces_nothing()
     assert pairs(messages) == {(0, 6)}
 
 
-def test_a_change_is_credited_to_who_made_it_not_to_the_echo():
-    # the user's change names the fact in other words ("release day", not "ship the beta");
-    # the assistant's echo names it as before: the update's new message is the user's
-    messages = chat("We ship the beta on Tuesday.", "Noted.", *FILLER,
-                    "Bad news, marketing wants one more week. Release day is Friday the 14th.",
-                    "Updated: the beta ships Friday the 14th instead of Tuesday.")
-    assert pairs(messages) == {(0, 6)}
-
-
 def test_the_overlap_thresholds_decide():
     # "home landline number" and "office landline number" share two of four key terms: the
     # same fact only for a looser plain_overlap than the default

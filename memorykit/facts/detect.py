@@ -594,7 +594,6 @@ def _links(messages: Sequence[Message],
     df: Counter[str] = Counter()
     known: set[str] = set()  # names met inside a sentence: "Priya" may then open one
     lower: set[str] = set()  # words met in lower case: "Lunch" opening a sentence is no name
-    before: list[_Clause] = []  # the previous message's statements
     for index, message in enumerate(messages):
         known.update(_names_inside(message.content))
         lower.update(w for w in _WORD.findall(message.content) if w.islower())
@@ -607,22 +606,14 @@ def _links(messages: Sequence[Message],
             for old, how, sure in _replaced(clause, index_.candidates(clause, settings), idf, df,
                                             n, settings):
                 old.current = old.current and not sure  # a follow-up leaves it current
-                new_id = clause.message_id
-                typed = [vs for k, vs in clause.values.items() if k != "name"]
-                values = {_core(v) for vs in typed or clause.values.values() for v in vs}
-                if before and before[0].role != clause.role and before[0].index > old.index \
-                        and values and values <= before[0].said:
-                    new_id = before[0].message_id  # the reply repeats what the message before
-                    # it said: that message made the change (an echo gets no credit)
-                changed = changed or sure and new_id == clause.message_id
-                if (old.message_id, new_id) not in linked:
-                    linked.add((old.message_id, new_id))
-                    found[not sure].append(Update(old.message_id, new_id,
+                changed = changed or sure
+                if (old.message_id, clause.message_id) not in linked:
+                    linked.add((old.message_id, clause.message_id))
+                    found[not sure].append(Update(old.message_id, clause.message_id,
                                                   _key(old.terms | clause.terms), clause.kind, how))
         for clause in clauses:
             clause.fresh = changed
             index_.add(clause)
-        before = clauses or before[:0]
     return found
 
 
