@@ -172,12 +172,17 @@ def test_detection_reads_only_the_past():
     messages = chat("The design review is on Tuesday at 3pm.", "Noted.", *FILLER,
                     "The design review moved to Thursday.", "OK.", "Priya's build is 1201.", "OK.",
                     "Sorry, Priya's build is 1210, not 1201.", "Fixed.",
-                    "The design review is on Friday now.", "OK.")
-    whole = find_updates(messages)
+                    "The design review is on Friday now.", "OK.",
+                    "Release day is Friday the 14th.",
+                    "Updated: the design review and the release are Friday the 14th.",
+                    "My home address is 12 Elm Street.", "Noted.",
+                    "My postal address is 48 Oak Avenue.")
     at = {m.id: k for k, m in enumerate(messages)}
-    assert len(whole) == 3
-    for n in range(len(messages) + 1):
-        assert find_updates(messages[:n]) == [u for u in whole if at[u.new] < n]
+    for find, count in ((find_updates, 4), (find_follow_ups, 1)):
+        whole = find(messages)
+        assert len(whole) == count, whole
+        for n in range(len(messages) + 1):
+            assert find(messages[:n]) == [u for u in whole if at[u.new] < n]
 
 
 def test_extract_statements_gives_key_and_value():
