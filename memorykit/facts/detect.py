@@ -639,7 +639,7 @@ class _Index:
         if 0 in (settings.cued_overlap, settings.plain_overlap, settings.contained,
                  settings.follow_up_overlap):
             return self.said  # every pair qualifies on overlap alone: scan them all
-        keys = new.terms | set(new.negated) | new.negated_terms
+        keys = new.terms | set(new.negated) | new.negated_terms | new.subjects
         hits = {k for w in keys for k in self.by_word.get(w, ())}
         k = len(self.said) - 1
         while k >= 0 and new.index - self.said[k].index <= settings.nearby:
@@ -691,6 +691,8 @@ def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Coun
         if other_subject and kind != "name" and not named:
             continue  # different subjects: Apollo's deadline is not Zephyr's
         shared = len(new.terms & old.terms)
+        if new.kind == "cancellation":  # the thing cancelled is often named by its name
+            shared += len(new.subjects & old.subjects)
         found: tuple[float, str] | None = None
         if old.kind == "cancellation" and not new.cue:
             continue  # a cancelled fact comes back only with a cue ("it's back on", "now")
@@ -698,8 +700,12 @@ def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Coun
             # something to cancel: an earlier statement with a value ("Noted, I will remember
             # that" is none); by overlap, not containment: "cancel the client call" is not
             # about "the client's point of contact"
-            if old.values and overlap >= settings.cued_overlap and (kind is None or not new.values):
-                found = (overlap, new.cue)  # "cancel the 3pm call"
+            # ... or one naming only the old thing's name ("we cancelled the Marlowe Quartet")
+            same = overlap >= settings.cued_overlap or \
+                not new.terms and new.subjects and new.subjects <= old.subjects
+            if old.values and same and (kind is None or not new.values or
+                                        old.values[kind] <= new.values[kind]):
+                found = (overlap, new.cue)  # "cancel the 3pm call", "Saturday's ... is off"
         elif named:
             found = (2.0 + overlap, f"not X but Y ({new.cue or 'negated'})")
         elif kind == "name" and cued:
