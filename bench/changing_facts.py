@@ -45,7 +45,8 @@ def detection(data) -> tuple[int, int, int, int, int]:
     for conversation in data:
         at = {m.id: k for k, m in enumerate(conversation.messages)}
         updates = find_updates(conversation.messages)
-        either = sorted(updates + find_follow_ups(conversation.messages), key=lambda u: at[u.new])
+        either = sorted(updates + find_follow_ups(conversation.messages),
+                        key=lambda u: at[u.new])
         for q in conversation.questions:
             position = len(conversation.messages) if q.position is None else q.position
             current = current_of([u for u in updates if at[u.new] < position])
