@@ -29,8 +29,13 @@ CLASSROOM = "memorykit.classroom"
 # diversity, session keys and speaker focus (hybrid.py +186), MiniLM on every core
 # (minilm.py +102), and the client's messages accepted as they come (messages.py +168, chatlog.py
 # -62 for reading logs through them). The pseudo-relevance feedback that did not help was removed.
-# Issue 27 (in progress): a provisional budget, restated with its reasons when it lands.
-LIBRARY_MAX_LINES = 23_000
+# Issue 27 grew it by ~2,420 to ~22,670 for facts that change, which no memory handled: finding
+# "the same fact again" without an LLM (facts/detect.py, 837: typed values, keys, cues, echoes,
+# sure links vs follow-ups), validity intervals and update policies (facts/timeline.py, 272),
+# the write-quality audit (facts/audit.py, 470), retrieval that supersedes (superseding.py, 279),
+# the update policy in the store and entity memory (longterm +262, entities +110), staleness in
+# the harness (+200). The detector is the largest piece and the first to shrink.
+LIBRARY_MAX_LINES = 22_750
 # The whole package's budget. Issue 23 brought it under its size before the split (35,313);
 # issue 24 grew the classroom by about 600 lines for what a class needs: checkers that refuse
 # the answers a student can copy and say which way to move, the student edition's command
@@ -41,7 +46,10 @@ LIBRARY_MAX_LINES = 23_000
 # its reason, not a ratchet that no longer holds.
 # Issue 26: the library's ~1,130 above and ~410 classroom lines for lesson 12's held-out tables
 # (lesson12_heldout.py) and its browser of the misses (lesson12_misses.py).
-PACKAGE_MAX_LINES = 45_000  # issue 27 in progress: restated when it lands
+# Issue 27: the library's ~2,420 above and ~2,000 classroom lines: the changing-facts generator
+# (scenarios/changing_facts.py, 1,139, mostly its wording tables), lesson 13's explorer and
+# memories (~530), the update rule's contract and checker (~310).
+PACKAGE_MAX_LINES = 43_500
 """The whole package (library and classroom) at bcf5813, before issue 23: it must stay smaller."""
 
 
