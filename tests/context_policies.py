@@ -33,7 +33,9 @@ from memorykit.longterm.architectures import (
 )
 from memorykit.longterm.episodic import EpisodicSettings
 from memorykit.longterm.service import MemoryService, MemorySettings
+from memorykit.classroom.lesson13_memories import RuleStore
 from memorykit.classroom.scenarios.probes import booking_critic
+from memorykit.facts.timeline import KeepBothDated
 from memorykit.workspace.context_policy import WorkspaceContextPolicy
 
 from buffer_policies import POLICIES as BUFFERS
@@ -78,4 +80,6 @@ POLICIES: dict[str, PolicyMaker] = {
         lambda: BufferWindow(6), memory=MemorySettings(system_memory="You are a travel agent.")),
     "service-no-history": lambda: MemoryService(
         lambda: BufferWindow(6), memory=MemorySettings(include_history=False)),
+    # lesson 13's store tracking facts under an update rule (a student's, in the lesson)
+    "service-update-rule": lambda: RuleStore(KeepBothDated()),
 }
