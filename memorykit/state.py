@@ -128,6 +128,10 @@ ALLOWED: tuple[str, ...] = _MEMORIES + (
     "memorykit.longterm.events:Trimmed", "memorykit.longterm.episodic:EpisodeScore",
     "memorykit.trace:Victim", "memorykit.trace:OverBudget",
     "memorykit.buffers.context_manager:RecencyFactory",
+    "memorykit.facts.statement:Statement", "memorykit.facts.timeline:FactTimeline",
+    "memorykit.facts.timeline:Version", "memorykit.facts.timeline:LatestWins",
+    "memorykit.facts.timeline:KeepBothDated", "memorykit.facts.timeline:KeepStrongest",
+    "memorykit.longterm.events:Superseded", "memorykit.entities.records:EntityUpdate",
 )
 """Every memorykit class a state may name: the memories and the parts they hold. Nothing else
 is built (no function, no module, no attribute of either); a memorykit object of another class

@@ -241,3 +241,24 @@ def test_a_qdrant_backed_semantic_memory_saves_with_its_client_passed_again():
         restored.add([m])
     assert dumps(restored) != text and len(client.scroll("memorykit", limit=1000)[0]) == len(
         restored.store)
+
+
+@pytest.mark.parametrize("policy", ["latest-wins", "keep-both-dated"])
+def test_a_store_under_an_update_policy_restores_its_timeline(policy):
+    # issue 27: the session's FactTimeline, its dated versions and Superseded events are data
+    from memorykit.longterm.service import LongTermSettings, MemoryService, _default_working
+
+    f = MessageFactory()
+    service = MemoryService(settings=LongTermSettings(update_policy=policy))
+    for text in ("The dentist appointment is on Tuesday at 3pm.", "Noted.",
+                 "The dentist appointment moved to Thursday at 10am.", "Thanks."):
+        service.add("u", f.user(text))
+    service.apply_updates("u")
+    text = dumps(service)
+    again = loads(text, working_memory=_default_working)
+    assert dumps(again) == text
+    before, after = service.session("u").timeline, again.session("u").timeline
+    assert before.keys() and list(after.keys()) == list(before.keys())
+    assert all(after.versions(k) == before.versions(k) for k in before.keys())
+    superseded = [e for e in service.trace if type(e).__name__ == "Superseded"]
+    assert superseded and [e for e in again.trace if type(e).__name__ == "Superseded"] == superseded
