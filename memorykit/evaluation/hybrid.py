@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -410,7 +410,11 @@ class HybridRetrieval(_Baseline):
                             opened.add(start)
         return self._context(p, sorted(chosen), budget)
 
-    def _context(self, p: _HybridPrepared, indices: list[int], budget: int) -> Context:
+    def _context(self, p: _HybridPrepared, indices: list[int], budget: int,
+                 swap: Mapping[int, ContextItem] | None = None, name: str | None = None) -> Context:
+        """The messages at ``indices`` (in order) under their sessions' date headers; ``swap``
+        sends another item in some message's place (a superseded one, marked), under ``name``
+        (default this policy's)."""
         items: list[ContextItem] = []
         opened: set[int] = set()
         for i in indices:
@@ -419,8 +423,8 @@ class HybridRetrieval(_Baseline):
             if header is not None and start not in opened:
                 items.append(header)
                 opened.add(start)
-            items.append(p.items[i])
-        return with_budget_note(Context(tuple(items), budget, self.name, p.chat_format))
+            items.append(swap[i] if swap and i in swap else p.items[i])
+        return with_budget_note(Context(tuple(items), budget, name or self.name, p.chat_format))
 
     def __repr__(self) -> str:
         return f"HybridRetrieval({self.name!r}, {self.settings!r})"

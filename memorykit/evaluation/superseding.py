@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from memorykit._validate import require_choice, require_str
-from memorykit.context import Context, ContextItem, check_request, with_budget_note
+from memorykit.context import Context, ContextItem, check_request
 from memorykit.evaluation.dataset import EvalConversation
 from memorykit.evaluation.hybrid import HybridRetrieval, _HybridPrepared
 from memorykit.facts.detect import RuleDetector, UpdateDetector
@@ -219,7 +219,6 @@ class SupersedingRetrieval:
         def make_room(k: int, tokens: int, rank: float) -> bool:
             """Room for ``tokens`` by leaving out hits taken after the ``k``-th and scored below
             ``rank``, the last taken first; nothing left out when even that is not enough."""
-            nonlocal room
             if room >= tokens:
                 return True
             later = [j for j in taken[k + 1:] if j in chosen and score[j] < rank][::-1]
@@ -260,20 +259,8 @@ class SupersedingRetrieval:
                 elif extra <= room:
                     room -= extra
                     marked.add(i)
-        return self._context(sp, sorted(chosen), marked, budget)
-
-    def _context(self, sp: _Prepared, indices: list[int], marked: set[int], budget: int) -> Context:
-        p = sp.inner
-        items: list[ContextItem] = []
-        opened: set[int] = set()
-        for i in indices:
-            start = int(p.first[i])
-            header = p.headers.get(start)
-            if header is not None and start not in opened:
-                items.append(header)
-                opened.add(start)
-            items.append(sp.marked_item(i) if i in marked else p.items[i])
-        return with_budget_note(Context(tuple(items), budget, self.name, p.chat_format))
+        return self.inner._context(sp.inner, sorted(chosen), budget,
+                                   {i: sp.marked_item(i) for i in marked}, self.name)
 
     def __repr__(self) -> str:
         return f"SupersedingRetrieval({self.name!r}, keep={self.keep!r}, inner={self.inner!r})"
