@@ -8,7 +8,10 @@
 each policy at each budget (picked on a tuning part of the conversations, scored on the
 ``--holdout`` part, with bootstrap intervals), paired comparisons of the leading policies and
 the Pareto front of recall against tokens; ``--explain N`` prints the N worst missed questions
-of the best policy and why the evidence was left out; ``--json OUT`` writes every row too. A progress bar shows on a terminal (``--progress`` / ``--no-progress``
+of the best policy and why the evidence was left out; ``--json OUT`` writes every row too;
+``--export FILE`` writes the best policy at ``--export-budget`` (default: the largest) as a
+tuned-policy file that ``memorykit.load_policy`` rebuilds (``memorykit.evaluation.export``).
+A progress bar shows on a terminal (``--progress`` / ``--no-progress``
 to choose). Everything runs locally: nothing is uploaded.
 
 A LoCoMo-schema file (``locomo10.json``: samples carrying their questions in ``qa``) needs no
@@ -16,7 +19,7 @@ questions file. Without one otherwise it refuses: a log alone does not say what 
 remembered, and guessing probes from it would score a policy against our guess, not against
 the agent's needs. Exit codes: 0 done, 2 bad arguments or a bad file (the message names the
 file, the line and the field), 1 the results could not be written. Every file is read, and the
-``--json`` path checked, before the first evaluation: its folder must exist (it is not created)
+``--json`` and ``--export`` paths checked, before the first evaluation: its folder must exist (it is not created)
 and be writable, and it may not be one of the input files (after symlinks; hard links too).
 """
 
@@ -75,6 +78,12 @@ def _parser() -> argparse.ArgumentParser:
                            "with the evidence's rank, score and the cutoff")
     tune.add_argument("--explain-budget", type=int, default=None, metavar="TOKENS",
                       help="the budget --explain looks at (default: the largest)")
+    tune.add_argument("--export", metavar="FILE", type=Path,
+                      help="write the best policy at --export-budget (its settings, budget, "
+                           "encoding and held-out recall) as JSON here, for "
+                           "memorykit.load_policy")
+    tune.add_argument("--export-budget", type=int, default=None, metavar="TOKENS",
+                      help="the budget --export picks at (default: the largest)")
     tune.add_argument("--workers", "-w", type=int, default=0, metavar="N",
                       help="run evaluations in N worker processes (default: in this one)")
     tune.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -104,11 +113,20 @@ def _tune(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.explain_budget is not None and args.explain_budget not in args.budgets:
         parser.error(f"--explain-budget must be one of --budgets {args.budgets}, "
                      f"got {args.explain_budget}")
-    if args.json_out is not None:  # before the run: a bad path must not cost a whole sweep
-        problem = _output_problem(args.json_out, [args.conversations, args.questions] if
-                                  args.questions else [args.conversations])
-        if problem:
-            parser.error(f"--json {args.json_out}: {problem}")
+    if args.export_budget is not None and args.export is None:
+        parser.error("--export-budget needs --export FILE")
+    if args.export_budget is not None and args.export_budget not in args.budgets:
+        parser.error(f"--export-budget must be one of --budgets {args.budgets}, "
+                     f"got {args.export_budget}")
+    inputs = [args.conversations, args.questions] if args.questions else [args.conversations]
+    for option, out in (("--json", args.json_out), ("--export", args.export)):
+        if out is not None:  # before the run: a bad path must not cost a whole sweep
+            problem = _output_problem(out, inputs)
+            if problem:
+                parser.error(f"{option} {out}: {problem}")
+    if args.json_out is not None and args.export is not None and \
+            args.json_out.resolve() == args.export.resolve():
+        parser.error(f"--export {args.export}: is the --json file too; name another file")
     try:
         data = locomo if locomo is not None else load_chat_logs(args.conversations, args.questions)
     except (ChatLogError, FileNotFoundError) as exc:
@@ -171,6 +189,30 @@ def _tune(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                   f"({exc.strerror})", file=sys.stderr)
             return 1
         print(f"\njson: {args.json_out}")
+    if args.export is not None:
+        return _export(result, args)
+    return 0
+
+
+def _export(result: Any, args: argparse.Namespace) -> int:
+    """Write ``--export``: the best policy at ``--export-budget`` (default: the largest)."""
+    from memorykit.evaluation.export import export_policy
+
+    budget = args.export_budget if args.export_budget is not None else max(result.budgets)
+    files = [p.name for p in (args.conversations, args.questions) if p is not None]
+    tuned = export_policy(result, budget, files=files)
+    try:
+        tuned.save(args.export)
+    except OSError as exc:  # checked up front; a full disk can still refuse it
+        print(f"python -m memorykit: error: --export {args.export}: cannot be written "
+              f"({exc.strerror})", file=sys.stderr)
+        return 1
+    settings = ", ".join(f"{k}={v}" for k, v in tuned.params.items()) or "defaults"
+    earned = tuned.earned
+    what = "held-out recall" if earned is not None and earned.split != "none" else "recall"
+    recall = "n/a" if earned is None or earned.recall is None else f"{earned.recall:.3f}"
+    print(f"\nexported: {tuned.policy} ({settings}) at {budget} tokens, {what} {recall}: "
+          f"{args.export} (memorykit.load_policy reads it)")
     return 0
 
 
