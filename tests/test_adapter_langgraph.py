@@ -41,6 +41,7 @@ from memorykit.adapters.langgraph import (
 )
 from memorykit.classroom.doubles import openai_server
 from memorykit.classroom.doubles.openai_server import FakeOpenAIServer
+from memorykit.evaluation.export import TunedPolicy, load_policy
 from memorykit.evaluation.toolkit import TUNABLE, fixed_policy
 from memorykit.messages import validate_wire
 
@@ -163,10 +164,22 @@ def expected_requests(policy: Any, messages: list[Any], budget: int) -> list[tup
     return out
 
 
-@pytest.mark.parametrize("policy", [TUNABLE["bm25"].make(k1=1.2, b=0.75),
-                                    fixed_policy("recency")], ids=lambda p: p.name)
-def test_the_model_is_sent_the_policys_context_within_budget(policy, tool_calling_send):
-    hook = memorykit_pre_model_hook(policy, BUDGET)
+def tuned_from_file(tmp_path: Any) -> TunedPolicy:
+    """bm25 as ``tune --export`` writes it, read back by ``load_policy``: it carries its budget."""
+    path = TunedPolicy("bm25", {"k1": 1.2, "b": 0.75}, budget=BUDGET).save(tmp_path / "best.json")
+    return load_policy(path)
+
+
+@pytest.mark.parametrize("make_policy, budget", [
+    (lambda _: TUNABLE["bm25"].make(k1=1.2, b=0.75), BUDGET),
+    (lambda _: fixed_policy("recency"), BUDGET),
+    (tuned_from_file, None),
+], ids=["bm25", "recency", "tuned-bm25-from-file"])
+def test_the_model_is_sent_the_policys_context_within_budget(make_policy, budget, tmp_path,
+                                                             tool_calling_send):
+    policy = make_policy(tmp_path)
+    hook = memorykit_pre_model_hook(policy, budget)
+    assert hook.budget == BUDGET
     config = {"configurable": {"thread_id": "t1"}}
     with FakeOpenAIServer(chat=scripted_model, api_key="x") as server:
         agent = make_agent(server.base_url, "memorykit-fake-chat", hook, [lookup_order])
@@ -184,6 +197,7 @@ def test_the_model_is_sent_the_policys_context_within_budget(policy, tool_callin
     assert len(sent) == len(expected) == len(TURNS) + 1  # one extra call for the tool loop
     history_tokens = sum(m.billed_tokens for m in to_memorykit(messages[:-2]))
     assert history_tokens > 2 * BUDGET  # the budget bites: most of the history is left out
+    assert sum(len(context) > 0 for context, _ in expected) >= len(TURNS) - 2  # not empty
     for body, (context, request) in zip(sent, expected):
         assert wire(body) == request
         assert context.tokens <= BUDGET and not context.over_budget
