@@ -277,6 +277,26 @@ def test_a_policy_carrying_its_budget_needs_none_given():
     assert not tuned.last_context.over_budget
 
 
+def test_a_loaded_tuned_policy_drives_the_agent_at_its_own_budget(server, tmp_path):
+    from memorykit import load_policy
+    from memorykit.evaluation.export import TunedPolicy
+
+    path = TunedPolicy("bm25", {"k1": 1.2, "b": 0.75}, BUDGET).save(tmp_path / "best.json")
+    tuned = load_policy(path)
+    spy = _Spy(TunedContextFilter(tuned))  # no budget given: the file's
+    assert spy.tuned.budget == BUDGET
+    _converse(_agent(server.base_url), spy, SQLiteSession("tuned"), TURNS[:2] + TURNS[-1:])
+    reference = TUNABLE["bm25"].make(k1=1.2, b=0.75)  # what tune built, rebuilt by hand
+    for request, seen in zip(server.requests_to("/chat/completions"), spy.seen, strict=True):
+        cut = _split(seen)
+        context = reference.build_context(items_to_messages(seen[:cut]), seen[cut]["content"],
+                                          BUDGET)
+        assert request.body["messages"] == [{"role": "system", "content": INSTRUCTIONS},
+                                            *context.to_openai(), seen[cut]]
+        assert not context.over_budget
+    assert "level 3" in json.dumps(server.requests_to("/chat/completions")[-1].body["messages"])
+
+
 def test_history_messages_are_made_once_with_stable_ids():
     tuned = TunedContextFilter(fixed_policy("recency"), 100)
     items = [{"role": "user", "content": "ok"}, {"role": "assistant", "content": "ok"},

@@ -218,7 +218,9 @@ class TunedContextFilter:
 
     ``policy``: any ``ContextPolicy`` (a ``TunedPolicy`` from ``memorykit.load_policy`` too).
     ``budget``: tokens for the history's context (memorykit's count); None takes
-    ``policy.budget`` and refuses a policy without one. The agent's instructions and this turn's
+    ``policy.budget`` and refuses a policy without one. ``factory`` makes the history's messages
+    (default: the policy's ``message_factory()`` when it has one, as a ``TunedPolicy`` does, so
+    tokens are counted as its budget was; else a plain ``MessageFactory``). The agent's instructions and this turn's
     items (the user's input, the tool calls and results since) are sent in full beside it.
 
     Each history item is converted once: the filter remembers the Messages it made (by the
@@ -241,7 +243,11 @@ class TunedContextFilter:
         self.budget = require_int("budget", budget, minimum=1)
         if factory is not None and not isinstance(factory, MessageFactory):
             raise TypeError(f"factory must be a MessageFactory, got {factory!r:.80}")
-        self.factory = factory if factory is not None else MessageFactory(id_prefix="agents-")
+        if factory is None:  # a TunedPolicy knows how its budget was counted: count the same way
+            make = getattr(policy, "message_factory", None)
+            factory = make(id_prefix="agents-") if callable(make) else \
+                MessageFactory(id_prefix="agents-")
+        self.factory = factory
         self._seen: dict[str, list[Message]] = {}
         self.last_context: Context | None = None
 
