@@ -197,7 +197,7 @@ def test_the_model_is_sent_the_policys_context_within_budget(make_policy, budget
     assert len(sent) == len(expected) == len(TURNS) + 1  # one extra call for the tool loop
     history_tokens = sum(m.billed_tokens for m in to_memorykit(messages[:-2]))
     assert history_tokens > 2 * BUDGET  # the budget bites: most of the history is left out
-    assert sum(len(context) > 0 for context, _ in expected) >= len(TURNS) - 2  # not empty
+    assert len(expected[-1][0]) > 0  # the last question (order id, refund) finds history
     for body, (context, request) in zip(sent, expected):
         assert wire(body) == request
         assert context.tokens <= BUDGET and not context.over_budget
