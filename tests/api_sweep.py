@@ -21,6 +21,7 @@ Run ``python tests/api_sweep.py`` for the counts (``-v`` lists every non-clear p
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import io
@@ -412,6 +413,14 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
         "dataset": _locomo(), "budgets": 200, "progress": False},
     "memorykit.evaluation.tune.tune": lambda: {
         "dataset": _locomo(), "budgets": [200], "policies": ["last-20-messages"]},
+    "memorykit.evaluation.export.export_policy": lambda: {"result": _tune_result()},
+    "memorykit.evaluation.export.TunedPolicy": {
+        "policy": "bm25", "params": {"k1": 0.3, "b": 0.25}, "budget": 300},
+    "memorykit.evaluation.export.EarnedRecall": {
+        "recall": 0.5, "recall_ci": (0.25, 0.75), "questions": 4, "split": "holdout"},
+    "memorykit.evaluation.export.TuningData": {
+        "name": "chats", "files": ("chats.jsonl",), "conversations": 2, "messages": 10,
+        "questions": 4, "seed": 0},
     "memorykit.evaluation.locomo.download_locomo": lambda: {
         "dest": _scratch() / "locomo10.json", "expected_sha256": None, "opener": _local_opener},
     "memorykit.evaluation.locomo.load_locomo": lambda: {"path": _LOCOMO_FIXTURE, "verify": False},
@@ -526,6 +535,14 @@ def _course() -> Any:
     from memorykit.classroom.course import Course
 
     return Course(Path(tempfile.gettempdir()) / "memorykit-sweep-no-course", ())
+
+
+@functools.lru_cache(maxsize=1)
+def _tune_result() -> Any:
+    """One small tuning run, shared by the probes of ``export_policy``."""
+    from memorykit.evaluation.tune import tune
+
+    return tune(_locomo(), [200], ["last-20-messages"])
 
 
 def _service_loop_service() -> Any:

@@ -26,7 +26,8 @@ import json
 import math
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,15 @@ def _fail(name: str, problem: str) -> TunedPolicyError:
     return TunedPolicyError(name, problem)
 
 
+@contextmanager
+def _checking(record: str) -> Iterator[None]:
+    """Errors raised inside name ``record`` (the class being made) as where they arose."""
+    try:
+        yield
+    except TunedPolicyError as exc:
+        raise TunedPolicyError(exc.field, exc.problem, record) from None
+
+
 def _int(name: str, value: Any, minimum: int = 0) -> int:
     if type(value) is not int:  # bool is not an int here; neither is 3.0
         raise _fail(name, f"must be an int, got {value!r}")
@@ -80,6 +90,13 @@ def _number(name: str, value: Any) -> float:
     if not math.isfinite(value):
         raise _fail(name, f"must be a finite number, got {value!r}")
     return float(value)
+
+
+def _share(name: str, value: Any) -> float:
+    share = _number(name, value)
+    if not 0.0 <= share <= 1.0:
+        raise _fail(name, f"must be in [0, 1], got {value!r}")
+    return share
 
 
 def _text(name: str, value: Any) -> str:
@@ -103,14 +120,20 @@ class EarnedRecall:
     without it; the exported configuration is the pick on all) or "none" (not held out)."""
 
     def __post_init__(self) -> None:
+        with _checking("EarnedRecall"):
+            self._check()
+
+    def _check(self) -> None:
         if self.recall is not None:
-            object.__setattr__(self, "recall", _number("recall", self.recall))
+            object.__setattr__(self, "recall", _share("recall", self.recall))
         if self.recall_ci is not None:
             ci = self.recall_ci
             if not isinstance(ci, (list, tuple)) or len(ci) != 2:
                 raise _fail("recall_ci", f"must be [low, high] or null, got {ci!r}")
-            object.__setattr__(self, "recall_ci", (_number("recall_ci[0]", ci[0]),
-                                                   _number("recall_ci[1]", ci[1])))
+            low, high = _share("recall_ci[0]", ci[0]), _share("recall_ci[1]", ci[1])
+            if low > high:
+                raise _fail("recall_ci", f"must be [low, high] with low <= high, got {ci!r}")
+            object.__setattr__(self, "recall_ci", (low, high))
         _int("questions", self.questions)
         if self.split not in SPLITS:
             raise _fail("split", f"must be one of {', '.join(SPLITS)}, got {self.split!r}")
@@ -131,6 +154,10 @@ class TuningData:
     """Seed of the split and the bootstrap."""
 
     def __post_init__(self) -> None:
+        with _checking("TuningData"):
+            self._check()
+
+    def _check(self) -> None:
         _text("name", self.name)
         if not isinstance(self.files, (list, tuple)):
             raise _fail("files", f"must be a list of file names, got {self.files!r}")
