@@ -135,3 +135,21 @@ def test_minilm_bench_reports_numpy_and_says_what_it_skipped(tmp_path):
     table = format_markdown(report)
     assert "numpy" in table and "sentence-transformers skipped: no reference" in table
     assert "ratio_numpy_over_st" not in report
+
+
+def test_openai_agents_adapter_bench_measures_each_setup_against_the_sdks_trimming():
+    pytest.importorskip("agents")
+    from bench.adapter_openai_agents import format_markdown, history, run
+
+    items = history(120)
+    assert len(items) <= 120 and items[-1].get("type") != "function_call"
+    report = run((120,), 1, 300, ("sdk-limit", "memorykit-bm25"))
+    cell = report["sizes"]["120"]
+    assert set(cell["setups"]) == {"sdk-limit", "memorykit-bm25"}
+    for row in cell["setups"].values():
+        assert row["stored_items"] == len(items) + 2 * 2  # warm-up and measured turn kept
+        assert row["prepare_s"] > 0 and row["prepare_vs_sdk_limit"] > 0
+    assert cell["setups"]["sdk-limit"]["prepare_vs_sdk_limit"] == 1.0
+    assert cell["setups"]["memorykit-bm25"]["filter_s"] > 0
+    table = format_markdown(report, "python -m bench.adapter_openai_agents --sizes 120")
+    assert "sdk-limit (N=" in table and "memorykit-bm25" in table
