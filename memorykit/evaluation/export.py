@@ -365,8 +365,10 @@ def load_policy(path: str | os.PathLike[str]) -> TunedPolicy:
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or a path, got {path!r}")
     where = os.fspath(path)
-    if not os.path.isfile(where):
+    if not os.path.exists(where):
         raise FileNotFoundError(f"{where}: no such file")
+    if not os.path.isfile(where):  # a folder, or a FIFO that would block the read
+        raise TunedPolicyError("(file)", "is not a regular file", where)
     with open(where, "rb") as fh:  # read at most one byte past the limit, whatever stat says
         raw = fh.read(MAX_FILE_BYTES + 1)
     if len(raw) > MAX_FILE_BYTES:
@@ -410,11 +412,11 @@ def export_policy(result: TuneResult, budget: int | None = None, *, policy: str 
                   if (c["policy"], c["configuration"], c["budget"]) ==
                   (top["policy"], top["configuration"], budget))
     data = result.dataset
-    from memorykit import __version__
-
+    # the package is imported before any of its modules; importing it here would be a cycle
+    version = sys.modules["memorykit"].__version__
     return TunedPolicy(
         top["policy"], dict(params), budget,
         earned=EarnedRecall(top["recall"], top["recall_ci"], top["questions"], result.split_kind),
         tuned_on=TuningData(data.name, tuple(files), len(data), data.n_messages,
                             data.n_questions, result.seed),
-        memorykit_version=__version__)
+        memorykit_version=version)
