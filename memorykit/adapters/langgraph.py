@@ -225,7 +225,9 @@ def context_to_langchain(context: Context, history: Sequence[Message],
         if found is not None and item.kind == "message" and wire == found[0].to_openai():
             out.append(found[1])
         else:
-            out.append(from_openai_dict(wire, id=item.sources[0] if item.sources else None))
+            # one source names the message it came from; a summary's first source would not
+            out.append(from_openai_dict(wire, id=item.sources[0] if len(item.sources) == 1
+                                        else None))
     return out
 
 
