@@ -291,6 +291,8 @@ def test_missing_paths_and_non_paths_are_refused(tmp_path):
         load_policy(tmp_path / "nothing.json")
     with pytest.raises(TypeError, match="42"):
         load_policy(42)
+    with pytest.raises(TunedPolicyError, match=f"^{tmp_path}: \\(file\\): is not a regular file"):
+        load_policy(tmp_path)
 
 
 def test_a_policy_built_in_code_is_checked_as_a_file_is():
