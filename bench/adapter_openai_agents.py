@@ -216,8 +216,8 @@ def run(sizes: tuple[int, ...], turns: int, budget: int, setups: tuple[str, ...]
         for setup in setups:
             cell["setups"][setup] = asyncio.run(
                 _measure(setup, items, questions, turns, budget, limit, counter))
-            print(f"{size:>6} {setup:<17} prepare {cell['setups'][setup]['prepare_s'] * 1e3:8.1f} ms",
-                  flush=True)
+            prepare_ms = cell["setups"][setup]["prepare_s"] * 1e3
+            print(f"{size:>6} {setup:<17} prepare {prepare_ms:8.1f} ms", flush=True)
         base = cell["setups"].get("sdk-limit", {}).get("prepare_s")
         for row in cell["setups"].values():
             row["prepare_vs_sdk_limit"] = row["prepare_s"] / base if base else None

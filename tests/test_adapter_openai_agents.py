@@ -22,8 +22,8 @@ import pytest
 
 pytest.importorskip("agents", reason="the 'agents' extra (openai-agents) is not installed")
 
-from agents import (Agent, OpenAIChatCompletionsModel, RunConfig, Runner,  # noqa: E402
-                    SQLiteSession, function_tool)
+from agents import (Agent, ModelSettings, OpenAIChatCompletionsModel, RunConfig,  # noqa: E402
+                    Runner, SQLiteSession, function_tool)
 from agents.models.chatcmpl_converter import Converter  # noqa: E402
 from openai import AsyncOpenAI  # noqa: E402
 
@@ -115,18 +115,20 @@ class _Spy:
 
 
 def _agent(base_url: str, model: str = "memorykit-fake-chat", api_key: str = FAKE_API_KEY,
-           tools: list[Any] | None = None) -> Agent:
+           tools: list[Any] | None = None, max_tokens: int | None = None) -> Agent:
     client = AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=120)
     return Agent(name="assistant", instructions=INSTRUCTIONS, tools=tools or [],
-                 model=OpenAIChatCompletionsModel(model=model, openai_client=client))
+                 model=OpenAIChatCompletionsModel(model=model, openai_client=client),
+                 model_settings=ModelSettings(max_tokens=max_tokens))
 
 
 def _converse(agent: Agent, spy: _Spy, session: SQLiteSession, turns: list[str]) -> list[str]:
     config = RunConfig(call_model_input_filter=spy, tracing_disabled=True)
 
     async def run() -> list[str]:
-        return [str((await Runner.run(agent, text, session=session, run_config=config)).final_output)
-                for text in turns]
+        results = [await Runner.run(agent, text, session=session, run_config=config)
+                   for text in turns]
+        return [str(result.final_output) for result in results]
     return asyncio.run(run())
 
 
@@ -215,7 +217,8 @@ def test_items_convert_to_messages_and_back_losing_nothing():
     items = [
         {"role": "developer", "content": "Be brief."},
         {"type": "message", "role": "user",
-         "content": [{"type": "input_text", "text": "two"}, {"type": "input_text", "text": "parts"}]},
+         "content": [{"type": "input_text", "text": "two"},
+                     {"type": "input_text", "text": "parts"}]},
         {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}", "id": "fc1"},
         {"type": "function_call", "call_id": "b", "name": "g", "arguments": '{"x": 1}'},
         {"type": "function_call_output", "call_id": "a", "output": "A"},
@@ -241,6 +244,7 @@ def test_items_convert_to_messages_and_back_losing_nothing():
     ({"role": "critic", "content": "hm"}, "'critic'"),
     ({"type": "function_call", "call_id": "", "name": "f", "arguments": "{}"}, "''"),
     ("just text", "str"),
+    ({"role": "user", "content": "a set is not JSON", "extra": {1, 2}}, "JSON cannot keep"),
 ])
 def test_an_item_memorykit_cannot_hold_is_refused_by_name(item, named):
     with pytest.raises(UnconvertibleItem, match=named):
@@ -330,8 +334,7 @@ def test_the_local_model_answers_through_the_tuned_context():
     turns = ["My car is on level 3 of the blue garage.", "My sister lands on Friday.",
              "Where is my car?"]
     with LocalModelServer(free_port(), n_threads=2) as real:
-        agent = _agent(real.base_url, model=real.model, api_key="no-key-needed")
-        agent.model_settings.max_tokens = 24
+        agent = _agent(real.base_url, model=real.model, api_key="no-key-needed", max_tokens=24)
         replies = _converse(agent, spy, SQLiteSession("local"), turns)
     assert len(replies) == 3 and all(isinstance(r, str) and r.strip() for r in replies)
     last = spy.seen[-1]

@@ -38,7 +38,8 @@ message with those ``ToolCall``s, as the chat API pairs them. Each message keeps
 from (JSON text in ``metadata["agents_items"]``), so ``messages_to_items`` gives them back
 unchanged. An item of another type (reasoning, a hosted tool's call, an image part) is refused with
 an ``UnconvertibleItem`` naming its type, never dropped. ``context_to_items`` turns a policy's
-``Context`` into items the SDK's chat-completions converter sends as exactly ``Context.to_openai()``.
+``Context`` into items the SDK's chat-completions converter sends as exactly
+``Context.to_openai()``.
 """
 
 from __future__ import annotations
@@ -101,9 +102,13 @@ def _text(content: Any, at: str) -> str:
     return "\n".join(texts)
 
 
-def _key(item: dict[str, Any]) -> str:
+def _key(item: dict[str, Any], at: str) -> str:
     # sorted keys: the same item read back from a session in another key order is the same key
-    return json.dumps(item, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    try:
+        return json.dumps(item, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError) as exc:  # kept as JSON text: what JSON cannot hold is refused
+        raise UnconvertibleItem(f"{at} ({item.get('type', 'message')}) holds a value JSON cannot "
+                                f"keep: {exc}") from None
 
 
 def _groups(items: Sequence[Any]) -> list[tuple[int, list[dict[str, Any]]]]:
@@ -159,7 +164,8 @@ def items_to_messages(items: Sequence[Any], factory: MessageFactory | None = Non
     if isinstance(items, (str, bytes)) or not isinstance(items, Sequence):
         raise TypeError(f"items must be a list of SDK input items, got {type(items).__name__}")
     factory = factory if factory is not None else MessageFactory()
-    return [_message(factory, start, group, [_key(item) for item in group])
+    return [_message(factory, start, group,
+                     [_key(item, f"items[{start + j}]") for j, item in enumerate(group)])
             for start, group in _groups(items)]
 
 
@@ -218,10 +224,11 @@ class TunedContextFilter:
 
     ``policy``: any ``ContextPolicy`` (a ``TunedPolicy`` from ``memorykit.load_policy`` too).
     ``budget``: tokens for the history's context (memorykit's count); None takes
-    ``policy.budget`` and refuses a policy without one. ``factory`` makes the history's messages
-    (default: the policy's ``message_factory()`` when it has one, as a ``TunedPolicy`` does, so
-    tokens are counted as its budget was; else a plain ``MessageFactory``). The agent's instructions and this turn's
-    items (the user's input, the tool calls and results since) are sent in full beside it.
+    ``policy.budget`` and refuses a policy without one. ``factory`` makes the history's
+    messages (default: the policy's ``message_factory()`` when it has one, as a ``TunedPolicy``
+    does, so tokens are counted as its budget was; else a plain ``MessageFactory``). The agent's
+    instructions and this turn's items (the user's input, the tool calls and results since) are
+    sent in full beside it.
 
     Each history item is converted once: the filter remembers the Messages it made (by the
     item's JSON text and its occurrence), so ids stay stable across turns (a policy's caches keep
@@ -256,7 +263,7 @@ class TunedContextFilter:
         occurrence: dict[str, int] = {}
         out = []
         for start, group in _groups(items):
-            keys = [_key(item) for item in group]
+            keys = [_key(item, f"items[{start + j}]") for j, item in enumerate(group)]
             key = "\n".join(keys)
             n = occurrence.get(key, 0)
             occurrence[key] = n + 1
@@ -287,4 +294,5 @@ class TunedContextFilter:
                               instructions=model_data.instructions)
 
     def __repr__(self) -> str:
-        return f"TunedContextFilter({getattr(self.policy, 'name', self.policy)!r}, budget={self.budget})"
+        name = getattr(self.policy, "name", self.policy)
+        return f"TunedContextFilter({name!r}, budget={self.budget})"
