@@ -111,22 +111,29 @@ class CountingEmbedder:
 
     def __init__(self, inner: Any) -> None:
         self.inner, self.texts = inner, 0
-        self.name, self.dimension = inner.name, inner.dimension
+        self.name, self.dimension = getattr(inner, "name", None), getattr(inner, "dimension", 0)
 
     def embed(self, texts: Any) -> Any:
         self.texts += len(texts)
         return self.inner.embed(texts)
 
 
-def run(sizes: tuple[int, ...], turns: int) -> dict[str, Any]:
-    from memorykit.evaluation.hybrid import shared_minilm
+def run(sizes: tuple[int, ...], turns: int,
+        policies: tuple[str, ...] = tuple(POLICIES)) -> dict[str, Any]:
+    """Time every hook on the same growing states; ``policies``: which of ``POLICIES``."""
+    unknown = [p for p in policies if p not in POLICIES]
+    if unknown:
+        raise ValueError(f"policies must be among {', '.join(POLICIES)}, got {unknown!r}")
+    counting = CountingEmbedder(None)
+    if "hybrid-retrieval" in policies:
+        from memorykit.evaluation.hybrid import shared_minilm
 
-    memo = shared_minilm()
-    counting = CountingEmbedder(memo.embedder)
-    memo.embedder = counting  # count what the model itself computes, past memo and disk
+        memo = shared_minilm()
+        counting = CountingEmbedder(memo.embedder)
+        memo.embedder = counting  # count what the model itself computes, past memo and disk
     hooks: dict[str, Callable[[dict[str, Any]], Any]] = {
-        name: memorykit_pre_model_hook(TunedPolicy(name, params, budget=BUDGET))
-        for name, params in POLICIES.items()}
+        name: memorykit_pre_model_hook(TunedPolicy(name, POLICIES[name], budget=BUDGET))
+        for name in policies}
     hooks["trim (approximate counter)"] = trim_hook(count_tokens_approximately)
     hooks["trim (tiktoken counter)"] = trim_hook(tiktoken_counter())
     rows = []
@@ -175,7 +182,8 @@ def run(sizes: tuple[int, ...], turns: int) -> dict[str, Any]:
         print(f"{len(messages)} messages: " + ", ".join(
             f"{k} {statistics.median(v) * 1000:.1f} ms" for k, v in times.items()), flush=True)
     return {"command": " ".join(["python -m bench.adapter_langgraph", *sys.argv[1:]]),
-            "budget": BUDGET, "policies": POLICIES, "source": str(SOURCE.relative_to(ROOT)),
+            "budget": BUDGET, "policies": {name: POLICIES[name] for name in policies},
+            "source": str(SOURCE.relative_to(ROOT)),
             "machine": {**machine_info(), "load_average_1m_at_end": round(os.getloadavg()[0], 2)},
             "rows": rows}
 
@@ -204,6 +212,15 @@ def markdown(result: dict[str, Any]) -> str:
                          f"| {ratios[0]} "
                          f"| {ratios[1]} | {min(emb)}-{max(emb)} | {warm['seconds']:.1f} "
                          f"({warm['embedded']:.0f}) |")
+    lines += ["", "Each figure is one call of the pre-model hook on the agent's state, the median "
+              f"of {result['rows'][0]['turns']} turns (a new human message each, the reply of "
+              "the turn before appended): for memorykit, converting the messages not seen "
+              "before, the policy's build_context over the whole history and converting the "
+              "context back; for trim_messages, its counting and cutting. The model call and "
+              "LangGraph's own step are not included (the same for every hook). Ratios divide "
+              "by trim_messages' median in the same run. 'Texts embedded' counts what MiniLM "
+              "computed past its memo and disk cache; the warm-up call (the hook on the whole "
+              "history, as every earlier turn would have made it) is not timed per turn."]
     return "\n".join(lines) + "\n"
 
 

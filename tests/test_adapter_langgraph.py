@@ -357,3 +357,19 @@ def test_the_local_model_answers_from_the_policys_context():
     assert sent == [{"role": "system", "content": PROMPT}, *context.to_openai(),
                     {"role": "user", "content": TURNS[-1]}]
     validate_wire(sent)
+
+
+def test_the_benchmark_runs_on_valid_histories_and_reports_each_hook():
+    from bench.adapter_langgraph import history, markdown, run
+
+    messages = history(120)
+    assert len(messages) <= 120 and type(messages[0]) is SystemMessage
+    converted = to_memorykit(messages)  # unique ids, every message convertible
+    validate_wire([m.to_openai() for m in converted])  # calls and results still paired
+    report = run((120,), 1, ("bm25",))
+    [row] = report["rows"]
+    assert set(row["median_s"]) == {"bm25", "trim (approximate counter)",
+                                    "trim (tiktoken counter)"}
+    assert row["embedded_per_turn"]["bm25"] == [0] and row["context_tokens"]["bm25"] <= 1000
+    table = markdown(report)
+    assert f"| {len(messages):,} | bm25 |" in table and "trim (tiktoken counter) | " in table
