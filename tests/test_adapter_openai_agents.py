@@ -144,7 +144,9 @@ def _wire(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("make_policy", [
     lambda: TUNABLE["bm25"].make(k1=1.2, b=0.75),
     lambda: fixed_policy("recency"),
-], ids=["bm25", "recency"])
+    lambda: _require_minilm() or TUNABLE["hybrid-retrieval"].make(lexical_weight=0.25,
+                                                                 neighbours=0),
+], ids=["bm25", "recency", "hybrid"])
 def test_every_model_call_gets_the_policys_context_within_budget(server, make_policy):
     policy = make_policy()
     spy = _Spy(TunedContextFilter(policy, BUDGET))
@@ -311,16 +313,26 @@ def test_history_messages_are_made_once_with_stable_ids():
     assert again[0] is first[0] and len({m.id for m in again}) == 4
 
 
-# ------------------------------------------------------------ the local model
+# ------------------------------------------------------------ the local models
+def _require_minilm() -> None:
+    from memorykit.longterm.minilm import minilm_available
+
+    _require(minilm_available())
+
+
 def _require_local_model() -> None:
     from memorykit.llm.local_server import local_model_available
 
-    available = local_model_available()
+    _require(local_model_available())
+
+
+def _require(available: Any) -> None:
+    """Skip without the model, but fail under CI=true: CI must have run the test."""
     if available:
         return
     if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"CI=true and the real-model test cannot run: {available.reason}")
-    pytest.skip(f"the local model is not installed: {available.reason}")
+        pytest.fail(f"CI=true and a real-model test cannot run: {available.reason}")
+    pytest.skip(f"the model is not installed: {available.reason}")
 
 
 def test_the_local_model_answers_through_the_tuned_context():
