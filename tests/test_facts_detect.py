@@ -95,6 +95,40 @@ def test_a_value_changed_twice_makes_a_chain_and_current_of_follows_it():
     assert current_of(find_updates(messages)) == {ids[0]: ids[12], ids[6]: ids[12]}
 
 
+@pytest.mark.parametrize("before, change, back", [
+    # the value it goes back to was named as the old one ("from 9:30am to 10am")
+    ("Our standup is at 9:30am.", "The standup moved from 9:30am to 10am.",
+     "Too many clashes at ten, so the standup is going back to 9:30am."),
+    # no key word beside the value: the message names the value it leaves (Persuasion)
+    ("For the book club we picked Middlemarch.",
+     "Book club: Priya wants to change to Persuasion. She says Middlemarch is too long.",
+     "We read two chapters of Persuasion and nobody liked it. We're going back to Middlemarch."),
+    # the fact named in an opener, the value in a "stay" that is no restatement after it
+    ("The report font is Garamond.", "Marketing switched the report font from Garamond to Futura.",
+     "After a week they reversed the font decision. We stay with Garamond."),
+])
+def test_a_change_back_replaces_the_change_it_undoes(before, change, back):
+    messages = chat(before, "Noted.", *FILLER, change, "OK.", *FILLER, back, "OK.")
+    found = pairs(messages)
+    assert (6, 12) in found and (0, 12) not in found, found
+    full = {(u.old, u.new) for u in find_updates(messages, DetectionSettings(contained=0.0))}
+    assert full >= {(u.old, u.new) for u in find_updates(messages)}, "the index finds it too"
+
+
+def test_a_change_back_is_not_read_into_other_words():
+    # "back to the office" names no value an earlier change replaced; "get back to you" is no
+    # change; a recap of the change back restates it, it does not replace it
+    lunch = chat("The team lunch is at Luigi's.", "Noted.", *FILLER, "The team lunch moved to Nando's.",
+                 "OK.", *FILLER, "We're going back to the office after lunch.", "OK.")
+    assert pairs(lunch) == {(0, 6)}
+    assert pairs(chat("The quarterly review is on Thursday.", "Noted.", *FILLER,
+                      "I'll get back to you on the budget numbers.", "Sure.")) == set()
+    recap = chat("The standup moved from 9:30am to 10am.", "OK.", *FILLER,
+                 "We're going back to 9:30am for the standup.", "Noted.", *FILLER,
+                 "Standup recap: back to 9:30am after the 10am trial.", "Thanks.")
+    assert pairs(recap) == {(0, 6)} and not find_follow_ups(recap)
+
+
 def test_an_echo_of_the_old_value_is_superseded_with_it():
     # the assistant repeated the old number: both stop being current
     assert pairs(chat("My order number is 4721.", "Thanks, noted order 4721.",

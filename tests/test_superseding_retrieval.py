@@ -188,3 +188,41 @@ def test_a_follow_up_is_pulled_in_but_never_marked_nor_dropped():
                                  detector=Links(follow_ups=[(0, 8)]))
     small = small.build_context(messages, QUERY, 24)
     assert messages[0].id in small.covered_ids(), "no room: the hit stays, the follow-up waits"
+
+
+class Meanings:
+    """Three-dimensional meanings: the question; grandpa's walking aid (the old statement, and
+    the later change in other words when ``near``); everything else."""
+
+    def __init__(self, near: bool) -> None:
+        self.near = near
+
+    def embed(self, texts):
+        return [[1.0, 0.0, 0.0] if t.startswith("What does") else
+                [0.6, 0.8, 0.0] if t.startswith("Grandpa") else
+                [0.0, 1.0, 0.0] if "physio" in t and self.near else [0.0, 0.0, 1.0] for t in texts]
+
+
+def test_a_change_in_other_words_comes_in_for_an_unlinked_top_hit():
+    # no rule links the change to the old statement (no shared word), but some link makes it a
+    # message that changed a fact, and it is the closest in meaning to the hit: it displaces the
+    # lower hits, and the hit is not marked on its word
+    f = MessageFactory()
+    turns = ["Grandpa walks with a frame at home.", "Noted.", *FILLER,
+             "After the wobble the physio put him back on the frame full time.", "OK.", *FILLER,
+             "Home by six.", "At home all day.", "Home sweet home.", "Walks are nice."]
+    messages = [f.user(t) if k % 2 == 0 else f.assistant(t) for k, t in enumerate(turns)]
+    query, old, change = "What does grandpa walk with at home?", messages[0].id, messages[8].id
+
+    def sent(near: bool, detector) -> set[str]:
+        hybrid = HybridRetrieval(embedder=Meanings(near))
+        p = SupersedingRetrieval(hybrid, detector=detector) if detector else hybrid
+        context = p.build_context(messages, query, 40)
+        assert context.tokens <= 40 and all(i.kind != "superseded" for i in context.items)
+        return context.covered_ids()
+
+    plain = sent(True, None)
+    assert old in plain and change not in plain, "the setting: the hybrid misses the change"
+    assert {old, change} <= sent(True, Links(follow_ups=[(4, 8)]))
+    assert sent(True, Links()) == plain, "a message that changed nothing is not pulled"
+    assert sent(False, Links(follow_ups=[(4, 8)])) == plain, "nor one far in meaning"

@@ -15,13 +15,20 @@ order and adds what follows each one up (``memorykit.facts.detect``):
   With ``keep="dated"`` (the default) the old statement stays, marked (a ``ContextItem`` of
   kind ``"superseded"`` whose text starts "[superseded by a later message]") when room is left,
   and always sent before the current one; with ``keep="latest"`` it is left out.
+* for one of the first ``TOP`` hits that no update links, a change **in other words**: of the
+  later messages that changed some fact (the new end of any link the detector found), the
+  closest in meaning to the hit (MiniLM cosine at least ``SIMILAR``, its very next message left
+  out) is taken for the hit's fact changed in words the rules do not match ("put him back on
+  the walker" after "the cane around the house"); it makes room as an update's current
+  statement does, and the hit is never marked on its word.
 * an update of a lower hit, or a **follow-up** (``find_follow_ups``: maybe the same fact, one
   shared word, a weak cue, a new value said in words the rules do not know): the later
   statement is pulled in only with room left, and nothing is marked or dropped on its word. A
   false mark misleads the reader; a needless pull costs only tokens.
 
 So nothing the hybrid sends is displaced except lower hits, by the current statement of a top
-hit the detector is sure was replaced; and the budget is never exceeded.
+hit the detector is sure was replaced or by its change in other words; and the budget is never
+exceeded.
 
 Updates are found once per conversation (``prepare``) and a question at ``position`` uses only
 those whose messages both come before it, so ``prepare(conversation)`` answers exactly what
@@ -56,6 +63,9 @@ INHERIT = 0.5
 """How much of the score gap to its superseded hit a current statement inherits: it displaces
 only hits scored below its own score plus that share of the gap (halfway: a statement about
 another fact of the same message, its score low, displaces nothing the question needs)."""
+SIMILAR = 0.5
+"""Cosine (MiniLM, as the hybrid ranks) from which a later message that changed some fact is
+taken for a top hit's fact changed in other words, when the rules link that hit to nothing."""
 MARKER = "[superseded by a later message] "
 """What a kept superseded statement's text starts with (the original text follows verbatim)."""
 
@@ -75,6 +85,8 @@ class _Prepared:
 
         self.updates = pairs(updates)  # sure: the old one may be marked or dropped
         self.follow_ups = self.updates + pairs(follow_ups)  # maybe: only ever pulled in
+        # the messages that changed some fact (the new end of a link), in order
+        self.changed = np.array(sorted({new for _, new in self.follow_ups}), dtype=np.int64)
         self.chains: dict[tuple[int, bool], dict[int, int]] = {}
         self.marked: dict[int, ContextItem] = {}
         self.factory = MessageFactory(chat_format=policy.inner.chat_format)
@@ -97,6 +109,17 @@ class _Prepared:
                 held[old] = at
             self.chains[(position, sure)] = held
         return held
+
+    def reworded(self, i: int, position: int) -> int | None:
+        """Of the later messages before ``position`` that changed some fact (``i``'s next one,
+        its echo, left out), the closest in meaning to message ``i`` when its cosine is at least
+        ``SIMILAR``: most likely ``i``'s fact, changed in words the rules do not match."""
+        later = self.changed[(self.changed >= i + 2) & (self.changed < position)]
+        if not len(later):
+            return None
+        similar = self.inner.similarity()[i, later]
+        j = int(np.argmax(similar))
+        return int(later[j]) if similar[j] >= SIMILAR else None
 
     def marked_item(self, i: int) -> ContextItem:
         """Message ``i`` as a marked superseded item (its text verbatim after ``MARKER``)."""
@@ -249,6 +272,12 @@ class SupersedingRetrieval:
                 elif self.keep == "latest":
                     dropped.discard(i)
                     take(i, int(p.tokens[i]))
+            if sure is None and k < TOP:  # a top hit no update links: changed in other words?
+                j = sp.reworded(i, position)
+                j = current.get(j, j) if j is not None else None
+                if j is not None and j not in chosen and make_room(
+                        k, cost(j, int(p.tokens[j])), score[j] + INHERIT * (score[i] - score[j])):
+                    take(j, int(p.tokens[j]))
             now = follow.get(i)
             if now is not None and now not in chosen:
                 take(now, int(p.tokens[now]))

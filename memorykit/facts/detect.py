@@ -200,6 +200,12 @@ _CHANGE_WORDS = (r"moved?|moving|chang(?:e|ed|ing)|switch(?:ed|ing)?|push(?:ed|i
                  r"amend(?:ed)?|adjust(?:ed)?|relocat(?:e|ed)|renamed|upgraded|downgraded|"
                  r"(?:go(?:es|ing)?|went|gone)\s+(?:up|down)|turn(?:s|ed)\s+out|anymore|any\s+more|"
                  r"make\s+(?:it|that)|replac(?:e|ed|ing)")
+_REVERT = re.compile(r"(?:\b(?:go(?:es|ing)?|went|gone|switch\w*|chang\w*|mov\w*|put(?:s|ting)?|"
+                     r"set|is|are|were)|['’](?:s|re))\s+(?:\w+\s+)?back\s+(?:to|on)\b|^\W*back\s+to\b|"
+                     r"\bback\s+to\s+(?:the\s+)?original\b|"
+                     r"\b(?:revert(?:s|ed|ing)?|revers(?:e|es|ed|ing)|undo|undid|undone)\b", re.IGNORECASE)
+"""A change back to an earlier value ("we're going back to Stickerhaus", "put him back on the
+walker", "they reversed it"): the value it names is the one before the last change."""
 _STRONG = re.compile(rf"\b(?:{_CHANGE_WORDS})\b", re.IGNORECASE)
 """The update cues that say a change on their own ("now", "new", "actually" may not)."""
 _UPDATE = re.compile(rf"\b(?:{_CHANGE_WORDS}|actually|now|new)\b", re.IGNORECASE)
@@ -237,7 +243,7 @@ _CUE_WORDS = frozenset(
     bump bumped shift shifted brought forward instead longer now new anymore replace replaced
     cancel cancelled canceled cancelling canceling cancels scrap scrapped
     drop dropped make made note noted remember got hey hi oh ah hmm quick btw bit want need
-    wait oops whoops hang
+    wait oops whoops hang back revert reverted reverse reversed undo undid
     know think let see said say says tell told fine great good sounds perfect right correct""".split())
 """Cue and chatter words: never key terms (they say a change happens, not what changed)."""
 
@@ -286,6 +292,9 @@ class _Clause:
     """Words said to be the old state ("an aisle seat, not the window")."""
     steady: bool = False
     """It says the fact did not change ("still", "nothing changed"): it replaces nothing."""
+    back_to: set[str] = field(default_factory=set)
+    """The value it says the fact went back to ("going back to At Last" -> last): the first
+    value after a revert cue (``_core`` form); empty with no such cue."""
     key_terms: set[str] = field(default_factory=set)
     """Key terms before its copula ("the landlord's name is Noor" -> landlord, name)."""
     value_terms: set[str] = field(default_factory=set)
@@ -393,7 +402,7 @@ def _read(message: Message, index: int, known: set[str] | frozenset[str] = froze
     if message.role not in ("user", "assistant") or message.is_summary:
         return []
     out = []
-    carried: tuple[str, str] | None = None
+    carried: tuple[str, str, bool, set[str]] | None = None
     for sentence in _sentences(message.content):
         found, blanked = _values(sentence)
         # a hypothetical ("what if we moved it to Friday?", "maybe Sunday") states nothing; a
@@ -420,18 +429,21 @@ def _read(message: Message, index: int, known: set[str] | frozenset[str] = froze
             sentence, blanked = sentence[:hypothetical.start()], blanked[:hypothetical.start()]
             found = [v for v in found if v[3] <= len(sentence)]
         # "nothing changed", "still Friday": not a change cue, whatever word they use
-        plain = _UNCHANGED.sub(" ", sentence)
+        plain = _UNCHANGED.sub(lambda m: " " * len(m.group()), sentence)  # same offsets
         steady = plain != sentence
         cancel = _CANCEL.search(plain)
         correction = _CORRECTION.search(plain)
         update = _UPDATE.search(plain)
-        strong = cancel or correction or _STRONG.search(plain)
+        revert = _REVERT.search(plain)
+        strong = cancel or correction or revert or _STRONG.search(plain)
         # A question states nothing, except a request to record something ("Can you note
         # that the agent is Yara?", "Could you change my address to ...?").
         if sentence.rstrip().endswith("?") and not (
                 _REQUEST.search(sentence) and (strong or not _ASKING.search(sentence))):
             continue
-        steady = steady and not strong
+        # "they reversed it, so we stay on APA": after a change back, "stay" names the value
+        # it went back to
+        steady = steady and not strong and not (carried and carried[2])
         negated: dict[str, str] = {}
         negated_terms: set[str] = set()
         for neg in _NEGATORS.finditer(sentence):
@@ -457,21 +469,32 @@ def _read(message: Message, index: int, known: set[str] | frozenset[str] = froze
             if value not in negated:
                 values.setdefault(kind, set()).add(value)
         subjects = values.get("name", set()) | {v for v in negated if v.isalpha()}
-        terms = _terms(_focus(blanked, found))
+        # a change back carried from an opener brings the fact it names too ("They reversed
+        # the font decision. We stay with Garamond."); a correction's opener names none ("I
+        # gave you the wrong one.")
+        terms = _terms(_focus(blanked, found)) | (carried[3] if carried and carried[2] else set())
         owners = _owners(message.role, _POSSESSOR.findall(_focus(sentence, found)))
         if cancel:
             kind, matched = "cancellation", cancel.group()
         elif correction or negated or negated_terms & terms and strong:
             kind, matched = "correction", correction.group() if correction else "not X but Y"
+        elif revert:
+            kind, matched = "update", revert.group()
         elif update:
             kind, matched = "update", update.group()
         elif carried and not steady:
-            kind, matched = carried  # "Hang on, I gave you the wrong one. My order is ..."
+            kind, matched = carried[:2]  # "Hang on, I gave you the wrong one. My order is ..."
         else:
             kind, matched = "contradiction", ""
         strong_cue = bool(strong) or bool(carried and kind != "contradiction" and not steady)
+        # a change back returns to the first value after its cue, or after a cue carried from
+        # the sentence before ("They reversed it, so we stay on APA.")
+        reverts = bool(revert or carried and carried[2])
+        after = [_core(v) for _, v, a, _ in found if a >= (revert.end() if revert else 0)
+                 and v not in negated]
         # a cue with nothing to apply it to carries to the next sentence of the message
-        carried = (kind, matched) if strong and not values and not steady else None
+        carried = (kind, matched, reverts, terms) if strong and not values and not steady \
+            else None
         # what a cued sentence says the fact is now: its words after the cue ("switch me to
         # the aisle seat" -> aisle, seat), or all of them when the cue ends the sentence
         tail = {_stem(w.lower()) for w in _WORD.findall(plain[strong.end():])
@@ -491,6 +514,7 @@ def _read(message: Message, index: int, known: set[str] | frozenset[str] = froze
                            matched.lower(), kind, float(message.created_at),
                            strong=strong_cue, phrase=(tail & terms) or terms,
                            negated_terms=negated_terms, steady=steady,
+                           back_to=set(after[:1]) if reverts else set(),
                            key_terms=key_terms - {_stem(v) for v in values.get("name", ())},
                            value_terms=value_terms))
     said = {_core(v) for c in out for v in [*c.negated, *(v for vs in c.values.values()
@@ -629,7 +653,7 @@ class _Index:
     def add(self, clause: _Clause) -> None:
         k = len(self.said)
         self.said.append(clause)
-        words = clause.terms | clause.value_terms | \
+        words = clause.terms | clause.value_terms | clause.said | \
             {v for vs in clause.values.values() for v in vs}
         for w in words:
             self.by_word.setdefault(w, []).append(k)
@@ -639,7 +663,7 @@ class _Index:
         if 0 in (settings.cued_overlap, settings.plain_overlap, settings.contained,
                  settings.follow_up_overlap):
             return self.said  # every pair qualifies on overlap alone: scan them all
-        keys = new.terms | set(new.negated) | new.negated_terms | new.subjects
+        keys = new.terms | set(new.negated) | new.negated_terms | new.subjects | new.back_to
         hits = {k for w in keys for k in self.by_word.get(w, ())}
         k = len(self.said) - 1
         while k >= 0 and new.index - self.said[k].index <= settings.nearby:
@@ -665,7 +689,11 @@ def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Coun
         if not old.current or old.message_id == new.message_id:
             continue
         old_values = {v for vs in old.values.values() for v in vs}
-        if (not new_values - old.said and (new_values or old.kind == "cancellation") or
+        # a change back ("we're going back to Stickerhaus"): the old statement's message named
+        # this value (as the one it replaced) but the statement itself gives another one
+        back = bool(new.back_to) and new.back_to <= old.said and \
+            not new.back_to & {_core(v) for v in old_values} and _differs(new, old) is not None
+        if not back and (not new_values - old.said and (new_values or old.kind == "cancellation") or
                 new.said and new.said <= old.said) and \
                 (new.kind == "cancellation") == (old.kind == "cancellation"):
             continue  # it agrees with the earlier message (an echo, a confirmation)
@@ -682,7 +710,7 @@ def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Coun
         # the old value named outright, same kind ("not 8:00"; "not 22" is not "the 22nd")
         exact = any(v in old.values.get(k, ()) for v, k in new.negated.items()) or \
             bool(new.negated_terms & old.value_terms)  # "not pescatarian"
-        named = bool(new.negated.keys() & old_values) or exact or \
+        named = bool(new.negated.keys() & old_values) or exact or back or \
             bool(new.negated_terms & old.terms and new.strong)
         if _other_owner(new.owners, old.owners) and not named:
             continue  # my phone number is not Dana's
@@ -731,7 +759,9 @@ def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Coun
             # Anything less is a follow-up.
             elliptical = new.strong and len(new.terms) <= 1 and \
                 new.index - old.index <= settings.nearby
-            sure = exact or elliptical or shared >= 2 or \
+            # a change back is sure too when its message names the value it leaves ("We tried
+            # Thinking Out Loud ... We're going back to At Last")
+            sure = exact or elliptical or shared >= 2 or back and bool(old_values & new.said) or \
                 shared >= 1 and (named or bool(new.cue) or overlap >= 0.75)
             candidates.append((*found, old, kind, sure))
         elif kind is not None and overlap >= settings.follow_up_overlap:
