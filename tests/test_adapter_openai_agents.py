@@ -199,6 +199,28 @@ def test_a_tool_call_and_its_result_stay_paired_across_turns(server):
     validate_wire(_wire(last))
 
 
+def test_a_streamed_run_gets_the_same_context(server):
+    policy = TUNABLE["bm25"].make(k1=1.2, b=0.75)
+    spy = _Spy(TunedContextFilter(policy, BUDGET))
+    config = RunConfig(call_model_input_filter=spy, tracing_disabled=True)
+    agent, session = _agent(server.base_url), SQLiteSession("streamed")
+
+    async def run() -> None:
+        for text in (TURNS[0], TURNS[1], TURNS[-1]):
+            result = Runner.run_streamed(agent, text, session=session, run_config=config)
+            async for _ in result.stream_events():
+                pass
+    asyncio.run(run())
+    requests = server.requests_to("/chat/completions")
+    assert len(requests) == 3 and all(r.body.get("stream") for r in requests)
+    seen = spy.seen[-1]
+    cut = _split(seen)
+    context = policy.build_context(items_to_messages(seen[:cut]), TURNS[-1], BUDGET)
+    assert requests[-1].body["messages"] == [{"role": "system", "content": INSTRUCTIONS},
+                                             *context.to_openai(), seen[cut]]
+    assert "level 3" in json.dumps(context.to_openai())
+
+
 def test_a_call_whose_result_the_policy_left_out_travels_as_text():
     items = [{"role": "user", "content": "weather in Lisbon?"},
              {"type": "function_call", "call_id": "c1", "name": "get_weather",

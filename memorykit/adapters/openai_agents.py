@@ -232,7 +232,8 @@ class TunedContextFilter:
 
     Each history item is converted once: the filter remembers the Messages it made (by the
     item's JSON text and its occurrence), so ids stay stable across turns (a policy's caches keep
-    working) and tokens are counted once. ``last_context`` is the context of the latest call.
+    working) and tokens are counted once; the model calls of one turn (before and after a tool
+    result) share one context. ``last_context`` is the context of the latest call.
     One filter serves one conversation at a time (it is not locked for concurrent runs).
     """
 
@@ -256,6 +257,7 @@ class TunedContextFilter:
                 MessageFactory(id_prefix="agents-")
         self.factory = factory
         self._seen: dict[str, list[Message]] = {}
+        self._last: tuple[tuple[str, ...], str] | None = None
         self.last_context: Context | None = None
 
     def history_messages(self, items: Sequence[Any]) -> list[Message]:
@@ -284,8 +286,12 @@ class TunedContextFilter:
             return list(items)
         query = _text(items[start].get("content"), f"items[{start}]")
         history = self.history_messages(items[:start])
-        context = self.policy.build_context(history, query, self.budget)
-        self.last_context = context
+        request = (tuple([m.id for m in history]), query)
+        # the model calls after a tool result within one turn ask the same: answer as before
+        if request != self._last or self.last_context is None:
+            self.last_context = self.policy.build_context(history, query, self.budget)
+            self._last = request
+        context = self.last_context
         return context_to_items(context) + list(items[start:])
 
     def __call__(self, data: CallModelData[Any]) -> ModelInputData:
