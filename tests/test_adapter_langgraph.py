@@ -270,7 +270,7 @@ def test_the_hook_refuses_bad_settings_and_states_naming_them():
     policy = TUNABLE["bm25"].make(k1=1.2, b=0.75)
     with pytest.raises(ValueError, match="has no budget"):
         memorykit_pre_model_hook(policy)
-    with pytest.raises(ValueError, match="got 0"):
+    with pytest.raises(ValueError, match="budget must be >= 1, got 0"):
         memorykit_pre_model_hook(policy, 0)
     with pytest.raises(TypeError, match="ContextPolicy"):
         memorykit_pre_model_hook("bm25", 100)

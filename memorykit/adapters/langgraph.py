@@ -52,6 +52,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
+from memorykit._validate import require_int
 from memorykit.context import Context, ContextPolicy
 from memorykit.messages import Message, MessageFactory, ToolCall
 from memorykit.tokens import ChatFormat, Tokenizer
@@ -65,13 +66,15 @@ _OWN_FIELDS = frozenset({"content", "type", "id", "tool_calls", "invalid_tool_ca
 _EMPTY_DEFAULTS: dict[str, Any] = {"additional_kwargs": {}, "response_metadata": {},
                                    "name": None, "usage_metadata": None, "artifact": None,
                                    "status": "success"}
+MAX_POSITION = 10**9
+"""No state holds a billion messages: a larger position or turn is a mistake, refused."""
 METADATA_KEY = "langchain"
 """Where a converted message keeps its langchain fields: ``message.metadata["langchain"]``."""
 
 
 def position_id(position: int) -> str:
     """The id of a message without a langchain id: its index in the state's message list."""
-    return f"lc-{position:06d}"
+    return f"lc-{require_int('position', position, minimum=0, maximum=MAX_POSITION):06d}"
 
 
 # ------------------------------------------------------------------------- conversion
@@ -148,6 +151,8 @@ def to_memorykit(messages: Sequence[BaseMessage], factory: MessageFactory | None
 def message_to_memorykit(message: BaseMessage, position: int, factory: MessageFactory,
                          *, turn: int = 0) -> Message:
     """One langchain message as a memorykit Message (see the module docstring for what is kept)."""
+    require_int("position", position, minimum=0, maximum=MAX_POSITION)
+    require_int("turn", turn, minimum=0, maximum=MAX_POSITION)
     role = _ROLE_OF.get(type(message))  # exact classes: a chunk is not a message
     where = f"messages[{position}]"
     if role is None:
@@ -250,8 +255,7 @@ class MemorykitPreModelHook:
             if budget is None:
                 raise ValueError(f"budget is None and policy {policy!r} has no budget: pass "
                                  "budget=, or a TunedPolicy that carries one")
-        if type(budget) is not int or budget < 1:
-            raise ValueError(f"budget must be an int >= 1, got {budget!r}")
+        require_int("budget", budget, minimum=1)
         self.policy = policy
         self.budget = budget
         encoding = getattr(policy, "encoding", None)
@@ -320,6 +324,6 @@ def memorykit_pre_model_hook(policy: ContextPolicy, budget: int | None = None, *
     return MemorykitPreModelHook(policy, budget, tokenizer=tokenizer)
 
 
-__all__ = ["METADATA_KEY", "MemorykitPreModelHook", "context_to_langchain", "from_memorykit",
+__all__ = ["MAX_POSITION", "METADATA_KEY", "MemorykitPreModelHook", "context_to_langchain", "from_memorykit",
            "from_openai_dict", "memorykit_pre_model_hook", "message_from_memorykit",
            "message_to_memorykit", "position_id", "to_memorykit"]
