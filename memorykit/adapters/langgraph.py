@@ -32,10 +32,12 @@ On LangGraph's versions (read in langgraph 1.2.24 / langgraph-prebuilt 1.1.3 sou
 ``pre_model_hook`` itself is not deprecated, but ``create_react_agent`` is, with
 ``LangGraphDeprecatedSinceV10`` (removal expected in 2.0): "create_react_agent has been moved to
 `langchain.agents`. Please update your import to `from langchain.agents import create_agent`."
-LangChain v1's migration guide says pre-model hooks "are now implemented as middleware with the
-``before_model`` method". ``create_agent`` lives in the ``langchain`` package, which this
-project does not install; the hook here is a plain function of the state, so it is the body a
-``before_model`` middleware would call.
+LangChain v1's migration guide replaces pre-model hooks by middleware (``before_model``).
+``create_agent`` lives in the ``langchain`` package, which this project does not install, so
+that path is not tested here. Note that a ``before_model`` middleware updates the *state*: to
+change only what the model sees while the state keeps everything (what ``llm_input_messages``
+does here), the middleware to write would be a ``wrap_model_call`` that replaces the request's
+messages with this hook's output (our reading of the docs, not verified against the package).
 """
 
 from __future__ import annotations
