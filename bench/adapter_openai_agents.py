@@ -25,8 +25,9 @@ the SDK's conversion to chat messages, the client's request and the server parsi
 everything but the model's answer); ``filter`` the adapter's own share of it; ``turn`` the whole
 ``Runner.run`` (with the loopback answer and the SDK saving the turn). Medians over the turns, and
 the ratio of each set-up's ``prepare`` to ``sdk-limit``'s at the same size, in the same run.
-For the hybrid, the texts MiniLM actually computed are counted per measured turn (the rest come
-from the memo or the disk cache): only new messages should be paid for.
+For the hybrid, the texts new to the process (not in the memo) and those MiniLM itself computed
+(not on disk either) are counted per measured turn: only new messages should be paid for. Each
+size asks its own questions, so its new texts are its own.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import time
 from importlib import metadata
@@ -99,11 +101,18 @@ def history(size: int) -> list[dict[str, Any]]:
 
 
 class _Counting:
-    """Wraps MiniLM inside the memo: counts the texts the model itself embeds."""
+    """Counts, around the hybrid's memo embedder, the texts new to this process (not in the
+    memo's memory: looked up on disk or computed) and the texts MiniLM itself computes."""
 
-    def __init__(self, embedder: Any) -> None:
-        self.inner, self.texts = embedder, 0
-        self.name, self.dimension = embedder.name, embedder.dimension
+    def __init__(self, memo: Any) -> None:
+        self.memo, self.inner, self.new, self.texts = memo, memo.embedder, 0, 0
+        self.name, self.dimension = self.inner.name, self.inner.dimension
+        self.memo_embed = memo.embed
+        memo.embedder, memo.embed = self, self._memo_embed
+
+    def _memo_embed(self, texts: Any) -> Any:
+        self.new += len({t for t in texts if t not in self.memo._rows})
+        return self.memo_embed(texts)
 
     def embed(self, texts: Any) -> Any:
         self.texts += len(texts)
@@ -155,7 +164,7 @@ async def _measure(setup: str, items: list[dict[str, Any]], questions: list[str]
         agent = Agent(name="assistant", instructions=INSTRUCTIONS,
                       model=OpenAIChatCompletionsModel("memorykit-fake-chat", client))
         for turn in range(turns + 1):  # turn 0 warms up (first index, first embeddings)
-            before_texts = counter.texts if counter is not None else 0
+            before = (counter.new, counter.texts) if counter is not None else (0, 0)
             if timed is not None:
                 timed.seconds = 0.0
             start = time.monotonic()
@@ -168,10 +177,12 @@ async def _measure(setup: str, items: list[dict[str, Any]], questions: list[str]
             rows.append({"prepare_s": request.at - start, "turn_s": end - start,
                          "filter_s": timed.seconds if timed is not None else 0.0,
                          "prompt_tokens": _prompt_tokens(request.body["messages"]),
-                         "embedded": (counter.texts - before_texts) if counter else 0})
+                         "new_texts": counter.new - before[0] if counter else 0,
+                         "embedded": counter.texts - before[1] if counter else 0})
         stored = len(await session.get_items())
     session.close()
     out = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+    out["new_texts_max"] = max(r["new_texts"] for r in rows)
     out["embedded_max"] = max(r["embedded"] for r in rows)
     out["stored_items"] = stored
     return out
@@ -195,8 +206,7 @@ def run(sizes: tuple[int, ...], turns: int, budget: int, setups: tuple[str, ...]
         from memorykit.evaluation.hybrid import shared_minilm
 
         memo = shared_minilm()
-        counter = _Counting(memo.embedder)
-        memo.embedder = counter
+        counter = _Counting(memo)
         # one-time: every text of the largest history, through the memo and the disk cache
         texts = sorted({m["content"] for m in _records()[0]})
         start = time.perf_counter()
@@ -205,8 +215,9 @@ def run(sizes: tuple[int, ...], turns: int, budget: int, setups: tuple[str, ...]
                    "seconds": time.perf_counter() - start}
     from memorykit.adapters.openai_agents import items_to_messages
 
-    results: dict[str, Any] = {"sizes": {}}
-    for size in sizes:
+    results: dict[str, Any] = {"sizes": {}, "load_before": os.getloadavg()[0]}
+    for index, size in enumerate(sizes):
+        asked = questions[index * (turns + 1):] + questions[:index * (turns + 1)]
         items = history(size)
         messages = items_to_messages(items)
         per_item = sum(m.billed_tokens for m in messages) / len(items)
@@ -215,13 +226,14 @@ def run(sizes: tuple[int, ...], turns: int, budget: int, setups: tuple[str, ...]
                                 "tokens_per_item": per_item, "setups": {}}
         for setup in setups:
             cell["setups"][setup] = asyncio.run(
-                _measure(setup, items, questions, turns, budget, limit, counter))
+                _measure(setup, items, asked, turns, budget, limit, counter))
             prepare_ms = cell["setups"][setup]["prepare_s"] * 1e3
             print(f"{size:>6} {setup:<17} prepare {prepare_ms:8.1f} ms", flush=True)
         base = cell["setups"].get("sdk-limit", {}).get("prepare_s")
         for row in cell["setups"].values():
             row["prepare_vs_sdk_limit"] = row["prepare_s"] / base if base else None
         results["sizes"][str(size)] = cell
+    results["load_after"] = os.getloadavg()[0]
     versions = {name: metadata.version(name) for name in ("openai-agents", "openai")}
     return {"machine": machine_info(), "versions": versions, "budget": budget, "turns": turns,
             "minilm_warm_up": warm_up, **results}
@@ -234,14 +246,16 @@ def format_markdown(report: dict[str, Any], command: str) -> str:
              f"{report['versions']['openai-agents']}, openai {report['versions']['openai']}"
              f"{commit}. "
              f"Command: `{command}`. Budget {report['budget']} "
-             f"tokens; medians of {report['turns']} turns after one warm-up.", "",
+             f"tokens; medians of {report['turns']} turns after one warm-up; load average "
+             f"{report['load_before']:.2f} before, {report['load_after']:.2f} after.", "",
              "| history | set-up | prepare (ms) | x sdk-limit | filter (ms) | turn (ms) | "
-             "prompt tokens | MiniLM texts/turn |", "|---|---|---|---|---|---|---|---|"]
+             "prompt tokens | MiniLM texts per turn |", "|---|---|---|---|---|---|---|---|"]
     for size, cell in report["sizes"].items():
         for setup, row in cell["setups"].items():
             name = f"sdk-limit (N={cell['limit']})" if setup == "sdk-limit" else setup
             ratio = row["prepare_vs_sdk_limit"]
-            embedded = (f"{row['embedded']:.0f} (max {row['embedded_max']})"
+            embedded = (f"{row['new_texts']:.0f} new (max {row['new_texts_max']}), "
+                        f"{row['embedded']:.0f} computed (max {row['embedded_max']})"
                         if setup == "memorykit-hybrid" else "")
             lines.append(f"| {cell['items']:,} items | {name} | {row['prepare_s'] * 1e3:.1f} | "
                          f"{'' if ratio is None else f'{ratio:.2f}'} | "
@@ -253,8 +267,9 @@ def format_markdown(report: dict[str, Any], command: str) -> str:
                   "(conversion of new items and the policy); turn: the whole `Runner.run` with "
                   "the loopback's answer and the SDK saving the turn. Prompt tokens are the "
                   "request's (instructions and question included, outside the budget). MiniLM "
-                  "texts/turn: texts the model computed in a measured turn (the question, the "
-                  "previous reply); a later size reuses the questions an earlier one embedded."]
+                  "texts per turn: texts new to the process in a measured turn (not in the "
+                  "memo: read from the disk cache or computed) and texts MiniLM computed (not "
+                  "on disk either: a second run finds on disk what the first embedded)."]
     warm = report.get("minilm_warm_up")
     if warm:
         lines += ["", f"MiniLM before the runs: {warm['texts']:,} distinct texts of the history "
