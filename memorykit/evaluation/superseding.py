@@ -64,7 +64,7 @@ INHERIT = 0.5
 only hits scored below its own score plus that share of the gap (halfway: a statement about
 another fact of the same message, its score low, displaces nothing the question needs)."""
 SIMILAR = 0.5
-"""Cosine (MiniLM, as the hybrid ranks) from which a later message that changed some fact is
+"""Cosine (of the inner hybrid's embeddings, MiniLM by default) from which a later message that changed some fact is
 taken for a top hit's fact changed in other words, when the rules link that hit to nothing."""
 MARKER = "[superseded by a later message] "
 """What a kept superseded statement's text starts with (the original text follows verbatim)."""
@@ -117,7 +117,7 @@ class _Prepared:
         later = self.changed[(self.changed >= i + 2) & (self.changed < position)]
         if not len(later):
             return None
-        similar = self.inner.similarity()[i, later]
+        similar = self.inner.vectors[later] @ self.inner.vectors[i]  # unit vectors: cosines
         j = int(np.argmax(similar))
         return int(later[j]) if similar[j] >= SIMILAR else None
 

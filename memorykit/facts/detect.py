@@ -19,7 +19,9 @@ fact and say different things. ``find_updates`` does it with plain rules a stude
    its sentence carries to the next one) needs less key overlap than one without, or only to
    name part of the key ("the review moved to Thursday"). A negated value ("not 4721", "instead
    of Friday", "4721 was wrong") names the old statement outright. With no cue, the same key
-   must carry a new value of the same kind ("same key, new value").
+   must carry a new value of the same kind ("same key, new value"). A change back ("going back
+   to Stickerhaus", "they reversed it, so we stay on APA") returns to the value before the last
+   change: it replaces the statement whose message named that value as the one it replaced.
 4. **Guards.** A statement that only restates an earlier value, or says it did not change
    ("still Friday", "nothing changed"), replaces nothing; nor does an echo: a message giving
    only values an earlier one named, or the other speaker's reply just after a change ("Noted:
@@ -43,7 +45,8 @@ What it misses (the lesson shows examples): a key said in other words with no sh
 hairdresser booking" / "the haircut", "the launch date" / "go-live"), a change stated with no
 value and no cue ("let's not do that then"), a value with no pattern and no copula to find it
 ("No wait, halal."), a replacement in other words ("Raj has the pager this week" after "Lena
-is on call"). ``python -m bench.changing_facts`` prints how many superseded statements of a
+is on call"), a change back with no value to find ("put him back on the walker"): for these
+``SupersedingRetrieval`` asks the embeddings. ``python -m bench.changing_facts`` prints how many superseded statements of a
 set it links to their current one (by updates, and by follow-ups too), and how much current
 evidence it wrongly marks superseded. ``LLMUpdateDetector`` asks a model instead (optional).
 Taught in ``notebooks/13_changing_facts.ipynb``.
