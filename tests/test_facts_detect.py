@@ -118,8 +118,9 @@ def test_a_change_back_replaces_the_change_it_undoes(before, change, back):
 def test_a_change_back_is_not_read_into_other_words():
     # "back to the office" names no value an earlier change replaced; "get back to you" is no
     # change; a recap of the change back restates it, it does not replace it
-    lunch = chat("The team lunch is at Luigi's.", "Noted.", *FILLER, "The team lunch moved to Nando's.",
-                 "OK.", *FILLER, "We're going back to the office after lunch.", "OK.")
+    lunch = chat("The team lunch is at Luigi's.", "Noted.", *FILLER,
+                 "The team lunch moved to Nando's.", "OK.", *FILLER,
+                 "We're going back to the office after lunch.", "OK.")
     assert pairs(lunch) == {(0, 6)}
     assert pairs(chat("The quarterly review is on Thursday.", "Noted.", *FILLER,
                       "I'll get back to you on the budget numbers.", "Sure.")) == set()

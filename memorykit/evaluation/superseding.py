@@ -64,8 +64,9 @@ INHERIT = 0.5
 only hits scored below its own score plus that share of the gap (halfway: a statement about
 another fact of the same message, its score low, displaces nothing the question needs)."""
 SIMILAR = 0.5
-"""Cosine (of the inner hybrid's embeddings, MiniLM by default) from which a later message that changed some fact is
-taken for a top hit's fact changed in other words, when the rules link that hit to nothing."""
+"""Cosine (of the inner hybrid's embeddings, MiniLM by default) from which a later message that
+changed some fact is taken for a top hit's fact changed in other words, when the rules link that
+hit to nothing (0.4 decides as 0.5 on the development set; 0.6 misses one change)."""
 MARKER = "[superseded by a later message] "
 """What a kept superseded statement's text starts with (the original text follows verbatim)."""
 

@@ -45,10 +45,12 @@ What it misses (the lesson shows examples): a key said in other words with no sh
 hairdresser booking" / "the haircut", "the launch date" / "go-live"), a change stated with no
 value and no cue ("let's not do that then"), a value with no pattern and no copula to find it
 ("No wait, halal."), a replacement in other words ("Raj has the pager this week" after "Lena
-is on call"), a change back with no value to find ("put him back on the walker"): for these
-``SupersedingRetrieval`` asks the embeddings. ``python -m bench.changing_facts`` prints how many superseded statements of a
-set it links to their current one (by updates, and by follow-ups too), and how much current
-evidence it wrongly marks superseded. ``LLMUpdateDetector`` asks a model instead (optional).
+is on call"), a change back with no value to find ("put him back on the walker"); for a hit
+they leave unlinked ``SupersedingRetrieval`` looks for the change by meaning (embeddings).
+``python -m bench.changing_facts`` prints how
+many superseded statements of a set it links to their current one (by updates, and by
+follow-ups too), and how much current evidence it wrongly marks superseded.
+``LLMUpdateDetector`` asks a model instead (optional).
 Taught in ``notebooks/13_changing_facts.ipynb``.
 """
 
@@ -204,9 +206,10 @@ _CHANGE_WORDS = (r"moved?|moving|chang(?:e|ed|ing)|switch(?:ed|ing)?|push(?:ed|i
                  r"(?:go(?:es|ing)?|went|gone)\s+(?:up|down)|turn(?:s|ed)\s+out|anymore|any\s+more|"
                  r"make\s+(?:it|that)|replac(?:e|ed|ing)")
 _REVERT = re.compile(r"(?:\b(?:go(?:es|ing)?|went|gone|switch\w*|chang\w*|mov\w*|put(?:s|ting)?|"
-                     r"set|is|are|were)|['’](?:s|re))\s+(?:\w+\s+)?back\s+(?:to|on)\b|^\W*back\s+to\b|"
-                     r"\bback\s+to\s+(?:the\s+)?original\b|"
-                     r"\b(?:revert(?:s|ed|ing)?|revers(?:e|es|ed|ing)|undo|undid|undone)\b", re.IGNORECASE)
+                     r"set|is|are|were)|['’](?:s|re))\s+(?:\w+\s+)?back\s+(?:to|on)\b|"
+                     r"^\W*back\s+to\b|\bback\s+to\s+(?:the\s+)?original\b|"
+                     r"\b(?:revert(?:s|ed|ing)?|revers(?:e|es|ed|ing)|undo|undid|undone)\b",
+                     re.IGNORECASE)
 """A change back to an earlier value ("we're going back to Stickerhaus", "put him back on the
 walker", "they reversed it"): the value it names is the one before the last change."""
 _STRONG = re.compile(rf"\b(?:{_CHANGE_WORDS})\b", re.IGNORECASE)
