@@ -208,6 +208,7 @@ def test_the_model_is_sent_the_policys_context_within_budget(make_policy, budget
     assert loop[at + 1] == {"role": "tool", "content": results[0].content,
                             "tool_call_id": calls[0].tool_calls[0]["id"]}
     assert hook.last_context.to_openai() == expected[-1][0].to_openai()
+    assert hook.contexts_built == len(TURNS)  # once per turn: the tool loop reused its context
 
 
 # ------------------------------------------------------------------------------- conversion
@@ -306,6 +307,13 @@ def test_a_policy_carrying_its_budget_needs_none_and_instructions_and_turn_go_in
         m.billed_tokens for m in to_memorykit(history))
     assert sent[1:-3] == [h for h in history if h.id in hook.last_context.covered_ids()]
     assert len(sent[1:-3]) < len(history)
+    # the same turn again (a tool loop's next call): the context is reused, not rebuilt
+    assert hook({"messages": [rules, *history, *turn]})["llm_input_messages"] == sent
+    assert hook.contexts_built == 1
+    # a history message edited in place (same id): the policy picks again, from the new text
+    edited = HumanMessage("edited: the order moved", id="h29")
+    again = hook({"messages": [rules, *history[:-1], edited, *turn]})["llm_input_messages"]
+    assert hook.contexts_built == 2 and edited in again and history[-1] not in again
 
 
 # ------------------------------------------------------------------------- the local model

@@ -243,7 +243,8 @@ class MemorykitPreModelHook:
     """LangGraph ``pre_model_hook``: state -> ``{"llm_input_messages": instructions + the
     policy's context of the history + the current turn}`` (see the module docstring).
 
-    ``last_context`` is the policy's ``Context`` of the latest call (for inspection and tests).
+    ``last_context`` is the policy's ``Context`` of the latest call (for inspection and tests);
+    the model calls of one turn (before and after its tool results) share it.
     Converted messages are cached by id for the current conversation, so a turn converts and
     counts only its new messages; a cached message is reused only while it equals the state's.
     """
@@ -267,7 +268,12 @@ class MemorykitPreModelHook:
         self.factory = MessageFactory(tokenizer, chat_format=chat_format
                                       if isinstance(chat_format, ChatFormat) else ChatFormat())
         self.last_context: Context | None = None
+        self.contexts_built = 0
+        """How many contexts the policy built: one per turn, however many tool calls."""
         self._cache: dict[str, tuple[BaseMessage, Message]] = {}
+        self._first_fresh = 0
+        self._turn_key: tuple[Any, ...] | None = None
+        self._picked: list[BaseMessage] = []
 
     def __repr__(self) -> str:
         return f"MemorykitPreModelHook(policy={self.policy!r}, budget={self.budget})"
@@ -277,6 +283,7 @@ class MemorykitPreModelHook:
         out: list[Message] = []
         cache: dict[str, tuple[BaseMessage, Message]] = {}
         turn = 0
+        self._first_fresh = len(messages)  # the first position not taken from the cache
         for position, lc in enumerate(messages):
             turn += type(lc) is HumanMessage
             mid = lc.id if isinstance(lc.id, str) and lc.id else position_id(position)
@@ -286,6 +293,7 @@ class MemorykitPreModelHook:
             hit = self._cache.get(mid)
             if hit is None or not (hit[0] is lc or hit[0] == lc) or hit[1].turn != turn:
                 hit = (lc, message_to_memorykit(lc, position, self.factory, turn=turn))
+                self._first_fresh = min(self._first_fresh, position)
             cache[mid] = hit
             out.append(hit[1])
         self._cache = cache  # only the current conversation: the cache never outgrows the state
@@ -307,11 +315,18 @@ class MemorykitPreModelHook:
                              "policy ranks the history by the latest human message, got "
                              f"{[type(m).__name__ for m in messages]}")
         query = converted[last_human].content
-        history = converted[head:last_human]
-        context = self.policy.build_context(history, query, self.budget)
-        self.last_context = context
-        picked = context_to_langchain(context, history, messages[head:last_human])
-        return {"llm_input_messages": [*messages[:head], *picked, *messages[last_human:]]}
+        key = (head, last_human, converted[last_human].id, query)
+        if key != self._turn_key or self._first_fresh < last_human:
+            # A new turn (or an edited history): the policy picks again. Within a turn (the
+            # calls before and after a tool result) history and query are the same, and so is
+            # the context: it is built once per turn.
+            history = converted[head:last_human]
+            self.last_context = self.policy.build_context(history, query, self.budget)
+            self.contexts_built += 1
+            self._picked = context_to_langchain(self.last_context, history,
+                                                messages[head:last_human])
+            self._turn_key = key
+        return {"llm_input_messages": [*messages[:head], *self._picked, *messages[last_human:]]}
 
 
 def memorykit_pre_model_hook(policy: ContextPolicy, budget: int | None = None, *,
@@ -326,6 +341,6 @@ def memorykit_pre_model_hook(policy: ContextPolicy, budget: int | None = None, *
     return MemorykitPreModelHook(policy, budget, tokenizer=tokenizer)
 
 
-__all__ = ["MAX_POSITION", "METADATA_KEY", "MemorykitPreModelHook", "context_to_langchain", "from_memorykit",
-           "from_openai_dict", "memorykit_pre_model_hook", "message_from_memorykit",
+__all__ = ["MAX_POSITION", "METADATA_KEY", "MemorykitPreModelHook", "context_to_langchain",
+           "from_memorykit", "from_openai_dict", "memorykit_pre_model_hook", "message_from_memorykit",
            "message_to_memorykit", "position_id", "to_memorykit"]
