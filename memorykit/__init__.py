@@ -28,7 +28,7 @@ them with the module each comes from; everything else stays importable from its 
   replaced one; ``audit_store`` counts what a long-term store holds that it should not.
 - Measuring and tuning: ``evaluate``, ``tune``, ``load_chat_logs``, ``load_locomo``
   (``python -m memorykit tune`` on the command line); ``load_policy`` rebuilds the
-  ``TunedPolicy`` that ``tune --export`` saved, ready to build contexts.
+  policy that ``tune --export`` saved (a ``TunedPolicy``), ready to build contexts.
 - Saving: ``dumps`` / ``loads`` (JSON, every future decision intact).
 
 The interfaces the parts meet at are in ``memorykit.protocols``. The lessons are the notebooks
@@ -113,7 +113,6 @@ _GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("load_chat_logs", "memorykit.evaluation.chatlog"),
         ("load_locomo", "memorykit.evaluation.locomo"),
         ("load_policy", "memorykit.evaluation.export"),
-        ("TunedPolicy", "memorykit.evaluation.export"),
     )),
     ("Saving and restoring", (
         ("dumps", "memorykit.state"),
@@ -154,7 +153,7 @@ if TYPE_CHECKING:  # what type checkers and editors see; kept equal to _GROUPS b
     from memorykit.embeddings import LexicalHashingEmbedder
     from memorykit.entities.memory import EntityMemory
     from memorykit.evaluation.chatlog import load_chat_logs
-    from memorykit.evaluation.export import TunedPolicy, load_policy
+    from memorykit.evaluation.export import load_policy
     from memorykit.evaluation.harness import evaluate
     from memorykit.evaluation.locomo import load_locomo
     from memorykit.evaluation.superseding import SupersedingRetrieval

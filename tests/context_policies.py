@@ -19,6 +19,7 @@ from memorykit.clock import StepClock
 from memorykit.context import BufferPolicy, ContextPolicy
 from memorykit.entities.context_policy import EntityContextPolicy
 from memorykit.evaluation.baselines import baseline_policies
+from memorykit.evaluation.export import TunedPolicy
 from memorykit.embeddings import LexicalHashingEmbedder
 from memorykit.evaluation.hybrid import HybridRetrieval
 from memorykit.evaluation.scored import TermOverlapRetrieval
@@ -80,6 +81,9 @@ POLICIES: dict[str, PolicyMaker] = {
         lambda: BufferWindow(6), memory=MemorySettings(system_memory="You are a travel agent.")),
     "service-no-history": lambda: MemoryService(
         lambda: BufferWindow(6), memory=MemorySettings(include_history=False)),
+    # what `tune --export` saved and `load_policy` rebuilt (issue 28): BM25 at its tuned
+    # settings, asked at any budget like every policy here
+    "tuned-bm25": lambda: TunedPolicy("bm25", {"k1": 0.9, "b": 0.5}, budget=1000),
     # lesson 13's store tracking facts under an update rule (a student's, in the lesson)
     "service-update-rule": lambda: RuleStore(KeepBothDated()),
 }
