@@ -166,6 +166,18 @@ def _message_factory() -> Any:
     return MessageFactory()
 
 
+def _fixed_policy(name: str) -> Any:
+    from memorykit.evaluation.toolkit import fixed_policy
+
+    return fixed_policy(name)
+
+
+def _human_message(text: str) -> Any:
+    from langchain_core.messages import HumanMessage
+
+    return HumanMessage(text)
+
+
 def _messages() -> list[Any]:
     f = _message_factory()
     return [f.system("be brief"), f.user("My name is Ada."), f.assistant("Hello Ada.")]
@@ -421,6 +433,15 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
     "memorykit.evaluation.export.TuningData": {
         "name": "chats", "files": ("chats.jsonl",), "conversations": 2, "messages": 10,
         "questions": 4, "seed": 0},
+    # issue 28's adapters: a fixed policy and a budget, or a framework message to convert
+    "memorykit.adapters.openai_agents.TunedContextFilter": lambda: {
+        "policy": _fixed_policy("recency"), "budget": 100},
+    "memorykit.adapters.langgraph.MemorykitPreModelHook": lambda: {
+        "policy": _fixed_policy("recency"), "budget": 100},
+    "memorykit.adapters.langgraph.memorykit_pre_model_hook": lambda: {
+        "policy": _fixed_policy("recency"), "budget": 100},
+    "memorykit.adapters.langgraph.message_to_memorykit": lambda: {
+        "message": _human_message("hi"), "position": 0, "factory": _message_factory()},
     "memorykit.evaluation.locomo.download_locomo": lambda: {
         "dest": _scratch() / "locomo10.json", "expected_sha256": None, "opener": _local_opener},
     "memorykit.evaluation.locomo.load_locomo": lambda: {"path": _LOCOMO_FIXTURE, "verify": False},
