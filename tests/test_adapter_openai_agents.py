@@ -261,6 +261,23 @@ def test_items_convert_to_messages_and_back_losing_nothing():
     validate_wire([m.to_openai() for m in messages])
 
 
+def test_text_the_model_said_before_its_calls_is_one_message_with_them():
+    # A logged assistant turn {"content": null, "tool_calls": [...]} travels as an (empty) output
+    # message followed by its call; the SDK's converter sends them as ONE chat message, so the
+    # memory must hold one Message too, or the context carries an extra empty assistant message.
+    said = {"type": "message", "role": "assistant", "id": "msg_2", "status": "completed",
+            "content": [{"type": "output_text", "text": "Let me check.", "annotations": []}]}
+    call = {"type": "function_call", "call_id": "c1", "name": "get_weather",
+            "arguments": '{"city": "Porto"}'}
+    result = {"type": "function_call_output", "call_id": "c1", "output": "rain"}
+    items = [{"role": "user", "content": "Weather?"}, said, call, result]
+    messages = items_to_messages(items)
+    assert [(m.role, m.content, m.tool_call_ids) for m in messages] == [
+        ("user", "Weather?", ()), ("assistant", "Let me check.", ("c1",)), ("tool", "rain", ())]
+    assert messages_to_items(messages) == items
+    assert Converter.items_to_messages(items) == [m.to_openai() for m in messages]
+
+
 @pytest.mark.parametrize("item, named", [
     ({"type": "reasoning", "id": "rs_1", "summary": []}, "'reasoning'"),
     ({"type": "message", "role": "user",

@@ -113,16 +113,18 @@ def _key(item: dict[str, Any], at: str) -> str:
 
 def _groups(items: Sequence[Any]) -> list[tuple[int, list[dict[str, Any]]]]:
     """``items`` cut into chat messages: (index of the first item, the items). A run of
-    ``function_call`` items is one group (one assistant message issuing those calls)."""
+    ``function_call`` items is one group (one assistant message issuing those calls), and so is
+    an assistant message followed by calls: the model said it and called them in one turn, and
+    the SDK's converter sends them as one chat message."""
     groups: list[tuple[int, list[dict[str, Any]]]] = []
     previous = None
     for i, item in enumerate(items):
         kind = _item_type(item, f"items[{i}]")
-        if kind == "function_call" and previous == "function_call":
+        if kind == "function_call" and previous in ("function_call", "assistant"):
             groups[-1][1].append(item)
         else:
             groups.append((i, [item]))
-        previous = kind
+        previous = "assistant" if kind == "message" and item.get("role") == "assistant" else kind
     return groups
 
 
@@ -131,21 +133,23 @@ def _message(factory: MessageFactory, start: int, group: list[dict[str, Any]],
     first, at = group[0], f"items[{start}]"
     kind = _item_type(first, at)
     meta = {ITEMS_KEY: "[" + ",".join(keys) + "]"}
+    if kind == "function_call" or (kind == "message" and len(group) > 1):
+        # calls, maybe after the text the model said before them (an assistant message)
+        said, first_call = (_text(first.get("content"), at), 1) if kind == "message" else ("", 0)
+        calls = []
+        for j, call in enumerate(group[first_call:], start=first_call):
+            try:
+                calls.append(ToolCall(call.get("call_id"), call.get("name"),
+                                      call.get("arguments") or "{}"))
+            except (TypeError, ValueError) as exc:
+                raise UnconvertibleItem(f"items[{start + j}] (function_call): {exc}") from None
+        return factory.assistant(said, tool_calls=tuple(calls), metadata=meta)
     if kind == "message":
         role = _MESSAGE_ROLES.get(first.get("role"))  # type: ignore[arg-type]
         if role is None:
             raise UnconvertibleItem(f"{at} is a message with role {first.get('role')!r}: roles "
                                     f"are {', '.join(_MESSAGE_ROLES)}")
         return factory.message(role, _text(first.get("content"), at), metadata=meta)
-    if kind == "function_call":
-        calls = []
-        for j, call in enumerate(group):
-            try:
-                calls.append(ToolCall(call.get("call_id"), call.get("name"),
-                                      call.get("arguments") or "{}"))
-            except (TypeError, ValueError) as exc:
-                raise UnconvertibleItem(f"items[{start + j}] (function_call): {exc}") from None
-        return factory.assistant("", tool_calls=tuple(calls), metadata=meta)
     if kind == "function_call_output":
         call_id = first.get("call_id")
         if not isinstance(call_id, str) or not call_id:
