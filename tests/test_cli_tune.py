@@ -39,10 +39,13 @@ def test_readme_tuning_run_is_what_the_command_prints(tmp_path):
     args, pasted = readme_run()
     out = tmp_path / "tune.json"
     args[args.index("--json") + 1] = str(out)
+    exported = tmp_path / "best.json"
+    args[args.index("--export") + 1] = str(exported)
     done = run_cli(*args, "--no-progress")
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""  # no bar when told so
-    assert done.stdout == pasted.replace("json: tune.json", f"json: {out}"), (
+    assert done.stdout == pasted.replace("json: tune.json", f"json: {out}").replace(
+        ": best.json (", f": {exported} ("), (
         "README.md's tuning output is stale: run its command and paste what it prints")
     payload = json.loads(out.read_text())
     assert payload["data"]["questions"] == 48
