@@ -381,3 +381,44 @@ def test_the_benchmark_runs_on_valid_histories_and_reports_each_hook():
     assert row["embedded_per_turn"]["bm25"] == [0] and row["context_tokens"]["bm25"] <= 1000
     table = markdown(report)
     assert f"| {len(messages):,} | bm25 |" in table and "trim (tiktoken counter) | " in table
+
+
+# ------------------------------------------------------------------ faults: nothing is lost
+class _Failing:
+    """A policy that breaks while ``broken`` is set (a bug in a student's or a tuned policy)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.broken = inner, False
+
+    def build_context(self, history: Any, query: str, budget: int) -> Any:
+        if self.broken:
+            raise RuntimeError("policy broke")
+        return self.inner.build_context(history, query, budget)
+
+
+def test_a_failing_model_call_or_policy_loses_nothing_the_state_held():
+    from memorykit.classroom.doubles.openai_server import Behaviour
+
+    policy = _Failing(TUNABLE["bm25"].make(k1=1.2, b=0.75))
+    config = {"configurable": {"thread_id": "faults"}}
+    with FakeOpenAIServer(chat=scripted_model, api_key="x") as server:
+        agent = make_agent(server.base_url, "memorykit-fake-chat",
+                           memorykit_pre_model_hook(policy, BUDGET), [])
+        for text in TURNS[:3]:
+            agent.invoke({"messages": [HumanMessage(text)]}, config)
+        before = agent.get_state(config).values["messages"]
+        server.behave(Behaviour.error(500))  # the model endpoint fails once
+        with pytest.raises(Exception, match="500|simulated failure"):
+            agent.invoke({"messages": [HumanMessage(TURNS[3])]}, config)
+        policy.broken = True  # then the policy fails once: raised, not hidden
+        with pytest.raises(RuntimeError, match="policy broke"):
+            agent.invoke({"messages": [HumanMessage(TURNS[4])]}, config)
+        policy.broken = False
+        state = agent.invoke({"messages": [HumanMessage(TURNS[-1])]}, config)
+        sent = server.requests_to("/chat/completions")[-1].body["messages"]
+    messages = state["messages"]
+    assert messages[:len(before)] == before  # every message held before the faults is kept
+    humans = [m.content for m in messages if type(m) is HumanMessage]
+    assert humans[:3] == TURNS[:3] and humans[-1] == TURNS[-1]
+    assert len(sent) >= 3 and sent[-1]["content"] == TURNS[-1]
+    validate_wire(wire(sent))

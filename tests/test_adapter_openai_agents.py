@@ -396,3 +396,50 @@ def test_the_local_model_answers_through_the_tuned_context():
     sent = Converter.items_to_messages(spy.tuned.model_input(last))
     assert sent == [*context.to_openai(), {"role": "user", "content": turns[-1]}]
     validate_wire(sent)
+
+
+# ------------------------------------------------------------ faults: nothing stored is lost
+class _Failing:
+    """A policy that breaks on its ``fail_on``-th call (a bug in a student's or a tuned policy)."""
+
+    def __init__(self, inner: Any, fail_on: int) -> None:
+        self.inner, self.fail_on, self.calls = inner, fail_on, 0
+
+    def build_context(self, history: Any, query: str, budget: int) -> Any:
+        self.calls += 1
+        if self.calls == self.fail_on:
+            raise RuntimeError("policy broke")
+        return self.inner.build_context(history, query, budget)
+
+
+def _stored(session: SQLiteSession) -> list[dict[str, Any]]:
+    return asyncio.run(session.get_items())
+
+
+def test_a_failing_model_call_or_policy_loses_no_stored_item_and_the_next_turn_sees_all(server):
+    from memorykit.classroom.doubles.openai_server import Behaviour
+
+    policy = _Failing(TUNABLE["bm25"].make(k1=1.2, b=0.75), fail_on=0)
+    spy, session = _Spy(TunedContextFilter(policy, BUDGET)), SQLiteSession("faults")
+    agent = _agent(server.base_url, tools=[get_weather])
+    _converse(agent, spy, session, TURNS[:3])
+    before = _stored(session)
+    assert len(before) == 8  # three questions, three answers, a weather call and its result
+    server.behave(Behaviour.error(500))  # the model endpoint fails on turn 4
+    with pytest.raises(Exception) as failed:
+        _converse(agent, spy, session, [TURNS[3]])
+    assert "500" in str(failed.value) or "simulated failure" in str(failed.value)
+    after_model_fault = _stored(session)
+    assert after_model_fault[:len(before)] == before  # nothing stored before is lost
+    _converse(agent, spy, session, [TURNS[4]])  # the model is back
+    policy.fail_on = policy.calls + 1  # the policy breaks on the next turn: not hidden
+    with pytest.raises(RuntimeError, match="policy broke"):
+        _converse(agent, spy, session, [TURNS[5]])
+    after_policy_fault = _stored(session)
+    assert after_policy_fault[:len(after_model_fault)] == after_model_fault
+    # the next turn ranks the whole history: turn 1's fact is found again within the budget
+    _converse(agent, spy, session, [TURNS[-1]])
+    sent = server.requests[-1].body["messages"]
+    assert any("level 3" in str(m.get("content")) for m in sent[1:-1])
+    kept = [i.get("content") for i in _stored(session) if i.get("role") == "user"]
+    assert kept[:3] == TURNS[:3] and TURNS[4] in kept and kept[-1] == TURNS[-1]
