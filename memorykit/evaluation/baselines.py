@@ -13,8 +13,11 @@ System instructions (role ``system``, not summaries) are placed first when
 budget goes to the baseline's rule. Each baseline has a per-conversation fast
 path (``prepare``): token counts, running sums and analyzed text are computed
 once per conversation and the BM25 index once per question position, so no
-question re-tokenizes or re-indexes the history. Budgets are in billed tokens,
-the reply primer included, as ``Context.tokens`` counts them.
+question re-tokenizes or re-indexes the history. A BM25 policy also remembers the
+terms of the texts it analyzed (at most ``TERM_MEMO_SIZE`` texts), so an agent calling
+``build_context`` with its whole history every turn pays the analyzer only for the
+new messages. Budgets are in billed tokens, the reply primer included, as
+``Context.tokens`` counts them.
 
 Taught in ``notebooks/12_parameter_tuning.ipynb``.
 """
@@ -24,12 +27,14 @@ from __future__ import annotations
 import bisect
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
+from memorykit._locks import without_locks
 from memorykit._text import STOPWORDS, WORD
 from memorykit._validate import require_choice, require_int, require_non_negative, require_real
 from memorykit.context import Context, ContextItem, check_request, with_budget_note
@@ -43,6 +48,7 @@ __all__ = [
     "FullContext",
     "LastMessages",
     "LastTokens",
+    "TERM_MEMO_SIZE",
     "analyze",
     "analyze_stemmed",
     "baseline_policies",
@@ -102,6 +108,66 @@ def resolve_analyzer(analyzer: str | Callable[[str], list[str]]) -> Callable[[st
     if not callable(analyzer):
         raise TypeError(f"analyzer must be one of {', '.join(ANALYZERS)} or callable, got {analyzer!r}")
     return analyzer
+
+
+TERM_MEMO_SIZE = 50_000
+"""Texts a BM25 policy remembers the terms of (``_TermMemo``): five times a 10,000-message
+history, so an agent's whole history and its new turns stay remembered. A chat-sized message
+(250 characters) costs about 1 KB (its terms and the text kept as the key), so a full memo
+holds about 50 MB. In a history longer than the bound, the texts beyond it are analyzed again
+each call."""
+
+
+class _TermMemo:
+    """The analyzed terms of each of the last ``maxsize`` texts, least recently used leave first.
+
+    Why: an agent adapter calls ``build_context`` with the whole history on every model call;
+    stemming 10,000 messages again each time cost half of the call. Keyed by the text itself
+    (the analyzer is a function of the text alone), so a message whose content changed is
+    analyzed again, and a copy of a text under another id is not. Terms are kept as tuples and
+    handed out as new lists: no caller can change what the memo holds. Safe from several threads
+    (the order is updated under a lock; the analyzer runs outside it). A pickled copy (a process
+    pool's) starts empty: it is a cache, not state.
+    """
+
+    def __init__(self, analyzer: Callable[[str], list[str]], maxsize: int = TERM_MEMO_SIZE) -> None:
+        if not callable(analyzer):
+            raise TypeError(f"analyzer must be callable, got {analyzer!r}")
+        self.analyzer = analyzer
+        self.maxsize = require_int("maxsize", maxsize, minimum=1)
+        self._terms: OrderedDict[str, tuple[str, ...]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._terms)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**without_locks(self.__dict__), "_terms": OrderedDict()}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def documents(self, texts: Sequence[str]) -> list[list[str]]:
+        """The terms of each text (a new list each), analyzing only the texts not remembered."""
+        found: dict[str, tuple[str, ...]] = {}
+        with self._lock:
+            for text in texts:
+                terms = self._terms.get(text)
+                if terms is not None:
+                    self._terms.move_to_end(text)
+                    found[text] = terms
+        new: dict[str, tuple[str, ...]] = {}
+        for text in texts:
+            if text not in found and text not in new:  # a repeated text is analyzed once
+                new[text] = tuple(self.analyzer(text))
+        if new:
+            with self._lock:
+                self._terms.update(new)
+                while len(self._terms) > self.maxsize:
+                    self._terms.popitem(last=False)
+            found.update(new)
+        return [list(found[text]) for text in texts]
 
 
 class _Prepared:
@@ -247,9 +313,9 @@ class FullContext(_Baseline):
 
 class _BM25Prepared(_Prepared):
     def __init__(self, messages: Sequence[Message], keep_system: bool, chat_format: ChatFormat,
-                 analyzer: Callable[[str], list[str]]) -> None:
+                 terms: _TermMemo) -> None:
         super().__init__(messages, keep_system, chat_format)
-        self.docs = [analyzer(m.content) for m in self.messages]
+        self.docs = terms.documents([m.content for m in self.messages])
         self.indexes: dict[int, Any] = {}
 
 
@@ -265,6 +331,9 @@ class BM25Retrieval(_Baseline):
     message. The chosen messages are sent in conversation order. The index
     covers the history at the question's position (future messages never
     influence the scores); it is built once per conversation and position.
+    The terms of each text are remembered across calls (``terms``, a ``_TermMemo`` of
+    at most ``TERM_MEMO_SIZE`` texts): a policy reused turn after turn analyzes only
+    the messages it has not seen.
     """
 
     query_independent = False
@@ -285,10 +354,12 @@ class BM25Retrieval(_Baseline):
         self.method = method
         self.min_score = require_non_negative("min_score", min_score)
         self.analyzer = resolve_analyzer(analyzer)
+        self.terms = _TermMemo(self.analyzer)
+        """The analyzed terms of the texts this policy has seen (bounded)."""
         self.name = name
 
     def _prepare(self, messages: Sequence[Message]) -> Any:
-        return _State(self, _BM25Prepared(messages, self.keep_system, self.chat_format, self.analyzer))
+        return _State(self, _BM25Prepared(messages, self.keep_system, self.chat_format, self.terms))
 
     def _index(self, p: _BM25Prepared, position: int) -> Any:
         index = p.indexes.get(position)

@@ -124,7 +124,7 @@ class _HybridPrepared(_BM25Prepared):
 
     def __init__(self, messages: Sequence[Message], policy: HybridRetrieval,
                  questions: Sequence[str] = ()) -> None:
-        super().__init__(messages, policy.keep_system, policy.chat_format, policy.bm25.analyzer)
+        super().__init__(messages, policy.keep_system, policy.chat_format, policy.bm25.terms)
         self.embedder = policy.embedder if policy.embedder is not None else shared_minilm()
         texts = [m.content for m in self.messages]
         asked = list(dict.fromkeys(questions))
