@@ -84,6 +84,7 @@ for _name in (
     "memorykit.classroom.contracts.runner.Contract",
     "memorykit.classroom.contracts.llm.RecordedReply",
     "memorykit.classroom.lesson11.LoopbackReport", "memorykit.classroom.lesson11.ReflectResult",
+    "memorykit.classroom.lesson12_deploy.DeployReport",
     "memorykit.llm.chat.Usage", "memorykit.classroom.doubles.openai_server.RecordedRequest",
     "memorykit.longterm.episodic.EpisodeScore", "memorykit.longterm.vectorstore.Hit",
     "memorykit.longterm.semantic.Recollection", "memorykit.summary.ScoredSentence",
@@ -164,6 +165,14 @@ def _message_factory() -> Any:
     from memorykit.messages import MessageFactory
 
     return MessageFactory()
+
+
+@functools.lru_cache(maxsize=1)
+def _chat_explorer() -> Any:
+    from memorykit.classroom.data import CHAT_EXAMPLE
+    from memorykit.classroom.lesson12 import explore_file
+
+    return explore_file(*CHAT_EXAMPLE)
 
 
 def _fixed_policy(name: str) -> Any:
@@ -433,6 +442,9 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
     "memorykit.evaluation.export.TuningData": {
         "name": "chats", "files": ("chats.jsonl",), "conversations": 2, "messages": 10,
         "questions": 4, "seed": 0},
+    # lesson 12's deploy step: every bad value is refused before a server starts
+    "memorykit.classroom.lesson12_deploy.deploy_demo": lambda: {
+        "explorer": _chat_explorer(), "budget": 1000, "conversation": 0},
     # issue 28's adapters: a fixed policy and a budget, or a framework message to convert
     "memorykit.adapters.openai_agents.TunedContextFilter": lambda: {
         "policy": _fixed_policy("recency"), "budget": 100},

@@ -35,7 +35,12 @@ CLASSROOM = "memorykit.classroom"
 # the write-quality audit (facts/audit.py, 470), retrieval that supersedes (superseding.py, 279),
 # the update policy in the store and entity memory (longterm +262, entities +110), staleness in
 # the harness (+200). The detector is the largest piece and the first to shrink.
-LIBRARY_MAX_LINES = 22_750
+# Issue 27's second round (+84: facts changed back, detect.py 872, superseding.py 297) and issue
+# 28 (+1,180) grew it to ~23,940 for what an engineer asked for by name: a tuned policy exported
+# and loaded, validated field by field (evaluation/export.py, 422; cli.py +42), the adapters that
+# put it in front of a real agent's model (adapters/openai_agents.py, 308; adapters/langgraph.py,
+# 346), and BM25 analyzing only the messages it has not seen (baselines.py +71).
+LIBRARY_MAX_LINES = 24_000
 # The whole package's budget. Issue 23 brought it under its size before the split (35,313);
 # issue 24 grew the classroom by about 600 lines for what a class needs: checkers that refuse
 # the answers a student can copy and say which way to move, the student edition's command
@@ -49,7 +54,8 @@ LIBRARY_MAX_LINES = 22_750
 # Issue 27: the library's ~2,420 above and ~2,000 classroom lines: the changing-facts generator
 # (scenarios/changing_facts.py, 1,139, mostly its wording tables), lesson 13's explorer and
 # memories (~530), the update rule's contract and checker (~310).
-PACKAGE_MAX_LINES = 43_500
+# Issue 28: the library's ~1,260 above and lesson 12's deploy step (lesson12_deploy.py, 174).
+PACKAGE_MAX_LINES = 44_800
 """The whole package (library and classroom) at bcf5813, before issue 23: it must stay smaller."""
 
 

@@ -133,6 +133,7 @@ def deploy_demo(explorer: Any, budget: int = 1000, conversation: int = 0) -> Dep
     from memorykit.adapters.openai_agents import TunedContextFilter, messages_to_items
     from memorykit.llm.local_server import LocalModelServer, local_model_available
 
+    require_int("budget", budget, minimum=1)  # None would mean the run's largest: say one
     tuned_run = getattr(getattr(explorer, "sweeps", None), "tuned", None)
     if tuned_run is None:
         raise TypeError(f"explorer must be explore_file(...)'s TuningExplorer, got {explorer!r:.80}")
