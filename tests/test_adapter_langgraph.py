@@ -12,10 +12,7 @@ naming the value. Nothing leaves 127.0.0.1; LangSmith tracing is switched off.
 
 from __future__ import annotations
 
-import ipaddress
 import json
-import os
-import socket
 import warnings
 from typing import Any
 
@@ -44,13 +41,12 @@ from memorykit.classroom.doubles.openai_server import FakeOpenAIServer
 from memorykit.evaluation.export import TunedPolicy, load_policy
 from memorykit.evaluation.toolkit import TUNABLE, fixed_policy
 from memorykit.messages import validate_wire
+from offline import CREDENTIALS_AND_PROXIES, leave_only_loopback, require
 
 PROMPT = "You are a support agent. Answer briefly."
 BUDGET = 120
-_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID",
-        "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY", "LANGSMITH_ENDPOINT", "LANGCHAIN_ENDPOINT",
-        "LANGSMITH_PROJECT", "LANGCHAIN_PROJECT",
-        "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+_ENV = (*CREDENTIALS_AND_PROXIES, "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY", "LANGSMITH_ENDPOINT",
+        "LANGCHAIN_ENDPOINT", "LANGSMITH_PROJECT", "LANGCHAIN_PROJECT")
 TURNS = [
     "Hi, I ordered a walnut bookshelf last week and the order id is A-7731.",
     "The delivery address is 14 Harbour Lane, flat 3, and the buzzer is broken.",
@@ -66,25 +62,9 @@ TURNS = [
 @pytest.fixture(autouse=True)
 def offline(monkeypatch: pytest.MonkeyPatch):
     """No credentials, no proxies, no LangSmith tracing, and no connection off 127.0.0.1."""
-    for name in _ENV:
-        monkeypatch.delenv(name, raising=False)
+    attempts = leave_only_loopback(monkeypatch, _ENV)
     for name in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING"):
         monkeypatch.setenv(name, "false")
-    real_connect = socket.socket.connect
-    attempts: list[object] = []
-
-    def guarded(self: socket.socket, address: Any) -> None:
-        host = address[0] if isinstance(address, tuple) else None
-        try:
-            loopback = host is None or ipaddress.ip_address(host).is_loopback
-        except ValueError:
-            loopback = host == "localhost"
-        if not loopback:
-            attempts.append(address)
-            raise OSError(f"test tried to reach {address!r}: only 127.0.0.1 is allowed")
-        return real_connect(self, address)
-
-    monkeypatch.setattr(socket.socket, "connect", guarded)
     yield
     assert not attempts, f"a test tried to leave the machine: {attempts}"
 
@@ -320,12 +300,7 @@ def test_a_policy_carrying_its_budget_needs_none_and_instructions_and_turn_go_in
 def _require_local_model() -> None:
     from memorykit.llm.local_server import local_model_available
 
-    available = local_model_available()
-    if available:
-        return
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"CI=true and the real-model test cannot run: {available.reason}")
-    pytest.skip(f"the local model is not installed: {available.reason}")
+    require(local_model_available())
 
 
 class SentMessages(BaseCallbackHandler):

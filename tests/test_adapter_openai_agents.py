@@ -12,10 +12,7 @@ installed, gated as tests/llm/test_llm_real_server.py gates it (CI=true: fail, n
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
-import os
-import socket
 from typing import Any
 
 import pytest
@@ -34,6 +31,7 @@ from memorykit.classroom.doubles import openai_server  # noqa: E402
 from memorykit.classroom.doubles.openai_server import FAKE_API_KEY, FakeOpenAIServer  # noqa: E402
 from memorykit.evaluation.toolkit import TUNABLE, fixed_policy  # noqa: E402
 from memorykit.messages import validate_wire  # noqa: E402
+from offline import leave_only_loopback, require  # noqa: E402
 
 INSTRUCTIONS = "You are a brief assistant. Use the tools when you need live data."
 TURNS = [
@@ -52,20 +50,7 @@ BUDGET = 120
 @pytest.fixture(autouse=True)
 def loopback_only(monkeypatch: pytest.MonkeyPatch):
     """No credentials, and any connection off 127.0.0.1 fails (the SDK must not phone home)."""
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "HTTP_PROXY", "HTTPS_PROXY",
-                 "http_proxy", "https_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    real_connect, attempts = socket.socket.connect, []
-
-    def guarded(self: socket.socket, address: Any) -> None:
-        host = address[0] if isinstance(address, tuple) else None
-        if host is not None and host != "localhost" and \
-                not ipaddress.ip_address(host).is_loopback:
-            attempts.append(address)
-            raise OSError(f"test tried to reach {address!r}")
-        return real_connect(self, address)
-
-    monkeypatch.setattr(socket.socket, "connect", guarded)
+    attempts = leave_only_loopback(monkeypatch)
     yield
     assert not attempts, f"a test tried to leave the machine: {attempts}"
 
@@ -356,22 +341,13 @@ def test_history_messages_are_made_once_with_stable_ids():
 def _require_minilm() -> None:
     from memorykit.longterm.minilm import minilm_available
 
-    _require(minilm_available())
+    require(minilm_available())
 
 
 def _require_local_model() -> None:
     from memorykit.llm.local_server import local_model_available
 
-    _require(local_model_available())
-
-
-def _require(available: Any) -> None:
-    """Skip without the model, but fail under CI=true: CI must have run the test."""
-    if available:
-        return
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"CI=true and a real-model test cannot run: {available.reason}")
-    pytest.skip(f"the model is not installed: {available.reason}")
+    require(local_model_available())
 
 
 def test_the_local_model_answers_through_the_tuned_context():

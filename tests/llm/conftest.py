@@ -7,46 +7,18 @@ every LLM test (present and future) runs with no credentials, no proxies and no 
 
 from __future__ import annotations
 
-import ipaddress
-import socket
 import threading
 
 import pytest
 
 from memorykit.classroom.doubles.openai_server import FakeOpenAIServer
-
-_ENV = (
-    "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID",
-    "OPENAI_ADMIN_KEY", "OPENAI_WEBHOOK_SECRET",
-    "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy",
-)
-
-
-def _is_loopback(address: object) -> bool:
-    if isinstance(address, (str, bytes)):  # AF_UNIX path
-        return True
-    host = address[0] if isinstance(address, tuple) else None
-    try:
-        return ipaddress.ip_address(host).is_loopback  # type: ignore[arg-type]
-    except ValueError:
-        return host == "localhost"
+from offline import leave_only_loopback
 
 
 @pytest.fixture(autouse=True)
 def loopback_only(monkeypatch: pytest.MonkeyPatch):
     """No real credentials, no proxies, and any connection off 127.0.0.1 fails the test."""
-    for name in _ENV:
-        monkeypatch.delenv(name, raising=False)
-    real_connect = socket.socket.connect
-    attempts: list[object] = []
-
-    def guarded_connect(self: socket.socket, address: object) -> None:
-        if not _is_loopback(address):
-            attempts.append(address)
-            raise OSError(f"test tried to reach {address!r}: only 127.0.0.1 is allowed")
-        return real_connect(self, address)
-
-    monkeypatch.setattr(socket.socket, "connect", guarded_connect)
+    attempts = leave_only_loopback(monkeypatch)
     yield
     assert not attempts, f"a test tried to leave the machine: {attempts}"
 

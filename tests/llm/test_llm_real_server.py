@@ -17,6 +17,7 @@ import os
 import signal
 
 import pytest
+from offline import require
 from ports import free_port
 
 from memorykit.llm.critic import CritiqueFailed, OpenAICritic
@@ -52,12 +53,7 @@ def _port(offset: int = 0) -> int:
 
 
 def _require_local_model() -> None:
-    available = local_model_available()
-    if available:
-        return
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"CI=true and the real-model tests cannot run: {available.reason}")
-    pytest.skip(f"the local model is not installed: {available.reason}")
+    require(local_model_available())
 
 
 @pytest.fixture(scope="module")
