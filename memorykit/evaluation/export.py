@@ -79,8 +79,10 @@ def _checking(record: str) -> Iterator[None]:
 def _int(name: str, value: Any, minimum: int = 0) -> int:
     if type(value) is not int:  # bool is not an int here; neither is 3.0
         raise _fail(name, f"must be an int, got {value!r}")
-    if not minimum <= value <= sys.maxsize:
+    if value < minimum:
         raise _fail(name, f"must be an int >= {minimum}, got {value!r}")
+    if value > sys.maxsize:  # no budget or setting is that large: a typo or a hostile file
+        raise _fail(name, f"must be an int <= {sys.maxsize}, got {value!r}")
     return value
 
 
@@ -375,7 +377,8 @@ def load_policy(path: str | os.PathLike[str]) -> TunedPolicy:
         raise TunedPolicyError("(file)", f"larger than {MAX_FILE_BYTES:,} bytes: not a "
                                          f"tuned-policy file", where)
     try:
-        data = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+        data = json.loads(raw.decode("utf-8"), parse_constant=_no_constant,
+                          object_pairs_hook=_no_duplicates)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise TunedPolicyError("(file)", f"not JSON ({exc})", where) from None
     return TunedPolicy.from_json(data, where)
@@ -383,6 +386,18 @@ def load_policy(path: str | os.PathLike[str]) -> TunedPolicy:
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object as a dict, refusing a key given twice: ``json`` would keep the last one
+    silently, so a file saying ``"budget": 1000`` and later ``"budget": 5`` is ambiguous."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"key {key!r} appears twice in one object ({out[key]!r} and "
+                             f"{value!r})")
+        out[key] = value
+    return out
 
 
 def export_policy(result: TuneResult, budget: int | None = None, *, policy: str | None = None,
