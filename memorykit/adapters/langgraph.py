@@ -24,9 +24,9 @@ usage_metadata, a tool result's status and artifact, extra fields) kept in
 ``Message.metadata["langchain"]``. Ids: a message's langchain id when it has one (LangGraph's
 ``add_messages`` gives every state message a uuid), else ``"lc-<position>"`` from its index in
 the state's message list (stable, since the state only grows). Refused, with a ValueError or
-TypeError naming the value: content parts that are not text (images, audio, files), invalid
-tool calls, arguments that are not a JSON object, chunks and message classes other than
-System/Human/AI/ToolMessage, duplicate ids.
+TypeError naming the value: content parts that are not text (images, audio, files), text
+that is not valid Unicode (a lone surrogate), invalid tool calls, arguments that are not a JSON
+object, chunks and message classes other than System/Human/AI/ToolMessage, duplicate ids.
 
 On LangGraph's versions (read in langgraph 1.2.24 / langgraph-prebuilt 1.1.3 source):
 ``pre_model_hook`` itself is not deprecated, but ``create_react_agent`` is, with
@@ -86,7 +86,7 @@ def _text_of(content: Any, where: str) -> tuple[str, bool]:
     Parts are joined by newlines (as ``MessageFactory.from_openai`` does); a part that is not
     text is refused, naming its type."""
     if isinstance(content, str):
-        return content, False
+        return _unicode(content, where), False
     if not isinstance(content, list):
         raise TypeError(f"{where}: content must be a str or a list of text parts, "
                         f"got {content!r}")
@@ -101,7 +101,18 @@ def _text_of(content: Any, where: str) -> tuple[str, bool]:
             kind = part.get("type") if isinstance(part, dict) else type(part).__name__
             raise ValueError(f"{where}: content part {i} of type {kind!r} is not text; only "
                              f"text parts can be converted, got {part!r}")
-    return "\n".join(texts), True
+    return _unicode("\n".join(texts), where), True
+
+
+def _unicode(text: str, where: str) -> str:
+    """``text`` if it is valid Unicode; a lone surrogate (``"\\ud800"``, from a broken decode)
+    cannot be stored as UTF-8 or embedded, so it is refused here, named, not deep inside."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"{where}: content is not valid Unicode text: {exc.reason} at "
+                         f"position {exc.start} ({text[exc.start]!r}) in {text!r:.80}") from None
+    return text
 
 
 def _tool_calls_of(message: AIMessage, where: str) -> tuple[ToolCall, ...]:

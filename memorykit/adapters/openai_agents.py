@@ -37,7 +37,8 @@ str or content-part content, ``function_call``, ``function_call_output``) into m
 message with those ``ToolCall``s, as the chat API pairs them. Each message keeps the items it came
 from (JSON text in ``metadata["agents_items"]``), so ``messages_to_items`` gives them back
 unchanged. An item of another type (reasoning, a hosted tool's call, an image part) is refused with
-an ``UnconvertibleItem`` naming its type, never dropped. ``context_to_items`` turns a policy's
+an ``UnconvertibleItem`` naming its type, never dropped; so is text that is not valid Unicode
+(a lone surrogate), naming the item. ``context_to_items`` turns a policy's
 ``Context`` into items the SDK's chat-completions converter sends as exactly
 ``Context.to_openai()``.
 """
@@ -81,13 +82,25 @@ def _item_type(item: Any, at: str) -> str:
     return kind
 
 
-def _text(content: Any, at: str) -> str:
-    """The text of a message's or a tool output's content: a str, or text parts joined by
-    newlines (as the SDK's converter joins them); any other part is refused, named."""
+def _unicode(text: str, at: str) -> str:
+    """``text`` if it is valid Unicode; a lone surrogate (``"\\ud800"``, from a broken decode)
+    cannot be stored as UTF-8 or embedded, so it is refused here, named, not deep inside."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise UnconvertibleItem(f"{at} is not valid Unicode text: {exc.reason} at position "
+                                f"{exc.start} ({text[exc.start]!r}) in {text!r:.80}") from None
+    return text
+
+
+def _text(content: Any, at: str, field: str = "content") -> str:
+    """The text of a message's content (or a tool output's ``output``): a str, or text parts
+    joined by newlines (as the SDK's converter joins them); any other part is refused, named."""
+    at = f"{at}.{field}"
     if isinstance(content, str):
-        return content
+        return _unicode(content, at)
     if not isinstance(content, list):
-        raise UnconvertibleItem(f"{at}.content must be a str or a list of parts, got "
+        raise UnconvertibleItem(f"{at} must be a str or a list of parts, got "
                                 f"{content!r:.80}")
     texts = []
     for i, part in enumerate(content):
@@ -97,15 +110,17 @@ def _text(content: Any, at: str) -> str:
         elif kind == "refusal" and isinstance(part.get("refusal"), str):
             texts.append(part["refusal"])
         else:
-            raise UnconvertibleItem(f"{at}.content[{i}] is a part of type {kind!r}: a memory "
+            raise UnconvertibleItem(f"{at}[{i}] is a part of type {kind!r}: a memory "
                                     "holds text (input_text, output_text, refusal)")
-    return "\n".join(texts)
+    return _unicode("\n".join(texts), at)
 
 
 def _key(item: dict[str, Any], at: str) -> str:
     # sorted keys: the same item read back from a session in another key order is the same key
     try:
-        return json.dumps(item, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        key = json.dumps(item, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        key.encode("utf-8")  # a lone surrogate anywhere (a call's arguments too) is refused
+        return key
     except (TypeError, ValueError) as exc:  # kept as JSON text: what JSON cannot hold is refused
         raise UnconvertibleItem(f"{at} ({item.get('type', 'message')}) holds a value JSON cannot "
                                 f"keep: {exc}") from None
@@ -155,7 +170,8 @@ def _message(factory: MessageFactory, start: int, group: list[dict[str, Any]],
         if not isinstance(call_id, str) or not call_id:
             raise UnconvertibleItem(f"{at} (function_call_output) must name its call_id, got "
                                     f"{call_id!r}")
-        return factory.tool(_text(first.get("output"), at), call_id=call_id, metadata=meta)
+        return factory.tool(_text(first.get("output"), at, "output"), call_id=call_id,
+                            metadata=meta)
     raise UnconvertibleItem(f"{at} has type {kind!r}: memorykit converts message, function_call "
                             "and function_call_output items")
 
