@@ -2,7 +2,9 @@
 went wrong (silently changed data, or crashed deep instead of naming the value) and now does not.
 
 * ``load_policy``: a key given twice in the file (json keeps the last one silently) is refused,
-  naming the key and both values; an int past ``sys.maxsize`` says so, not ">= 1".
+  naming the key and both values; an int past ``sys.maxsize`` says so, not ">= 1"; a
+  ``TunedPolicy``'s params cannot be changed after it built its policy (the file it saved would
+  have said one thing and the policy done another).
 * Both adapters: text that is not valid Unicode (a lone surrogate, from a broken decode) is
   refused at conversion, naming the item, instead of crashing inside the embedder of
   hybrid-retrieval (a TypeError from the tokenizers library).
@@ -13,7 +15,9 @@ went wrong (silently changed data, or crashed deep instead of naming the value) 
 
 from __future__ import annotations
 
+import copy
 import json
+import pickle
 import re
 import sys
 import warnings
@@ -63,6 +67,17 @@ def test_an_int_past_the_largest_says_so(tmp_path: Path) -> None:
     with pytest.raises(TunedPolicyError, match=rf"budget: must be an int <= {sys.maxsize}, "
                                                rf"got {sys.maxsize + 1}"):
         load_policy(path)
+
+
+def test_a_tuned_policys_settings_cannot_drift_from_the_policy_it_built(tmp_path: Path) -> None:
+    tuned = TunedPolicy("bm25", {"k1": 1.5, "b": 0.75}, 100)
+    for change in (lambda p: p.__setitem__("k1", 9.0), lambda p: p.update(k1=9.0),
+                   lambda p: p.pop("k1"), lambda p: p.clear()):
+        with pytest.raises(TypeError, match="params cannot be changed"):
+            change(tuned.params)
+    # what it saves is what it built, and copies keep the same settings
+    assert load_policy(tuned.save(tmp_path / "p.json")).params == {"k1": 1.5, "b": 0.75}
+    assert copy.deepcopy(tuned).params == pickle.loads(pickle.dumps(tuned)).params == tuned.params
 
 
 # ------------------------------------------------------------------ adapters: broken Unicode

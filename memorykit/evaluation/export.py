@@ -203,7 +203,8 @@ class TunedPolicy:
             raise _fail("policy", f"unknown policy {self.policy!r} (known: {', '.join(known)})")
         if not isinstance(self.params, Mapping):
             raise _fail("params", f"must be an object of settings, got {self.params!r}")
-        object.__setattr__(self, "params", _checked_params(self.policy, self.params))
+        object.__setattr__(self, "params",
+                           _Settings(_checked_params(self.policy, self.params)))
         _int("budget", self.budget, minimum=1)
         if type(self.encoding) is not str or self.encoding not in ENCODINGS:
             raise _fail("encoding", f"unknown encoding {self.encoding!r} (known: "
@@ -276,6 +277,21 @@ class TunedPolicy:
             return _from_json(data)
         except TunedPolicyError as exc:
             raise TunedPolicyError(exc.field, exc.problem, where) from None
+
+
+class _Settings(dict):  # type: ignore[type-arg]
+    """A ``TunedPolicy``'s settings: a dict that refuses changes. The policy is built from them
+    once, when checked; a setting changed afterwards would be saved to the file but never used,
+    so the file would rebuild another policy than the one that answered."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("a TunedPolicy's params cannot be changed: make a new TunedPolicy "
+                        "(dataclasses.replace(tuned, params={...}))")
+
+    __setitem__ = __delitem__ = __ior__ = update = setdefault = pop = popitem = clear = _refuse
+
+    def __reduce__(self) -> tuple[Any, ...]:  # copy and pickle without calling __setitem__
+        return (_Settings, (dict(self),))
 
 
 def _checked_params(policy: str, params: Mapping[str, Any]) -> dict[str, Any]:
