@@ -128,6 +128,16 @@ def test_langgraph_hook_refuses_text_that_is_not_unicode_naming_the_message(
         to_memorykit(messages)
 
 
+@pytest.mark.parametrize("call_id, name, named", [(None, "find", "id"), ("c1", "", "name")])
+def test_langgraph_names_the_message_of_a_tool_call_without_id_or_name(
+        call_id: str | None, name: str, named: str) -> None:
+    call = {"name": name, "args": {}, "id": call_id, "type": "tool_call"}
+    messages = [HumanMessage(content="hello there"), AIMessage(content="", tool_calls=[call])]
+    with pytest.raises(ValueError, match=rf"messages\[1\]: tool call {named} .*got "
+                                         rf"{re.escape(repr(call_id if named == 'id' else name))}"):
+        to_memorykit(messages)
+
+
 # ------------------------------------------------------------------ left for the lead
 @pytest.mark.xfail(strict=True, raises=ValueError,
                    reason="baselines.BM25Retrieval indexes a corpus without one term: bm25s "

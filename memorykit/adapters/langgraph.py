@@ -134,7 +134,10 @@ def _tool_calls_of(message: AIMessage, where: str) -> tuple[ToolCall, ...]:
                              f"got {args!r}")
         if call.get("type", "tool_call") != "tool_call":
             raise ValueError(f"{where}: tool call type must be 'tool_call', got {call!r}")
-        calls.append(ToolCall(call.get("id") or "", call.get("name") or "", text))
+        try:  # ToolCall checks the id and the name; say which message and call they were in
+            calls.append(ToolCall(call.get("id"), call.get("name"), text))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{where}: {exc}, in tool call {call!r}") from None
     return tuple(calls)
 
 
