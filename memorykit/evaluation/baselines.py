@@ -367,8 +367,10 @@ class BM25Retrieval(_Baseline):
             import bm25s
 
             index = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
-            if position:
+            if any(p.docs[:position]):
                 index.index(p.docs[:position], show_progress=False)
+            else:  # no term at all ("ok", "", stopwords): bm25s cannot index it; nothing matches
+                index.vocab_dict = {}
             p.indexes[position] = index
         return index
 

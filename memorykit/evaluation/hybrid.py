@@ -178,8 +178,11 @@ class _HybridPrepared(_BM25Prepared):
             starts = np.flatnonzero(self.first[:position] == np.arange(position))
             bounds = [*starts.tolist(), position]
             index = bm25s.BM25(k1=policy.settings.k1, b=policy.settings.b)
-            index.index([sum(self.docs[a:b], []) for a, b in zip(bounds, bounds[1:])],
-                        show_progress=False)
+            corpus = [sum(self.docs[a:b], []) for a, b in zip(bounds, bounds[1:])]
+            if any(corpus):
+                index.index(corpus, show_progress=False)
+            else:  # no term at all ("ok", "", stopwords): bm25s cannot index it; nothing matches
+                index.vocab_dict = {}
             held = (index, _unit(np.add.reduceat(self.vectors[:position], starts)),
                     np.searchsorted(starts, self.first[:position]))
             self.session_documents[position] = held
