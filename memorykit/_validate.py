@@ -142,3 +142,15 @@ def require_texts(name: str, value: Any) -> list[str]:
             raise TypeError(f"{name} must hold str, got {t!r} ({type(t).__name__})")
     return out
 
+
+
+def unicode_problem(text: str) -> str | None:
+    """Why ``text`` is not valid Unicode, or None. A lone surrogate (``"\\ud800"``, from a broken
+    decode) cannot be stored as UTF-8 or embedded: converters refuse it where it comes in, named,
+    not deep inside a tokenizer."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return (f"not valid Unicode text: {exc.reason} at position {exc.start} "
+                f"({text[exc.start]!r}) in {text!r:.80}")
+    return None

@@ -54,7 +54,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
-from memorykit._validate import require_int
+from memorykit._validate import require_int, unicode_problem
 from memorykit.context import Context, ContextPolicy
 from memorykit.messages import Message, MessageFactory, ToolCall
 from memorykit.tokens import ChatFormat, Tokenizer
@@ -105,13 +105,9 @@ def _text_of(content: Any, where: str) -> tuple[str, bool]:
 
 
 def _unicode(text: str, where: str) -> str:
-    """``text`` if it is valid Unicode; a lone surrogate (``"\\ud800"``, from a broken decode)
-    cannot be stored as UTF-8 or embedded, so it is refused here, named, not deep inside."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValueError(f"{where}: content is not valid Unicode text: {exc.reason} at "
-                         f"position {exc.start} ({text[exc.start]!r}) in {text!r:.80}") from None
+    problem = unicode_problem(text)
+    if problem:
+        raise ValueError(f"{where}: content is {problem}")
     return text
 
 

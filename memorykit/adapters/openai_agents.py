@@ -51,7 +51,7 @@ from typing import Any
 
 from agents.run_config import CallModelData, ModelInputData
 
-from memorykit._validate import require_int
+from memorykit._validate import require_int, unicode_problem
 from memorykit.context import Context, ContextPolicy
 from memorykit.messages import Message, MessageFactory, ToolCall
 
@@ -83,13 +83,9 @@ def _item_type(item: Any, at: str) -> str:
 
 
 def _unicode(text: str, at: str) -> str:
-    """``text`` if it is valid Unicode; a lone surrogate (``"\\ud800"``, from a broken decode)
-    cannot be stored as UTF-8 or embedded, so it is refused here, named, not deep inside."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise UnconvertibleItem(f"{at} is not valid Unicode text: {exc.reason} at position "
-                                f"{exc.start} ({text[exc.start]!r}) in {text!r:.80}") from None
+    problem = unicode_problem(text)
+    if problem:
+        raise UnconvertibleItem(f"{at} is {problem}")
     return text
 
 
