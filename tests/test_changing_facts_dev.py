@@ -1,7 +1,7 @@
-"""The hand-written changing-facts development set (tests/fixtures/changing_facts_dev) loads and
-keeps its label invariants: evidence is the current statement, superseded ones come first, the
-gap is what the metadata says, and every conversation is long enough that a 1,000-token context
-holds only a small part of it."""
+"""The hand-written changing-facts development sets (tests/fixtures/changing_facts_dev*, each by
+another writer) load and keep their label invariants: evidence is the current statement,
+superseded ones come first, the gap is what the metadata says, and every conversation is long
+enough that a 1,000-token context holds only a small part of it."""
 
 from __future__ import annotations
 
@@ -17,26 +17,38 @@ import pytest
 from memorykit.evaluation.chatlog import load_chat_logs
 from memorykit.tokens import Tokenizer, count_chat_tokens
 
-DEV = Path(__file__).resolve().parent / "fixtures" / "changing_facts_dev"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SETS = sorted(p for p in FIXTURES.glob("changing_facts_dev*") if (p / "build.py").exists())
+"""Every development set: the first one (six conversations), then dev2... (two each)."""
 KINDS = {"moved", "corrected", "cancelled", "replaced_silent", "changed_by_other",
          "changed_twice", "changed_back", "assistant_checked"}
 
 
-@pytest.fixture(scope="module")
-def dataset():
-    return load_chat_logs(DEV / "chats.jsonl", DEV / "questions.jsonl")
+@pytest.fixture(scope="module", params=SETS, ids=lambda p: p.name)
+def dev_set(request) -> Path:
+    return request.param
 
 
 @pytest.fixture(scope="module")
-def rows() -> list[dict]:
-    return [json.loads(line) for line in (DEV / "questions.jsonl").read_text("utf-8").splitlines()]
+def dataset(dev_set):
+    return load_chat_logs(dev_set / "chats.jsonl", dev_set / "questions.jsonl")
 
 
-def test_loads_six_long_conversations(dataset) -> None:
+@pytest.fixture(scope="module")
+def rows(dev_set) -> list[dict]:
+    return [json.loads(line) for line in (dev_set / "questions.jsonl").read_text("utf-8").splitlines()]
+
+
+def test_there_are_four_sets() -> None:
+    assert [p.name for p in SETS] == ["changing_facts_dev", "changing_facts_dev2",
+                                      "changing_facts_dev3", "changing_facts_dev4"]
+
+
+def test_loads_long_conversations(dev_set, dataset) -> None:
     """Long enough that a 1,000-token context holds a small part (tokens as billed)."""
-    assert len(dataset.conversations) == 6
+    assert len(dataset.conversations) == (6 if dev_set.name == "changing_facts_dev" else 2)
     tokenizer = Tokenizer()
-    chats = [json.loads(line) for line in (DEV / "chats.jsonl").read_text("utf-8").splitlines()]
+    chats = [json.loads(line) for line in (dev_set / "chats.jsonl").read_text("utf-8").splitlines()]
     for conv, chat in zip(dataset.conversations, chats, strict=True):
         assert 150 <= len(conv.messages) <= 250, (conv.id, len(conv.messages))
         tokens = count_chat_tokens(chat["messages"], tokenizer)
@@ -89,15 +101,15 @@ def test_questions_are_worded_differently_from_their_statements(dataset) -> None
     assert sum(shares) / len(shares) < 0.5
 
 
-def test_set_covers_every_kind_and_long_gaps(rows) -> None:
+def test_set_covers_every_kind_and_long_gaps(dev_set, rows) -> None:
     kinds = Counter(r["category"] for r in rows)
     assert KINDS <= set(kinds), KINDS - set(kinds)
     gaps = [r["metadata"]["gap"] for r in rows if r.get("superseded")]
-    assert sum(50 <= g <= 200 for g in gaps) >= 12
+    assert sum(50 <= g <= 200 for g in gaps) >= (12 if dev_set.name == "changing_facts_dev" else 4)
 
 
-def test_build_script_regenerates_the_files_byte_for_byte(tmp_path) -> None:
-    before = {n: (DEV / n).read_bytes() for n in ("chats.jsonl", "questions.jsonl")}
-    subprocess.run([sys.executable, str(DEV / "build.py")], check=True)
-    after = {n: (DEV / n).read_bytes() for n in ("chats.jsonl", "questions.jsonl")}
+def test_build_script_regenerates_the_files_byte_for_byte(dev_set) -> None:
+    before = {n: (dev_set / n).read_bytes() for n in ("chats.jsonl", "questions.jsonl")}
+    subprocess.run([sys.executable, str(dev_set / "build.py")], check=True)
+    after = {n: (dev_set / n).read_bytes() for n in ("chats.jsonl", "questions.jsonl")}
     assert before == after

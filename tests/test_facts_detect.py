@@ -292,3 +292,44 @@ def test_the_indexed_scan_decides_as_a_full_scan():
     assert pairs(messages) == {(0, 6), (8, 10), (9, 10), (12, 14), (13, 14)}
     assert {(u.old, u.new) for u in find_updates(messages, full)} >= \
         {(u.old, u.new) for u in find_updates(messages)}
+
+
+# --- found on the hand-written sets dev2-dev4, whose changes are said with few cue words ---
+
+def test_the_assistant_checking_a_users_value_and_finding_another_replaces_it():
+    # the user's value stated as a belief ("..., isn't it?", "I think"), and the assistant's
+    # very next reply says it looked it up and gives another value of the same kind
+    flight = chat("Our flight is at 7:10 in the morning on the 24th, isn't it?",
+                  "I checked your booking: the airline retimed it. It now leaves at 06:25 on "
+                  "the 24th.")
+    assert (0, 1) in pairs(flight)
+    # a capitalised opener taken for a name ("Registrations") is no subject once it is met in
+    # lower case, so "the FA" does not make it another subject's fact
+    entries = chat("Registrations close 30 September I think, so there's time.",
+                   "I looked at the FA page: registrations for the cup now close on 23 September.")
+    assert (0, 1) in pairs(entries)
+    # the reply names the thing by another of its values (the job's number), not by a key word
+    job = chat("Job LX-5521, the data sheets, that's due on the 20th, right?",
+               "I checked the portal: LX-5521 now shows a deadline of Tuesday the 18th.")
+    assert (0, 1) in pairs(job)
+
+
+@pytest.mark.parametrize("reply", [
+    "Noted: registrations close on 30 September.",  # an echo, not a check
+    "The cup final is on 23 October, by the way.",  # another value, but nothing looked up
+])
+def test_a_reply_that_does_not_check_replaces_nothing(reply):
+    assert pairs(chat("Registrations close 30 September I think, so there's time.", reply)) == set()
+
+
+def test_a_checked_value_replaces_only_the_users_message_just_before():
+    messages = chat("Registrations close 30 September I think.", "OK.",
+                    "The kit order goes in on 2 September.",
+                    "I checked the FA page: registrations now close on 23 September.")
+    assert (2, 3) not in pairs(messages), "the kit order is another fact"
+
+
+def test_moving_house_is_no_change_cue():
+    # "moved in" is a tenant moving house, not the gas check moving to Saturday
+    messages = chat("The gas check is on the 1st.", "Noted.", "The new tenant moved in on Saturday.")
+    assert pairs(messages) == set()

@@ -10,7 +10,7 @@ import pytest
 from memorykit.embeddings import LexicalHashingEmbedder
 from memorykit.evaluation.baselines import BM25Retrieval
 from memorykit.evaluation.dataset import EvalConversation, EvalQuestion
-from memorykit.evaluation.hybrid import HybridRetrieval
+from memorykit.evaluation.hybrid import HybridRetrieval, HybridSettings, _HybridPrepared
 from memorykit.evaluation.superseding import MARKER, SupersedingRetrieval
 from memorykit.evaluation.toolkit import FIXED_POLICIES
 from memorykit.facts.statement import Update
@@ -226,3 +226,50 @@ def test_a_change_in_other_words_comes_in_for_an_unlinked_top_hit():
     assert {old, change} <= sent(True, Links(follow_ups=[(4, 8)]))
     assert sent(True, Links()) == plain, "a message that changed nothing is not pulled"
     assert sent(False, Links(follow_ups=[(4, 8)])) == plain, "nor one far in meaning"
+
+
+class Ranked:
+    """Meanings that rank three short hits above the old statement, which the update is close
+    to in meaning (``near``) or not."""
+
+    HITS = ("At home, grandpa walks with us.", "Walks at home with grandpa are slow.",
+            "Grandpa at home: walks daily.")
+
+    def __init__(self, near: bool) -> None:
+        self.near = near
+
+    def embed(self, texts):
+        return [[1.0, 0.0, 0.0] if t.startswith("What does") else
+                [0.95, 0.0, 0.31] if t in self.HITS else
+                [0.5, 0.87, 0.0] if t.startswith("Grandpa walks") else
+                ([0.0, 1.0, 0.0] if self.near else [0.0, 0.0, 1.0]) if "physio" in t else
+                [0.0, 0.0, 1.0] for t in texts]
+
+
+def test_a_lower_hits_sure_update_displaces_only_when_close_in_meaning():
+    # the old statement is the hybrid's 4th hit: its current statement (a sure update) takes
+    # the place of lower hits when the two are close in meaning, and only room left otherwise
+    f = MessageFactory()
+    turns = ["Grandpa walks with a frame at home.", "Noted.", *FILLER,
+             "The physio changed it: a cane for him from today.", "OK.", *FILLER,
+             *Ranked.HITS, "Grandpa naps after lunch."]
+    messages = [f.user(t) if k % 2 == 0 else f.assistant(t) for k, t in enumerate(turns)]
+    query, old, change = "What does grandpa walk with at home?", messages[0].id, messages[8].id
+
+    def sent(near: bool, detector, budget: int) -> set[str]:
+        hybrid = HybridRetrieval(HybridSettings(lexical_weight=0.0, diversity=0.0),
+                                 embedder=Ranked(near))
+        p = SupersedingRetrieval(hybrid, detector=detector) if detector else hybrid
+        context = p.build_context(messages, query, budget)
+        assert context.tokens <= budget
+        return context.covered_ids()
+
+    for budget in (75, 90, 110):
+        plain = sent(True, None, budget)
+        assert old in plain and change not in plain, "the setting: the hybrid misses the change"
+        assert {old, change} <= sent(True, Links(updates=[(0, 8)]), budget), budget
+        assert sent(False, Links(updates=[(0, 8)]), budget) == plain, "far in meaning: room left"
+    ranked = HybridRetrieval(HybridSettings(lexical_weight=0.0, diversity=0.0),
+                             embedder=Ranked(True))
+    hits = list(ranked._ranked(_HybridPrepared(messages, ranked), len(messages), query).hits())
+    assert hits.index(0) >= 3, "the setting: the old statement is a lower hit"

@@ -27,12 +27,15 @@ fact and say different things. ``find_updates`` does it with plain rules a stude
    only values an earlier one named, or the other speaker's reply just after a change ("Noted:
    Thursday, not Tuesday"). Hypotheticals and proposals ("what if we moved it to Friday?",
    "maybe Sunday") and questions state nothing (a condition after the value, "..., if anyone
-   asks", is dropped, not the statement); two statements about different subjects ("the Apollo
+   asks", is dropped, not the statement; a statement asked to be confirmed, "the flight is at
+   7:10, isn't it?", is stated); two statements about different subjects ("the Apollo
    deadline" and "the Zephyr deadline") or owners ("my phone" and "Dana's phone") are
    different facts.
 5. **Sure, or only a follow-up.** A link is an *update* when the rules are sure: the old value
    named ("not 8:00"), two key words shared, or one with a cue, or a keyless strong cue just
-   after the value ("make it Saturday"). One shared word and no cue, or a new value of the same
+   after the value ("make it Saturday"), or the assistant's reply just after a user's value
+   saying it looked it up and found another ("I checked the portal: it now shows the 18th").
+   One shared word and no cue, or a new value of the same
    kind in words the rules do not know, is only a *follow-up* (``find_follow_ups``): good for
    pulling the later message in beside the earlier one, never for marking or dropping it.
 6. **Only what is current is replaced.** Messages are read in order and an update links the new
@@ -198,7 +201,7 @@ _HYPOTHETICAL = re.compile(r"\b(?:what\s+if|if|suppose|supposing|imagine|maybe|p
                            r"thinking\s+(?:of|about)|considering|wondering|unless|in\s+case|options?|"
                            r"suggest(?:ed|ion)?|idea)\b",
                            re.IGNORECASE)
-_CHANGE_WORDS = (r"moved?|moving|chang(?:e|ed|ing)|switch(?:ed|ing)?|push(?:ed|ing)?|"
+_CHANGE_WORDS = (r"(?:mov(?:e|ed|ing))(?!\s+(?:in|out|house|home)\b)|chang(?:e|ed|ing)|switch(?:ed|ing)?|push(?:ed|ing)?|"
                  r"postpon(?:e|ed|ing)|reschedul(?:e|ed|ing)|updat(?:e|ed|ing)|bump(?:ed)?|"
                  r"shift(?:ed)?|brought\s+forward|instead|no\s+longer|delay(?:ed)?|extend(?:ed)?|"
                  r"rais(?:e|ed)|lower(?:ed)?|increas(?:e|ed)|reduc(?:e|ed)|cut|revis(?:e|ed)|"
@@ -235,6 +238,15 @@ _COPULA = re.compile(r"\b(?:is|are|was|were|will\s+be|has\s+been|have\s+been|bec
                      r"\b(?:it|that|he|she)['’]s\b|[:?]\s", re.IGNORECASE)
 """Where a key ends and its value starts: "is", "will be", "it's", a colon."""
 _REQUEST = re.compile(r"^\W*(?:(?:can|could|would|will)\s+you|please)\b", re.IGNORECASE)
+_TAG = re.compile(r",?\s+(?:right|correct|yes|yeah|no|isn['’]t\s+it|aren['’]t\s+they|wasn['’]t\s+it|"
+                  r"weren['’]t\s+they|didn['’]t\s+(?:we|they|you|it)|don['’]t\s+(?:we|they)|"
+                  r"doesn['’]t\s+it|won['’]t\s+it|isn['’]t\s+that\s+right|I\s+think)\s*\?\s*$",
+                  re.IGNORECASE)
+"""A tag that asks to confirm a statement ("that's due on the 20th, right?"): what it follows
+is stated, as the speaker believes it."""
+_CHECKED = re.compile(r"\bI(?:['’]ve|\s+have)?\s+(?:just\s+)?(?:checked|looked|verified|"
+                      r"double[- ]checked)\b|\baccording\s+to\b", re.IGNORECASE)
+"""An assistant saying it looked a value up ("I checked the portal: ...")."""
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(]?[A-Z0-9#$£€])|\n+|;\s+|\s+[—–]\s+|"
                        r",\s+(?=(?:so|because|since|and\s+then)\b)")
 """Where one statement ends: a sentence's end, a semicolon, a dash, ", so" and the like
@@ -311,6 +323,9 @@ class _Clause:
     role: str = ""
     fresh: bool = False
     """Its message changed a fact: the other speaker's reply just after it acknowledges it."""
+    checked: set[str] = field(default_factory=set)
+    """When its message is an assistant's saying it looked the value up ("I checked the portal:
+    ..."): the key terms of that whole message (else empty)."""
     current: bool = True
 
 
@@ -443,8 +458,9 @@ def _read(message: Message, index: int, known: set[str] | frozenset[str] = froze
         revert = _REVERT.search(plain)
         strong = cancel or correction or revert or _STRONG.search(plain)
         # A question states nothing, except a request to record something ("Can you note
-        # that the agent is Yara?", "Could you change my address to ...?").
-        if sentence.rstrip().endswith("?") and not (
+        # that the agent is Yara?", "Could you change my address to ...?") or a statement
+        # asked to be confirmed ("Our flight is at 7:10, isn't it?").
+        if sentence.rstrip().endswith("?") and not _TAG.search(sentence) and not (
                 _REQUEST.search(sentence) and (strong or not _ASKING.search(sentence))):
             continue
         # "they reversed it, so we stay on APA": after a change back, "stay" names the value
@@ -525,8 +541,10 @@ def _read(message: Message, index: int, known: set[str] | frozenset[str] = froze
                            value_terms=value_terms))
     said = {_core(v) for c in out for v in [*c.negated, *(v for vs in c.values.values()
                                                           for v in vs)]}
+    checked = _terms(message.content) if message.role == "assistant" and \
+        _CHECKED.search(message.content) else set()
     for c in out:
-        c.said, c.role = said, message.role
+        c.said, c.role, c.checked = said, message.role, checked
     return out
 
 
@@ -634,7 +652,7 @@ def _links(messages: Sequence[Message],
         changed = False  # a sure update: the other speaker's next reply acknowledges it
         for clause in clauses:
             for old, how, sure in _replaced(clause, index_.candidates(clause, settings), idf, df,
-                                            n, settings):
+                                            n, settings, lower):
                 old.current = old.current and not sure  # a follow-up leaves it current
                 changed = changed or sure
                 if (old.message_id, clause.message_id) not in linked:
@@ -683,9 +701,12 @@ def _key(terms: set[str]) -> str:
 
 
 def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Counter[str],
-              n: int, settings: DetectionSettings) -> list[tuple[_Clause, str, bool]]:
+              n: int, settings: DetectionSettings,
+              lower: set[str] | frozenset[str] = frozenset()) -> list[tuple[_Clause, str, bool]]:
     """The current earlier statements ``new`` replaces, with the cue that says so, when the
-    rules are sure of one (``True``); else the one it most likely follows up (``False``)."""
+    rules are sure of one (``True``); else the one it most likely follows up (``False``).
+    ``lower``: the words met in lower case so far (a sentence's capitalised first word taken
+    for a name, "Entries close 30 September", is no name once "entries" was met)."""
     if new.steady:
         return []
     weights = dict(idf)
@@ -703,8 +724,17 @@ def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Coun
                 new.said and new.said <= old.said) and \
                 (new.kind == "cancellation") == (old.kind == "cancellation"):
             continue  # it agrees with the earlier message (an echo, a confirmation)
+        kind = _differs(new, old)
+        # the assistant looked up what the user just said and reports another value ("Our
+        # flight is at 7:10, isn't it?" - "I checked your booking: it now leaves at 06:25")
+        # (about the same thing: a key word of it in the reply, another value of it again,
+        # "LX-5521", or no key of its own, "it now leaves at 06:25")
+        checked = bool(new.checked) and old.role == "user" and new.index == old.index + 1 and \
+            kind not in (None, "name") and (bool(new.checked & old.terms) or len(new.terms) <= 1
+                                            or any(old.values.get(k, set()) & v for k, v in
+                                                   new.values.items() if k != kind))
         if old.fresh and new.index == old.index + 1 and new.role == "assistant" != old.role \
-                and not new.negated.keys() & old_values:
+                and not new.negated.keys() & old_values and not checked:
             continue  # the reply to a change acknowledges it ("Noted: Thursday, not Tuesday")
         for t in old.terms:
             if t not in weights:
@@ -720,8 +750,8 @@ def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Coun
             bool(new.negated_terms & old.terms and new.strong)
         if _other_owner(new.owners, old.owners) and not named:
             continue  # my phone number is not Dana's
-        kind = _differs(new, old)
-        other_subject = bool(new.subjects and old.subjects and not new.subjects & old.subjects)
+        subjects = {s for s in old.subjects if s not in lower}
+        other_subject = bool(new.subjects and subjects and not new.subjects & subjects)
         if other_subject and kind != "name" and not named:
             continue  # different subjects: Apollo's deadline is not Zephyr's
         shared = len(new.terms & old.terms)
@@ -742,6 +772,8 @@ def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Coun
                 found = (overlap, new.cue)  # "cancel the 3pm call", "Saturday's ... is off"
         elif named:
             found = (2.0 + overlap, f"not X but Y ({new.cue or 'negated'})")
+        elif checked:
+            found = (1.5 + overlap, "checked")
         elif kind == "name" and cued:
             found = (1.0 + overlap, new.cue)
         elif kind in (None, "name") and not new.cue and _same_key(new, old, weights, settings):
@@ -767,7 +799,8 @@ def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Coun
                 new.index - old.index <= settings.nearby
             # a change back is sure too when its message names the value it leaves ("We tried
             # Thinking Out Loud ... We're going back to At Last")
-            sure = exact or elliptical or shared >= 2 or back and bool(old_values & new.said) or \
+            sure = exact or elliptical or checked or shared >= 2 or \
+                back and bool(old_values & new.said) or \
                 shared >= 1 and (named or bool(new.cue) or overlap >= 0.75)
             candidates.append((*found, old, kind, sure))
         elif kind is not None and overlap >= settings.follow_up_overlap:
