@@ -96,22 +96,18 @@ def health_report(
     rate = stats["eviction_rate"]
     out.append(HealthMetric("eviction rate", rate, f"<{t.eviction_target:.0%}", f">{t.eviction_alert:.0%}",
                             _status_high_bad(rate, t.eviction_target, t.eviction_alert)))
-    if resolution_success is None:
-        out.append(HealthMetric("resolution success", None, f">{t.resolution_target:.0%}",
-                                f"<{t.resolution_alert:.0%}", "n/a"))
-    else:
-        require_unit_interval("resolution_success", resolution_success)
-        out.append(HealthMetric("resolution success", resolution_success, f">{t.resolution_target:.0%}",
-                                f"<{t.resolution_alert:.0%}",
-                                _status_low_bad(resolution_success, t.resolution_target, t.resolution_alert)))
-    if access_latency_ms is None:
-        out.append(HealthMetric("access latency ms", None, f"<{t.latency_target_ms:g}",
-                                f">{t.latency_alert_ms:g}", "n/a"))
-    else:
-        require_non_negative("access_latency_ms", access_latency_ms)
-        out.append(HealthMetric("access latency ms", access_latency_ms, f"<{t.latency_target_ms:g}",
-                                f">{t.latency_alert_ms:g}",
-                                _status_high_bad(access_latency_ms, t.latency_target_ms, t.latency_alert_ms)))
+    # the two optional metrics: "n/a" when not measured, else checked and rated
+    for label, arg, value, target, alert, check, status in (
+            ("resolution success", "resolution_success", resolution_success,
+             f">{t.resolution_target:.0%}", f"<{t.resolution_alert:.0%}", require_unit_interval,
+             lambda v: _status_low_bad(v, t.resolution_target, t.resolution_alert)),
+            ("access latency ms", "access_latency_ms", access_latency_ms,
+             f"<{t.latency_target_ms:g}", f">{t.latency_alert_ms:g}", require_non_negative,
+             lambda v: _status_high_bad(v, t.latency_target_ms, t.latency_alert_ms))):
+        if value is not None:
+            check(arg, value)
+        out.append(HealthMetric(label, value, target, alert,
+                                "n/a" if value is None else status(value)))
     return out
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -203,6 +204,19 @@ FILLERS = (
 )
 ADVERBS = ("quickly", "carefully", "first", "later", "today", "again", "this week", "soon")
 PREPS = ("with", "before", "after", "around", "without", "next to", "instead of", "for")
+_QUESTIONS = (
+    "How should I {v} the {n}?", "Can we {v} the {a} {n} before the {n}?",
+    "What do you think about the {a} {n}?", "Is it better to {v} the {n} or the {n}?",
+    "Would it make sense to {v} the {n} {adv}?", "Do I need to {v} the {n} {prep} the {n}?")
+_STATEMENTS = (
+    "{filler}, the {a} {n} matters more than the {n}.",
+    "If the {n} is {a}, we could {v} the {n} {prep} the {n}.",
+    "I would {v} the {n} first and then {v} the {a} {n}.",
+    "That means the {n} will be {a}, which keeps the {n} {a}.",
+    "One option is to {v} the {n}; another is to {v} the {n} {adv}.",
+    "The {n} and the {n} are both {a} right now.", "You could also {v} the {a} {n} {adv}.",
+    "I was thinking about the {n} and whether it is too {a}.",
+    "Keep in mind that the {n} may need a {a} {n} as well.")
 
 CLOSERS: dict[int, tuple[str, ...]] = {
     1: ("Agreed.", "Right.", "Done.", "Okay.", "Sure."),
@@ -259,39 +273,12 @@ class Writer:
         return min(hi, max(lo, int(round(median * math.exp(sigma * z)))))
 
     def sentence(self, topic: dict[str, Any], question: bool = False) -> str:
-        p = self.pick
-        n, v, a = topic["nouns"], topic["verbs"], topic["adjectives"]
-        if question:
-            form = int(self.r() * 6)
-            if form == 0:
-                return f"How should I {p(v)} the {p(n)}?"
-            if form == 1:
-                return f"Can we {p(v)} the {p(a)} {p(n)} before the {p(n)}?"
-            if form == 2:
-                return f"What do you think about the {p(a)} {p(n)}?"
-            if form == 3:
-                return f"Is it better to {p(v)} the {p(n)} or the {p(n)}?"
-            if form == 4:
-                return f"Would it make sense to {p(v)} the {p(n)} {p(ADVERBS)}?"
-            return f"Do I need to {p(v)} the {p(n)} {p(PREPS)} the {p(n)}?"
-        form = int(self.r() * 9)
-        if form == 0:
-            return f"{p(FILLERS)}, the {p(a)} {p(n)} matters more than the {p(n)}."
-        if form == 1:
-            return f"If the {p(n)} is {p(a)}, we could {p(v)} the {p(n)} {p(PREPS)} the {p(n)}."
-        if form == 2:
-            return f"I would {p(v)} the {p(n)} first and then {p(v)} the {p(a)} {p(n)}."
-        if form == 3:
-            return f"That means the {p(n)} will be {p(a)}, which keeps the {p(n)} {p(a)}."
-        if form == 4:
-            return f"One option is to {p(v)} the {p(n)}; another is to {p(v)} the {p(n)} {p(ADVERBS)}."
-        if form == 5:
-            return f"The {p(n)} and the {p(n)} are both {p(a)} right now."
-        if form == 6:
-            return f"You could also {p(v)} the {p(a)} {p(n)} {p(ADVERBS)}."
-        if form == 7:
-            return f"I was thinking about the {p(n)} and whether it is too {p(a)}."
-        return f"Keep in mind that the {p(n)} may need a {p(a)} {p(n)} as well."
+        # each {slot} is drawn left to right, so a template draws as the f-string it replaced
+        pools = {"n": topic["nouns"], "v": topic["verbs"], "a": topic["adjectives"],
+                 "adv": ADVERBS, "prep": PREPS, "filler": FILLERS}
+        forms = _QUESTIONS if question else _STATEMENTS
+        form = forms[min(int(self.r() * len(forms)), len(forms) - 1)]
+        return re.sub(r"\{(\w+)\}", lambda m: self.pick(pools[m.group(1)]), form)
 
     def closer(self, n_words: int) -> list[str]:
         """Short stock sentences adding up to exactly ``n_words`` words."""
