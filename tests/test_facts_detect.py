@@ -333,3 +333,10 @@ def test_moving_house_is_no_change_cue():
     # "moved in" is a tenant moving house, not the gas check moving to Saturday
     messages = chat("The gas check is on the 1st.", "Noted.", "The new tenant moved in on Saturday.")
     assert pairs(messages) == set()
+
+
+def test_a_time_echoed_on_the_24_hour_clock_is_no_change():
+    messages = chat("The marshals' briefing is on Thursday 11 June at 7pm.",
+                    "Marshals' briefing: Thursday 11 June, 19:00 at the pavilion.",
+                    "And the kit check is at noon.", "Kit check at 12:00, noted.")
+    assert pairs(messages) == set()

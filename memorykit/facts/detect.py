@@ -149,7 +149,10 @@ def _normal_value(kind: str, text: str) -> str:
         return t[:3] if day else " ".join(t.split())
     if kind == "time":
         t = re.sub(r"[\s.]", "", t).replace(":00", "")
-        return t
+        h = re.fullmatch(r"(\d{1,2})(:\d{2})?", t)  # "19:00" is "7pm", as an echo may say it
+        if h and 13 <= int(h.group(1)) <= 23:
+            t = f"{int(h.group(1)) - 12}{h.group(2) or ''}pm"
+        return {"noon": "12pm", "midnight": "12am"}.get(t, t)
     if kind in ("money", "number", "phone"):
         return re.sub(r"[^\w.]", "", t).rstrip(".")
     return " ".join(t.split())
