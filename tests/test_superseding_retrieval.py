@@ -246,9 +246,10 @@ class Ranked:
                 [0.0, 0.0, 1.0] for t in texts]
 
 
-def test_a_lower_hits_sure_update_displaces_only_when_close_in_meaning():
-    # the old statement is the hybrid's 4th hit: its current statement (a sure update) takes
-    # the place of lower hits when the two are close in meaning, and only room left otherwise
+def test_a_lower_hits_link_displaces_only_when_close_in_meaning():
+    # the old statement is the hybrid's 4th hit: its later statement (a sure update or a
+    # follow-up) takes the place of lower hits when the two are close in meaning, and only room
+    # left otherwise; a follow-up never marks the hit
     f = MessageFactory()
     turns = ["Grandpa walks with a frame at home.", "Noted.", *FILLER,
              "The physio changed it: a cane for him from today.", "OK.", *FILLER,
@@ -262,6 +263,8 @@ def test_a_lower_hits_sure_update_displaces_only_when_close_in_meaning():
         p = SupersedingRetrieval(hybrid, detector=detector) if detector else hybrid
         context = p.build_context(messages, query, budget)
         assert context.tokens <= budget
+        if detector and detector.more:
+            assert all(i.kind != "superseded" for i in context.items)
         return context.covered_ids()
 
     for budget in (75, 90, 110):
@@ -269,6 +272,8 @@ def test_a_lower_hits_sure_update_displaces_only_when_close_in_meaning():
         assert old in plain and change not in plain, "the setting: the hybrid misses the change"
         assert {old, change} <= sent(True, Links(updates=[(0, 8)]), budget), budget
         assert sent(False, Links(updates=[(0, 8)]), budget) == plain, "far in meaning: room left"
+        assert {old, change} <= sent(True, Links(follow_ups=[(0, 8)]), budget), budget
+        assert sent(False, Links(follow_ups=[(0, 8)]), budget) == plain
     ranked = HybridRetrieval(HybridSettings(lexical_weight=0.0, diversity=0.0),
                              embedder=Ranked(True))
     hits = list(ranked._ranked(_HybridPrepared(messages, ranked), len(messages), query).hits())

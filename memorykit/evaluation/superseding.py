@@ -25,12 +25,13 @@ order and adds what follows each one up (``memorykit.facts.detect``):
   statement does, and the hit is never marked on its word.
 * any other update of a lower hit, or a **follow-up** (``find_follow_ups``: maybe the same fact, one
   shared word, a weak cue, a new value said in words the rules do not know): the later
-  statement is pulled in only with room left, and nothing is marked or dropped on its word. A
-  false mark misleads the reader; a needless pull costs only tokens.
+  statement is pulled in only with room left, or, when it is close in meaning to the hit
+  (``SIMILAR``), making room as an update's current statement does; nothing is marked or
+  dropped on its word. A false mark misleads the reader; a needless pull costs only tokens.
 
-So nothing the hybrid sends is displaced except lower hits, by the current statement of a top
-hit (or of a lower one close to it in meaning) the detector is sure was replaced, or by a top
-hit's change in other words; and the budget is never exceeded.
+So nothing the hybrid sends is displaced except lower hits: by the current statement of a top
+hit the detector is sure was replaced, by a later statement linked to any hit and close to it in
+meaning, or by a top hit's change in other words; and the budget is never exceeded.
 
 Updates are found once per conversation (``prepare``) and a question at ``position`` uses only
 those whose messages both come before it, so ``prepare(conversation)`` answers exactly what
@@ -71,7 +72,7 @@ SIMILAR = 0.5
 """Cosine (of the inner hybrid's embeddings, MiniLM by default) from which a later message that
 changed some fact is taken for a top hit's fact changed in other words, when the rules link that
 hit to nothing (0.4 decides as 0.5 on the development set; 0.6 misses one change); and from
-which a lower hit's sure update is backed by meaning."""
+which a link of any hit, sure or a follow-up, is backed by meaning (it may make room)."""
 MARKER = "[superseded by a later message] "
 """What a kept superseded statement's text starts with (the original text follows verbatim)."""
 
@@ -290,6 +291,9 @@ class SupersedingRetrieval:
                     take(j, int(p.tokens[j]))
             now = follow.get(i)
             if now is not None and now not in chosen:
+                if sp.close(i, now):  # a follow-up the meaning backs makes room as well
+                    make_room(k, cost(now, int(p.tokens[now])),
+                              score[now] + INHERIT * (score[i] - score[now]))
                 take(now, int(p.tokens[now]))
             if sure is not None and sure in chosen and i in chosen and i not in marked:
                 extra = sp.marked_item(i).tokens - int(p.tokens[i])
