@@ -11,6 +11,7 @@ from memorykit.embeddings import LexicalHashingEmbedder
 from memorykit.evaluation.baselines import BM25Retrieval
 from memorykit.evaluation.dataset import EvalConversation, EvalQuestion
 from memorykit.evaluation.hybrid import HybridRetrieval, HybridSettings, _HybridPrepared
+from memorykit.evaluation import superseding
 from memorykit.evaluation.superseding import MARKER, SupersedingRetrieval
 from memorykit.evaluation.toolkit import FIXED_POLICIES
 from memorykit.facts.statement import Update
@@ -38,7 +39,9 @@ def texts(context) -> list[str]:
     return [i.content for i in context.items]
 
 
-def test_a_superseded_hit_gives_way_to_the_current_statement():
+def test_a_superseded_hit_gives_way_to_the_current_statement(monkeypatch):
+    # a hashing embedder's cosines are not MiniLM's: the meaning floor (FAR) is tested apart
+    monkeypatch.setattr(superseding, "FAR", -1.0)
     messages = history()
     old, new = messages[0], messages[8]
     plain = HybridRetrieval(embedder=LexicalHashingEmbedder()).build_context(messages, QUERY, 24)
@@ -159,7 +162,8 @@ def test_nothing_the_hybrid_sends_is_displaced(links):
         assert sent <= context.covered_ids() and context.tokens <= budget, budget
 
 
-def test_the_current_statement_of_a_top_hit_ranks_as_that_hit():
+def test_the_current_statement_of_a_top_hit_ranks_as_that_hit(monkeypatch):
+    monkeypatch.setattr(superseding, "FAR", -1.0)  # as above: FAR is tested apart
     # the hybrid fills the budget with the old statement (its top hit) and lower hits about the
     # design and the client; the current statement takes the room of the lowest ones
     f = MessageFactory()
@@ -278,3 +282,24 @@ def test_a_lower_hits_link_displaces_only_when_close_in_meaning():
                              embedder=Ranked(True))
     hits = list(ranked._ranked(_HybridPrepared(messages, ranked), len(messages), query).hits())
     assert hits.index(0) >= 3, "the setting: the old statement is a lower hit"
+
+
+def test_a_top_hits_sure_update_far_in_meaning_displaces_nothing():
+    # the rules link the old statement (the top hit) to a later message the meaning says is
+    # about something else (cosine below FAR): that message takes only room left
+    f = MessageFactory()
+    turns = ["Grandpa walks with a frame at home.", "Noted.", *FILLER,
+             "The physio changed it: a cane for him from today.", "OK.", *FILLER,
+             *Ranked.HITS, "Grandpa naps after lunch."]
+    messages = [f.user(t) if k % 2 == 0 else f.assistant(t) for k, t in enumerate(turns)]
+    query, change = "What does grandpa walk with at home?", messages[8].id
+
+    class Top(Ranked):
+        HITS = ()  # the old statement is the top hit now
+
+    for near, expected in ((True, True), (False, False)):
+        hybrid = HybridRetrieval(HybridSettings(lexical_weight=0.0, diversity=0.0),
+                                 embedder=Top(near))
+        p = SupersedingRetrieval(hybrid, detector=Links(updates=[(0, 8)]))
+        for budget in (75, 90):
+            assert (change in p.build_context(messages, query, budget).covered_ids()) is expected
