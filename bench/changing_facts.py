@@ -7,6 +7,8 @@ evidence), ``both`` and ``both_unclear`` (``memorykit.evaluation.scoring.stalene
 issue's must-show: "superseding-retrieval" at most 2% ``stale_only`` with recall at least that of
 the best plain policy. ``--questions`` / ``--chats`` point it at another set in the same format
 (the held-out one); ``--budget`` changes the budget. Exit status 1 when the must-show fails.
+``--dev`` prints one row per hand-written development set (``tests/fixtures/changing_facts_dev*``):
+the best plain policy's recall and ``stale_only`` beside superseding-retrieval's.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from memorykit.evaluation.tune import tunable_policy_names
 from memorykit.facts.detect import current_of, find_follow_ups, find_updates
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "changing_facts"
+FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures"
 AWARE = "superseding-retrieval"
 LATEST = "superseding-retrieval (keep=latest)"
 
@@ -65,7 +68,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chats", default=str(DATA / "changing_facts.jsonl"))
     parser.add_argument("--questions", default=str(DATA / "changing_facts_questions.jsonl"))
     parser.add_argument("--budget", type=int, default=1000)
+    parser.add_argument("--dev", action="store_true",
+                        help="one row per hand-written development set")
     args = parser.parse_args(argv)
+    if args.dev:
+        return dev_sets(args.budget)
     data = load_chat_logs(args.chats, args.questions)
     names = tunable_policy_names()
     t0 = time.perf_counter()
@@ -103,6 +110,29 @@ def main(argv: list[str] | None = None) -> int:
           f"find_follow_ups); {wrong} of {evidence} evidence messages wrongly marked "
           "superseded")
     return 0 if ok else 1
+
+
+def dev_sets(budget: int) -> int:
+    """One row per development set: the best plain policy against superseding-retrieval."""
+    print(f"budget {budget}; best plain = the plain policy of highest recall on that set")
+    print("| set | questions (changed) | best plain | its recall | its stale_only | "
+          "superseding recall | stale_only | marked_current | must-show |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---|")
+    failed = 0
+    for folder in sorted(p for p in FIXTURES.glob("changing_facts_dev*") if p.is_dir()):
+        data = load_chat_logs(folder / "chats.jsonl", folder / "questions.jsonl")
+        names = [n for n in tunable_policy_names() if n != AWARE]
+        rows = {r["policy"]: r for r in compare_policies(
+            {n: _policy(n) for n in [*names, AWARE]}, data, budget)[0]}
+        plain = max(names, key=lambda n: rows[n]["recall"])
+        p, a = rows[plain], rows[AWARE]
+        ok = a["stale_only"] <= 0.02 and a["recall"] >= p["recall"]
+        failed += not ok
+        print(f"| {folder.name} | {data.n_questions} ({a['changed_questions']}) | {plain} | "
+              f"{p['recall']:.3f} | {p['stale_only']:.3f} | {a['recall']:.3f} | "
+              f"{a['stale_only']:.3f} | {a['marked_current']:.3f} | "
+              f"{'holds' if ok else 'FAILS'} |")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -340,3 +340,13 @@ def test_a_time_echoed_on_the_24_hour_clock_is_no_change():
                     "Marshals' briefing: Thursday 11 June, 19:00 at the pavilion.",
                     "And the kit check is at noon.", "Kit check at 12:00, noted.")
     assert pairs(messages) == set()
+
+
+def test_a_name_is_part_of_the_key():
+    # no key word in common, but the same person doing it: a follow-up, pulled in beside it
+    messages = chat("The surveyor, Graham from Lister, is coming on Tuesday the 10th at 9am.",
+                    "Noted.", *FILLER,
+                    "Bad news about the survey. The owner is away, so Graham's coming on Friday "
+                    "the 13th at 9am.", "OK.")
+    at = {m.id: k for k, m in enumerate(messages)}
+    assert {(at[u.old], at[u.new]) for u in find_follow_ups(messages)} == {(0, 6)}

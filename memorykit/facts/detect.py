@@ -12,8 +12,8 @@ fact and say different things. ``find_updates`` does it with plain rules a stude
 2. **Keys.** What a statement is about is the content words (stemmed, minus function words and
    cue words) of the stretch around its value, openers like "For the record," left out: "the
    Apollo report is due Friday" has the key terms {report, due} and the subject Apollo. Two
-   statements are about the same fact when their key terms overlap (weighted Jaccard, rare words
-   counting more: idf over the messages so far).
+   statements are about the same fact when their key terms and subjects overlap (weighted
+   Jaccard, rare words counting more: idf over the messages so far).
 3. **Cues.** A later statement with a change cue ("moved to", "changed to", "instead", "no
    longer", "not X but Y", "X, not Y", "actually", "cancel", "now", "went up"; a cue alone in
    its sentence carries to the next one) needs less key overlap than one without, or only to
@@ -742,7 +742,9 @@ def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Coun
         for t in old.terms:
             if t not in weights:
                 weights[t] = math.log(1.0 + n / max(df[t], 1))
-        overlap = _overlap(new.terms, old.terms, weights)
+        # a name is part of what a statement is about ("Graham's coming on Friday the 13th"
+        # after "Graham from Lister is coming on Tuesday the 10th")
+        overlap = _overlap(new.terms | new.subjects, old.terms | old.subjects, weights)
         cued = bool(new.cue) and (overlap >= settings.cued_overlap or max(
             _contained(new.terms, old.terms, weights),
             _contained(old.terms, new.terms, weights)) >= settings.contained)
