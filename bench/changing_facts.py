@@ -119,7 +119,8 @@ def dev_sets(budget: int) -> int:
           "superseding recall | stale_only | marked_current | must-show |")
     print("|---|---:|---|---:|---:|---:|---:|---:|---|")
     failed = 0
-    for folder in sorted(p for p in FIXTURES.glob("changing_facts_dev*") if p.is_dir()):
+    sets = [p for p in FIXTURES.glob("changing_facts_dev*") if (p / "questions.jsonl").exists()]
+    for folder in sorted(sets, key=lambda p: int(p.name.removeprefix("changing_facts_dev") or 1)):
         data = load_chat_logs(folder / "chats.jsonl", folder / "questions.jsonl")
         names = [n for n in tunable_policy_names() if n != AWARE]
         rows = {r["policy"]: r for r in compare_policies(

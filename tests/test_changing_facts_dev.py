@@ -18,8 +18,10 @@ from memorykit.evaluation.chatlog import load_chat_logs
 from memorykit.tokens import Tokenizer, count_chat_tokens
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-SETS = sorted(p for p in FIXTURES.glob("changing_facts_dev*") if (p / "build.py").exists())
-"""Every development set: the first one (six conversations), then dev2... (two each)."""
+SETS = sorted(p for p in FIXTURES.glob("changing_facts_dev*") if (p / "questions.jsonl").exists())
+BUILD = FIXTURES / "changing_facts_dev" / "build.py"
+"""One builder for every set (``python build.py FOLDER``)."""
+"""Every development set: the first one (six conversations), then dev2 to dev10 (two each)."""
 KINDS = {"moved", "corrected", "cancelled", "replaced_silent", "changed_by_other",
          "changed_twice", "changed_back", "assistant_checked"}
 
@@ -39,9 +41,9 @@ def rows(dev_set) -> list[dict]:
     return [json.loads(line) for line in (dev_set / "questions.jsonl").read_text("utf-8").splitlines()]
 
 
-def test_there_are_seven_sets() -> None:
-    assert [p.name for p in SETS] == ["changing_facts_dev",
-                                      *(f"changing_facts_dev{k}" for k in range(2, 8))]
+def test_there_are_ten_sets() -> None:
+    assert sorted(p.name for p in SETS) == sorted(
+        ["changing_facts_dev", *(f"changing_facts_dev{k}" for k in range(2, 11))])
 
 
 def test_loads_long_conversations(dev_set, dataset) -> None:
@@ -110,6 +112,6 @@ def test_set_covers_every_kind_and_long_gaps(dev_set, rows) -> None:
 
 def test_build_script_regenerates_the_files_byte_for_byte(dev_set) -> None:
     before = {n: (dev_set / n).read_bytes() for n in ("chats.jsonl", "questions.jsonl")}
-    subprocess.run([sys.executable, str(dev_set / "build.py")], check=True)
+    subprocess.run([sys.executable, str(BUILD), str(dev_set)], check=True)
     after = {n: (dev_set / n).read_bytes() for n in ("chats.jsonl", "questions.jsonl")}
     assert before == after

@@ -57,7 +57,10 @@ LIBRARY_MAX_LINES = 24_100
 # (scenarios/changing_facts.py, 1,139, mostly its wording tables), lesson 13's explorer and
 # memories (~530), the update rule's contract and checker (~310).
 # Issue 28: the library's ~1,260 above and lesson 12's deploy step (lesson12_deploy.py, 174).
-PACKAGE_MAX_LINES = 44_800
+# Issue 27's third round: +60 library lines of rules the six new hand-written sets asked for
+# (an assistant's checked reply, names in the key, links backed by meaning), less 17 lines of
+# classroom and library made simpler (prose templates as tables, health_report's loop).
+PACKAGE_MAX_LINES = 44_830
 """The whole package (library and classroom) at bcf5813, before issue 23: it must stay smaller."""
 
 
