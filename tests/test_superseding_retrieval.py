@@ -180,6 +180,32 @@ def test_the_current_statement_of_a_top_hit_ranks_as_that_hit(monkeypatch):
         assert context.tokens <= budget
 
 
+def test_a_lower_hit_that_changed_a_fact_is_never_displaced(monkeypatch):
+    monkeypatch.setattr(superseding, "FAR", -1.0)  # as above: FAR is tested apart
+    # as above, but one lower hit is itself the later end of a link (it changed some fact): the
+    # current statement of the top hit takes the room of the others, never of that one
+    f = MessageFactory()
+    turns = [*[m.content for m in history()[:10]], "The client sent the design files.",
+             "The design files look good.", "The client wants a second design option.",
+             "I will draft one for the client."]
+    messages = [f.user(t) if k % 2 == 0 else f.assistant(t) for k, t in enumerate(turns)]
+    plain = HybridRetrieval(embedder=LexicalHashingEmbedder())
+    displaced = 0
+    for budget in range(24, 80, 2):
+        sent = plain.build_context(messages, QUERY, budget).covered_ids()
+        lower = [k for k in range(10, 14) if messages[k].id in sent]
+        for k in lower:
+            before = SupersedingRetrieval(plain, detector=Links(updates=[(0, 8)]))
+            after = SupersedingRetrieval(plain, detector=Links(updates=[(0, 8)],
+                                                               follow_ups=[(3, k)]))
+            displaced += messages[k].id not in before.build_context(
+                messages, QUERY, budget).covered_ids()
+            context = after.build_context(messages, QUERY, budget)
+            assert messages[k].id in context.covered_ids(), (budget, k)
+            assert context.tokens <= budget
+    assert displaced, "the setting: without its link some lower hit gives way"
+
+
 def test_a_follow_up_is_pulled_in_but_never_marked_nor_dropped():
     messages = history()
     for keep in ("latest", "dated"):
