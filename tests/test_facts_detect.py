@@ -57,6 +57,18 @@ def pairs(messages) -> set[tuple[int, int]]:
      "cancellation"),
     ("The dietary requirement for the party? It's vegan, I checked.",
      "The dietary requirement for the party is halal.", "contradiction"),
+    # the words that end a fact, and an opener ("Bad news:") that names nothing
+    ("The Harwood gala is on Saturday at the Grand Hotel.", "Bad news: the Harwood gala's dead.",
+     "cancellation"),
+    ("The Harwood house sale is set to complete on June 2.", "The Harwood house sale fell through.",
+     "cancellation"),
+    ("The board retreat in Leeds is on 14 March.", "They pulled the plug on the board retreat.",
+     "cancellation"),
+    ("The product webinar is on Thursday at 2pm.", "The product webinar is not going ahead.",
+     "cancellation"),
+    # a name and a value shared pin what is called off, whatever the other words
+    ("I booked Ridley Plumbing for Tuesday the 8th.",
+     "I rang Ridley and told them they don't need to come on the 8th.", "cancellation"),
 ])
 def test_a_change_is_linked_to_the_statement_it_replaces(first, later, kind):
     messages = chat(first, "Noted.", *FILLER, later, "OK.")
@@ -81,6 +93,9 @@ def test_a_change_is_linked_to_the_statement_it_replaces(first, later, kind):
     ("The meeting is at 3pm.", "Maybe the meeting could be at 4pm instead, what do you think?"),
     ("The standup is at 9:15.", "Still 9:15 for the standup, nothing changed."),
     ("Lunch is at noon.", "Dinner is at 7pm."),
+    ("The quarterly review is on Friday.", "I'm taking Friday off, I'm dead tired."),
+    ("I booked Ridley Plumbing for Tuesday the 8th.",
+     "Ridley's invoice from March is paid, no need to come to the office for it."),
 ])
 def test_what_is_no_change_links_nothing(first, later):
     assert pairs(chat(first, "Noted.", *FILLER, later, "OK.")) == set()
@@ -174,6 +189,17 @@ def test_a_cancellation_may_name_the_thing_or_its_old_value():
     by_value = chat("The team offsite is booked for Friday at 9am.", "Noted.", *FILLER,
                     "Friday's team offsite is cancelled, we'll rebook in March.", "OK.")
     assert pairs(by_name) == pairs(by_value) == {(0, 6)}
+
+
+def test_a_cancellation_naming_nothing_ends_what_its_message_named_before():
+    # "So that one's off" names nothing itself: it ends the booking of the name the message
+    # named before it, and only when that name is the booking's
+    booking = "We booked Ferraro to play the accordion at dinner, $250."
+    ferraro = chat(booking, "Noted.", *FILLER, "Sad news. Ferraro broke his wrist. So that one's off.",
+                   "OK.")
+    dana = chat(booking, "Noted.", *FILLER, "Dana broke her wrist. So that one's off.", "OK.")
+    assert pairs(ferraro) == {(0, 6)} and find_updates(ferraro)[0].kind == "cancellation"
+    assert pairs(dana) == set()
 
 
 def test_the_overlap_thresholds_decide():

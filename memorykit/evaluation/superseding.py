@@ -230,11 +230,11 @@ class SupersedingRetrieval:
             header = p.headers.get(int(p.first[i]))
             return tokens + (header.tokens if header and int(p.first[i]) not in opened else 0)
 
-        def take(i: int, tokens: int) -> bool:
+        def take(i: int) -> bool:
             nonlocal room
-            if cost(i, tokens) > room:
+            if cost(i, int(p.tokens[i])) > room:
                 return False
-            room -= cost(i, tokens)
+            room -= cost(i, int(p.tokens[i]))
             chosen.add(i)
             if p.headers.get(int(p.first[i])):
                 opened.add(int(p.first[i]))
@@ -256,14 +256,16 @@ class SupersedingRetrieval:
                 if room < smallest:
                     break
                 for i in inner._widen(p, hit, position):
-                    if i not in chosen and i not in dropped and not p.pinned[i] and \
-                            take(i, int(p.tokens[i])):
+                    if i not in chosen and i not in dropped and not p.pinned[i] and take(i):
                         taken.append(i)
 
-        def make_room(k: int, tokens: int, rank: float) -> bool:
-            """Room for ``tokens`` by leaving out hits taken after the ``k``-th and scored below
-            ``rank`` that changed no fact themselves, the last taken first; nothing left out when
-            even that is not enough."""
+        def make_room(k: int, j: int) -> bool:
+            """Room for message ``j``, the later statement of the ``k``-th hit, by leaving out
+            hits taken after that one, scored below ``j``'s score plus ``INHERIT`` of the gap to
+            the hit's and that changed no fact themselves, the last taken first; nothing left out
+            when even that is not enough."""
+            tokens = cost(j, int(p.tokens[j]))
+            rank = score[j] + INHERIT * (score[taken[k]] - score[j])
             if room >= tokens:
                 return True
             later = [j for j in taken[k + 1:] if j in chosen and score[j] < rank and
@@ -290,24 +292,21 @@ class SupersedingRetrieval:
                     k < TOP and sp.cosine(i, sure) >= FAR or sp.cosine(i, sure) >= SIMILAR):
                 if self.keep == "latest":
                     release(i)
-                rank = score[sure] + INHERIT * (score[i] - score[sure])
-                if make_room(k, cost(sure, int(p.tokens[sure])), rank):
-                    take(sure, int(p.tokens[sure]))
+                if make_room(k, sure):
+                    take(sure)
                 elif self.keep == "latest":
                     dropped.discard(i)
-                    take(i, int(p.tokens[i]))
+                    take(i)
             if sure is None and k < TOP:  # a top hit no update links: changed in other words?
                 j = sp.reworded(i, position)
                 j = current.get(j, j) if j is not None else None
-                if j is not None and j not in chosen and make_room(
-                        k, cost(j, int(p.tokens[j])), score[j] + INHERIT * (score[i] - score[j])):
-                    take(j, int(p.tokens[j]))
+                if j is not None and j not in chosen and make_room(k, j):
+                    take(j)
             now = follow.get(i)
             if now is not None and now not in chosen:
                 if sp.cosine(i, now) >= SIMILAR:  # a follow-up the meaning backs makes room
-                    make_room(k, cost(now, int(p.tokens[now])),
-                              score[now] + INHERIT * (score[i] - score[now]))
-                take(now, int(p.tokens[now]))
+                    make_room(k, now)
+                take(now)
             if sure is not None and sure in chosen and i in chosen and i not in marked:
                 extra = sp.marked_item(i).tokens - int(p.tokens[i])
                 if self.keep == "latest":

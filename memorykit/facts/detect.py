@@ -17,7 +17,10 @@ fact and say different things. ``find_updates`` does it with plain rules a stude
 3. **Cues.** A later statement with a change cue ("moved to", "changed to", "instead", "no
    longer", "not X but Y", "X, not Y", "actually", "cancel", "now", "went up"; a cue alone in
    its sentence carries to the next one) needs less key overlap than one without, or only to
-   name part of the key ("the review moved to Thursday"). A negated value ("not 4721", "instead
+   name part of the key ("the review moved to Thursday"). A cancellation ("is off", "'s dead",
+   "fell through", "don't need to come") matches the statement it ends by key, by a name and a
+   value both share ("told Coleman not to come on the 19th"), or, naming nothing ("So that
+   one's off."), by the names its message gave before it. A negated value ("not 4721", "instead
    of Friday", "4721 was wrong") names the old statement outright. With no cue, the same key
    must carry a new value of the same kind ("same key, new value"). A change back ("going back
    to Stickerhaus", "they reversed it, so we stay on APA") returns to the value before the last
@@ -185,10 +188,16 @@ def _values(sentence: str) -> tuple[list[tuple[str, str, int, int]], str]:
 
 # --- cues ---------------------------------------------------------------------------------
 
-_CANCEL = re.compile(r"\b(?:cancel(?:l?ed|l?ing|s)?|call(?:ed|ing)?\s+off|scrap(?:ped)?|"
-                     r"no\s+longer\s+(?:need|want|happening|on)|(?:is|are|'s)\s+off\b|"
+_CANCEL = re.compile(r"\b(?:cancel(?:l?ed|l?ing|s)?|call(?:ed|ing)?\s+(?:it\s+|that\s+|them\s+)?off|"
+                     r"scrap(?:ped)?|axed|shelved|ditched|nixed|fell\s+through|"
+                     r"pull(?:ed|ing)?\s+the\s+plug|(?:not|n't)\s+going\s+ahead|won't\s+go\s+ahead|"
+                     r"no\s+longer\s+(?:need|want|happening|on)|(?:is|are|'s)\s+(?:off|dead)\b|"
+                     r"(?:don't|doesn't|won't)\s+need\s+to\s+come|no\s+need\s+(?:for\s+\w+\s+)?to\s+come|"
                      r"won't\s+be\s+(?:needing|going|happening)|not\s+happening|drop(?:ped)?\s+the)\b",
                      re.IGNORECASE)
+"""Words that end a fact ("the vendor demo is off", "the Brecon weekend's dead", "the deal fell
+through", "told them they don't need to come out"). "off" and "dead" only after "is", "are" or
+"'s": "a day off" or "dead tired" end nothing."""
 _CORRECTION = re.compile(r"\b(?:sorry(?!\s+(?:about|for|to\s+hear|again|,?\s+I\s+can't))|correction|typo|mistake|misspoke|mistyped|misread|"
                          r"misheard|misspelt|misspelled|my\s+bad|i\s+meant|"
                          r"meant\s+to\s+say|wrong|mixed\s+up|scratch\s+that)\b",
@@ -235,6 +244,8 @@ _WAS_WRONG = re.compile(r"\s*(?:was|is|were|are)\s+(?:wrong|incorrect|a\s+typo|a
 _ORDER = re.compile(r"\s+(?:the|a|an|this|that|these|those|it|me|my|us|our|your|them|him|her|"
                     r"some|any|to|for|in|on|up|out|off|down|back|over|there|here)\b", re.IGNORECASE)
 """What follows a verb giving an order ("Save this", "Book the table"): not a name's next word."""
+_OPENER = re.compile(r"\s+[a-z]+\s*(?:[:.!]|[-–—]\s)")
+"""What follows the first word of an opener ("Bad news:", "Quick question:"): not a name's."""
 _IT_IS = re.compile(r"\W*(?:it|that|this|they)(?:['’]s|['’]re|\s+is|\s+are|\s+was)\b", re.IGNORECASE)
 _SEGMENT = re.compile(r"[,:;](?=\s)|\s[-–—]\s")
 _COPULA = re.compile(r"\b(?:is|are|was|were|will\s+be|has\s+been|have\s+been|becomes?)\b|"
@@ -427,6 +438,7 @@ def _read(message: Message, index: int, known: set[str] | frozenset[str] = froze
         return []
     out = []
     carried: tuple[str, str, bool, set[str]] | None = None
+    named_before: set[str] = set()  # the names of the message's sentences so far
     for sentence in _sentences(message.content):
         found, blanked = _values(sentence)
         # a hypothetical ("what if we moved it to Friday?", "maybe Sunday") states nothing; a
@@ -437,8 +449,10 @@ def _read(message: Message, index: int, known: set[str] | frozenset[str] = froze
         for m in _WORD.finditer(blanked):
             w = m.group()
             if m.start() in starts and (w.lower() in lower or w not in known and (
-                    _ORDER.match(blanked, m.end()) or blanked[m.end():m.end() + 1] in (",", ":"))):
-                continue  # "Pickup is ..." (pickup seen in lower case), "Save this", "Wait, ..."
+                    _ORDER.match(blanked, m.end()) or blanked[m.end():m.end() + 1] in (",", ":")
+                    or _OPENER.match(blanked, m.end()))):
+                continue  # "Pickup is ..." (pickup seen in lower case), "Save this", "Wait, ...",
+                # "Bad news: ..."
             if w[:1].isupper() and w not in _PRONOUN_I and w.lower() not in STOPWORDS and \
                     w.lower() not in _MONTHS and w.lower() not in _CUE_WORDS and \
                     re.sub(r"['’]s$", "", w.lower()) not in STOPWORDS:
@@ -524,7 +538,13 @@ def _read(message: Message, index: int, known: set[str] | frozenset[str] = froze
         # the aisle seat" -> aisle, seat), or all of them when the cue ends the sentence
         tail = {_stem(w.lower()) for w in _WORD.findall(plain[strong.end():])
                 if w.lower() not in STOPWORDS and w.lower() not in _CUE_WORDS} if strong else set()
-        if not terms and not values:
+        if cancel and not values and terms <= {"one"} and named_before:
+            # "Ferraro broke his wrist. So that one's off.": a cancellation naming nothing
+            # ends what the message named before it (its names; a cancellation matches an
+            # earlier statement only when all of them are among that one's)
+            subjects, terms = set(named_before), set()
+        named_before |= values.get("name", set())
+        if not terms and not values and not (cancel and subjects):
             continue  # nothing stated that could replace or be replaced
         # "<key> is <value>": the words on each side, for facts with no typed value
         copula = _COPULA.search(plain)
@@ -770,10 +790,16 @@ def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Coun
             # that" is none); by overlap, not containment: "cancel the client call" is not
             # about "the client's point of contact"
             # ... or one naming only the old thing's name ("we cancelled the Marlowe Quartet")
-            same = overlap >= settings.cued_overlap or \
+            # ... or one sharing a name and a typed value with it ("told Coleman they don't
+            # need to come out on the 19th" after "booked Coleman Damp for Thursday the 19th")
+            typed = {k: v for k, v in new.values.items() if k != "name"}
+            pinned = bool(new.subjects & old.subjects) and any(
+                v & old.values.get(k, set()) for k, v in typed.items())
+            same = overlap >= settings.cued_overlap or pinned or \
                 not new.terms and new.subjects and new.subjects <= old.subjects
             if old.values and same and (kind is None or not new.values or
-                                        old.values[kind] <= new.values[kind]):
+                                        old.values[kind] <= new.values[kind] or
+                                        pinned and new.values[kind] <= old.values[kind]):
                 found = (overlap, new.cue)  # "cancel the 3pm call", "Saturday's ... is off"
         elif named:
             found = (2.0 + overlap, f"not X but Y ({new.cue or 'negated'})")
