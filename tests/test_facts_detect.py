@@ -202,6 +202,21 @@ def test_a_cancellation_naming_nothing_ends_what_its_message_named_before():
     assert pairs(dana) == set()
 
 
+def test_a_cancellation_ends_every_statement_of_what_it_calls_off():
+    messages = chat("We booked the Harbour Jazz Trio for the reception, $900.", "Noted.", *FILLER,
+                    "The Harbour Jazz Trio will play from 8pm.", "OK.", *FILLER,
+                    "Plans changed, so we cancelled the Harbour Trio.", "OK.")
+    assert pairs(messages) == {(0, 12), (6, 12)}
+
+
+def test_a_title_is_no_name_and_a_chat_sentence_may_start_in_lower_case():
+    # "Mr." ends no sentence and "Mr" names nobody; "he's fine. so that one's off" is two
+    messages = chat("We booked Mr. Ferraro to play the accordion at dinner, $250.", "Noted.", *FILLER,
+                    "ok sad news. Mr Ferraro broke his wrist. he's fine but can't play. so that "
+                    "one's off.", "OK.")
+    assert pairs(messages) == {(0, 6)}
+
+
 def test_the_overlap_thresholds_decide():
     # "home landline number" and "office landline number" share two of four key terms: the
     # same fact only for a looser plain_overlap than the default

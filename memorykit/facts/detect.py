@@ -231,7 +231,9 @@ _STRONG = re.compile(rf"\b(?:{_CHANGE_WORDS})\b", re.IGNORECASE)
 """The update cues that say a change on their own ("now", "new", "actually" may not)."""
 _UPDATE = re.compile(rf"\b(?:{_CHANGE_WORDS}|actually|now|new)\b", re.IGNORECASE)
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n|[\"“(]\s*)(?=\w)")
-_PRONOUN_I = frozenset(("I", "I'm", "I'd", "I'll", "I've", "I’m", "I’d", "I’ll", "I’ve"))
+_NO_NAME = frozenset(("I", "I'm", "I'd", "I'll", "I've", "I’m", "I’d", "I’ll", "I’ve",
+                      "Mr", "Mrs", "Ms", "Dr", "Prof"))
+"""Capitalised words that name nobody: "I" and titles ("Mr Ferraro" is Ferraro)."""
 _ASKING = re.compile(r"\b(?:when|what|where|who|whom|which|how|whether|if|remind|tell|check)\b",
                      re.IGNORECASE)
 _UNCHANGED = re.compile(r"\b(?:still|unchanged|nothing(?:'s|\s+has)?\s+changed|no\s+change|"
@@ -261,10 +263,13 @@ is stated, as the speaker believes it."""
 _CHECKED = re.compile(r"\bI(?:['’]ve|\s+have)?\s+(?:just\s+)?(?:checked|looked|verified|"
                       r"double[- ]checked)\b|\baccording\s+to\b", re.IGNORECASE)
 """An assistant saying it looked a value up ("I checked the portal: ...")."""
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(]?[A-Z0-9#$£€])|\n+|;\s+|\s+[—–]\s+|"
+_SENTENCE = re.compile(r"(?<=[.!?])(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)\s+"
+                       r"(?=[\"'(]?[A-Z0-9#$£€])|(?<=[a-z]{3}[.!?])\s+(?=[a-z])|\n+|;\s+|\s+[—–]\s+|"
                        r",\s+(?=(?:so|because|since|and\s+then)\b)")
-"""Where one statement ends: a sentence's end, a semicolon, a dash, ", so" and the like
-("Tom can't come, so the table is for 3 now" is two statements; "4712, not 4721" is one)."""
+"""Where one statement ends: a sentence's end (a title's dot is none: "Mr. Ferraro"; a chat's
+next sentence may start in lower case: "he's fine. so that one's off"), a semicolon, a dash,
+", so" and the like ("Tom can't come, so the table is for 3 now" is two statements; "4712, not
+4721" is one)."""
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _CUE_WORDS = frozenset(
     """actually sorry correction typo mistake misspoke meant mean wrong mixed scratch rather
@@ -396,7 +401,7 @@ def _names_inside(text: str) -> set[str]:
     """Capitalised words of ``text`` that do not open a sentence."""
     starts = {m.start() for m in _SENTENCE_START.finditer(text)}
     return {m.group() for m in _WORD.finditer(text) if m.start() not in starts and
-            m.group()[:1].isupper() and m.group() not in _PRONOUN_I}
+            m.group()[:1].isupper() and m.group() not in _NO_NAME}
 
 
 def _terms(text: str) -> set[str]:
@@ -453,7 +458,7 @@ def _read(message: Message, index: int, known: set[str] | frozenset[str] = froze
                     or _OPENER.match(blanked, m.end()))):
                 continue  # "Pickup is ..." (pickup seen in lower case), "Save this", "Wait, ...",
                 # "Bad news: ..."
-            if w[:1].isupper() and w not in _PRONOUN_I and w.lower() not in STOPWORDS and \
+            if w[:1].isupper() and w not in _NO_NAME and w.lower() not in STOPWORDS and \
                     w.lower() not in _MONTHS and w.lower() not in _CUE_WORDS and \
                     re.sub(r"['’]s$", "", w.lower()) not in STOPWORDS:
                 found.append(("name", re.sub(r"['’]s$", "", w.lower()), m.start(), m.end()))
@@ -847,7 +852,8 @@ def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Coun
     _, _, top, kind, _ = best
     old_value = top.values.get(kind, set()) if kind else set()
     chosen = [best] + [c for c in sure if c is not best and c[3] == kind and (
-        old_value and c[2].values.get(kind) == old_value or kind is None and c[0] >= 1.0)]
+        old_value and c[2].values.get(kind) == old_value or kind is None and c[0] >= 1.0 or
+        new.kind == "cancellation")]  # what is called off ends every statement of it
     return [(c[2], c[1], True) for c in chosen]
 
 
