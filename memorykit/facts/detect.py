@@ -266,10 +266,9 @@ _CHECKED = re.compile(r"\bI(?:['’]ve|\s+have)?\s+(?:just\s+)?(?:checked|looked
 _SENTENCE = re.compile(r"(?<=[.!?])(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)\s+"
                        r"(?=[\"'(]?[A-Z0-9#$£€])|(?<=[a-z]{3}[.!?])\s+(?=[a-z])|\n+|;\s+|\s+[—–]\s+|"
                        r",\s+(?=(?:so|because|since|and\s+then)\b)")
-"""Where one statement ends: a sentence's end (a title's dot is none: "Mr. Ferraro"; a chat's
-next sentence may start in lower case: "he's fine. so that one's off"), a semicolon, a dash,
-", so" and the like ("Tom can't come, so the table is for 3 now" is two statements; "4712, not
-4721" is one)."""
+"""Where one statement ends: a sentence's end (not a title's dot; the next may start in lower
+case: "he's fine. so it's off"), a semicolon, a dash, ", so" and the like ("Tom can't come, so
+the table is for 3 now" is two statements; "4712, not 4721" is one)."""
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _CUE_WORDS = frozenset(
     """actually sorry correction typo mistake misspoke meant mean wrong mixed scratch rather
