@@ -217,6 +217,15 @@ def test_a_title_is_no_name_and_a_chat_sentence_may_start_in_lower_case():
     assert pairs(messages) == {(0, 6)}
 
 
+@pytest.mark.parametrize("later", ["The team shirts will be orange now.",
+                                   "We're going orange for the team shirts."])
+def test_a_colour_is_a_value(later):
+    # a colour in lower case is a value ("the Red Lion" stays a name: see the venue above)
+    assert pairs(chat("The team shirts will be teal.", "Noted.", *FILLER, later, "OK.")) == {(0, 6)}
+    assert pairs(chat("The bridesmaids' dresses are navy.", "Noted.", *FILLER,
+                      "The groomsmen's ties are burgundy.", "OK.")) == set()
+
+
 def test_the_overlap_thresholds_decide():
     # "home landline number" and "office landline number" share two of four key terms: the
     # same fact only for a looser plain_overlap than the default

@@ -8,7 +8,8 @@ fact and say different things. ``find_updates`` does it with plain rules a stude
 1. **Sentences and values.** Each message is cut into statements (sentences, and clauses after
    ";", a dash or ", so"); "The ticket for the refund? It's 4417." is read as one. Typed values
    are found by pattern: e-mail addresses, money, dates, times, street addresses, phone numbers,
-   codes and other numbers; names (capitalised words) count as values too. They are what changes.
+   codes and other numbers, colours; names (capitalised words) count as values too. They are
+   what changes.
 2. **Keys.** What a statement is about is the content words (stemmed, minus function words and
    cue words) of the stretch around its value, openers like "For the record," left out: "the
    Apollo report is due Friday" has the key terms {report, due} and the subject Apollo. Two
@@ -137,6 +138,9 @@ _VALUE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                     r"lane|ln|drive|dr|boulevard|blvd|way|place|pl|court|ct|close|crescent|"
                     r"terrace|square|sq|row|hill|park)\b\.?"),
         ("phone", r"(?<![\w-])\+?\(?\d{2,5}\)?(?:[\s.-]\d{2,6}){1,3}(?![\w-])"),
+        # in lower case only: "the Red Lion" is a name
+        ("colour", r"(?-i:\b(?:red|orange|yellow|green|blue|teal|navy|purple|pink|black|white|"
+                   r"gr[ae]y|brown|gold|silver|maroon|turquoise|beige|burgundy|lilac)\b)"),
         ("number", r"(?<![\w-])#?[a-z]*[-/]?\d(?:[\w/-]|\.(?=\w))*"),
     ))
 _WEEKDAY = re.compile(_DAY, re.IGNORECASE)
