@@ -41,9 +41,9 @@ def rows(dev_set) -> list[dict]:
     return [json.loads(line) for line in (dev_set / "questions.jsonl").read_text("utf-8").splitlines()]
 
 
-def test_there_are_ten_sets() -> None:
+def test_there_are_twelve_sets() -> None:
     assert sorted(p.name for p in SETS) == sorted(
-        ["changing_facts_dev", *(f"changing_facts_dev{k}" for k in range(2, 11))])
+        ["changing_facts_dev", *(f"changing_facts_dev{k}" for k in range(2, 13))])
 
 
 def test_loads_long_conversations(dev_set, dataset) -> None:
