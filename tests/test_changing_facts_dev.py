@@ -21,7 +21,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SETS = sorted(p for p in FIXTURES.glob("changing_facts_dev*") if (p / "questions.jsonl").exists())
 BUILD = FIXTURES / "changing_facts_dev" / "build.py"
 """One builder for every set (``python build.py FOLDER``)."""
-"""Every development set: the first one (six conversations), then dev2 to dev10 (two each)."""
+"""Every development set: the first one (six conversations), then dev2 to dev12 (two each)."""
 KINDS = {"moved", "corrected", "cancelled", "replaced_silent", "changed_by_other",
          "changed_twice", "changed_back", "assistant_checked"}
 
