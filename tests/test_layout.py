@@ -60,9 +60,9 @@ LIBRARY_MAX_LINES = 24_100
 # Issue 27's third round: +60 library lines of rules the six new hand-written sets asked for
 # (an assistant's checked reply, names in the key, links backed by meaning), less 17 lines of
 # classroom and library made simpler (prose templates as tables, health_report's loop).
-# Issue 27's fourth round: +31 library lines, the words that end a fact and the three ways a
-# cancellation finds what it ends (the development sets' missed cancellations), less 1 made
-# simpler (superseding's make_room computes its own rank).
+# Issue 27's fourth round: +40 library lines (44,854), the words that end a fact and the ways a
+# cancellation finds what it ends, titles and lower-case sentences, colours as values (the
+# development sets' missed changes), less a few made simpler (make_room computes its own rank).
 PACKAGE_MAX_LINES = 44_860
 """The whole package (library and classroom) at bcf5813, before issue 23: it must stay smaller."""
 
