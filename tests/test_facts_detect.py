@@ -94,6 +94,7 @@ def test_a_change_is_linked_to_the_statement_it_replaces(first, later, kind):
     ("The standup is at 9:15.", "Still 9:15 for the standup, nothing changed."),
     ("Lunch is at noon.", "Dinner is at 7pm."),
     ("The quarterly review is on Friday.", "I'm taking Friday off, I'm dead tired."),
+    ("Dana flies to Lisbon on Friday at 9am.", "Dana is off to Lisbon on Friday, she's excited."),
     ("I booked Ridley Plumbing for Tuesday the 8th.",
      "Ridley's invoice from March is paid, no need to come to the office for it."),
 ])

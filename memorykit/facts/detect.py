@@ -195,13 +195,13 @@ def _values(sentence: str) -> tuple[list[tuple[str, str, int, int]], str]:
 _CANCEL = re.compile(r"\b(?:cancel(?:l?ed|l?ing|s)?|call(?:ed|ing)?\s+(?:it\s+|that\s+|them\s+)?off|"
                      r"scrap(?:ped)?|axed|shelved|ditched|nixed|fell\s+through|"
                      r"pull(?:ed|ing)?\s+the\s+plug|(?:not|n't)\s+going\s+ahead|won't\s+go\s+ahead|"
-                     r"no\s+longer\s+(?:need|want|happening|on)|(?:is|are|'s)\s+(?:off|dead)\b|"
+                     r"no\s+longer\s+(?:need|want|happening|on)|"
+                     r"(?:is|are|'s)\s+(?:off|dead)\b(?!\s+(?!now|then|too|again|for\s+good)\w)|"
                      r"(?:don't|doesn't|won't)\s+need\s+to\s+come|no\s+need\s+(?:for\s+\w+\s+)?to\s+come|"
                      r"won't\s+be\s+(?:needing|going|happening)|not\s+happening|drop(?:ped)?\s+the)\b",
                      re.IGNORECASE)
-"""Words that end a fact ("the vendor demo is off", "the Brecon weekend's dead", "the deal fell
-through", "told them they don't need to come out"). "off" and "dead" only after "is", "are" or
-"'s": "a day off" or "dead tired" end nothing."""
+"""Words that end a fact ("the demo is off", "the trip's dead", "it fell through"); "off" and
+"dead" only after "is", "are" or "'s", ending their clause ("Dana is off to Lisbon" is none)."""
 _CORRECTION = re.compile(r"\b(?:sorry(?!\s+(?:about|for|to\s+hear|again|,?\s+I\s+can't))|correction|typo|mistake|misspoke|mistyped|misread|"
                          r"misheard|misspelt|misspelled|my\s+bad|i\s+meant|"
                          r"meant\s+to\s+say|wrong|mixed\s+up|scratch\s+that)\b",
