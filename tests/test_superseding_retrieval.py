@@ -162,15 +162,20 @@ def test_nothing_the_hybrid_sends_is_displaced(links):
         assert sent <= context.covered_ids() and context.tokens <= budget, budget
 
 
-def test_the_current_statement_of_a_top_hit_ranks_as_that_hit(monkeypatch):
-    monkeypatch.setattr(superseding, "FAR", -1.0)  # as above: FAR is tested apart
-    # the hybrid fills the budget with the old statement (its top hit) and lower hits about the
-    # design and the client; the current statement takes the room of the lowest ones
+def with_lower_hits():
+    """``history()``'s first ten turns, then lower hits about the design and the client."""
     f = MessageFactory()
     turns = [*[m.content for m in history()[:10]], "The client sent the design files.",
              "The design files look good.", "The client wants a second design option.",
              "I will draft one for the client."]
-    messages = [f.user(t) if k % 2 == 0 else f.assistant(t) for k, t in enumerate(turns)]
+    return [f.user(t) if k % 2 == 0 else f.assistant(t) for k, t in enumerate(turns)]
+
+
+def test_the_current_statement_of_a_top_hit_ranks_as_that_hit(monkeypatch):
+    monkeypatch.setattr(superseding, "FAR", -1.0)  # as above: FAR is tested apart
+    # the hybrid fills the budget with the old statement (its top hit) and lower hits about the
+    # design and the client; the current statement takes the room of the lowest ones
+    messages = with_lower_hits()
     plain = HybridRetrieval(embedder=LexicalHashingEmbedder())
     for budget in (32, 44, 52):
         sent = plain.build_context(messages, QUERY, budget).covered_ids()
@@ -184,11 +189,7 @@ def test_a_lower_hit_that_changed_a_fact_is_never_displaced(monkeypatch):
     monkeypatch.setattr(superseding, "FAR", -1.0)  # as above: FAR is tested apart
     # as above, but one lower hit is itself the later end of a link (it changed some fact): the
     # current statement of the top hit takes the room of the others, never of that one
-    f = MessageFactory()
-    turns = [*[m.content for m in history()[:10]], "The client sent the design files.",
-             "The design files look good.", "The client wants a second design option.",
-             "I will draft one for the client."]
-    messages = [f.user(t) if k % 2 == 0 else f.assistant(t) for k, t in enumerate(turns)]
+    messages = with_lower_hits()
     plain = HybridRetrieval(embedder=LexicalHashingEmbedder())
     displaced = 0
     for budget in range(24, 80, 2):
