@@ -193,15 +193,14 @@ def _values(sentence: str) -> tuple[list[tuple[str, str, int, int]], str]:
 # --- cues ---------------------------------------------------------------------------------
 
 _CANCEL = re.compile(r"\b(?:cancel(?:l?ed|l?ing|s)?|call(?:ed|ing)?\s+(?:it\s+|that\s+|them\s+)?off|"
-                     r"scrap(?:ped)?|axed|shelved|ditched|nixed|fell\s+through|"
+                     r"scrap(?:ped)?|fell\s+through|"
                      r"pull(?:ed|ing)?\s+the\s+plug|(?:not|n't)\s+going\s+ahead|won't\s+go\s+ahead|"
                      r"no\s+longer\s+(?:need|want|happening|on)|"
-                     r"(?:is|are|'s)\s+(?:off|dead)\b(?!\s+(?!now|then|too|again|for\s+good)\w)|"
-                     r"(?:don't|doesn't|won't)\s+need\s+to\s+come|no\s+need\s+(?:for\s+\w+\s+)?to\s+come|"
+                     r"(?:is|are|'s)\s+(?:off|dead)\b(?!\s+(?!now|then|too|again|for|this|next|today|tomorrow|tonight)\w)|"
+                     r"(?:(?:don't|doesn't|won't)\s+need|no\s+need\s+(?:for\s+\w+\s+)?)\s*to\s+come\b(?!\s+(?:\w+\s+)?(?:to|into|with)\b)|"
                      r"won't\s+be\s+(?:needing|going|happening)|not\s+happening|drop(?:ped)?\s+the)\b",
                      re.IGNORECASE)
-"""Words that end a fact ("the demo is off", "the trip's dead", "it fell through"); "off" and
-"dead" only after "is", "are" or "'s", ending their clause ("Dana is off to Lisbon" is none)."""
+"""Words that end a fact ("the demo is off", "it fell through"); "off"/"dead" ending a clause."""
 _CORRECTION = re.compile(r"\b(?:sorry(?!\s+(?:about|for|to\s+hear|again|,?\s+I\s+can't))|correction|typo|mistake|misspoke|mistyped|misread|"
                          r"misheard|misspelt|misspelled|my\s+bad|i\s+meant|"
                          r"meant\s+to\s+say|wrong|mixed\s+up|scratch\s+that)\b",
@@ -241,8 +240,9 @@ _NO_NAME = frozenset(("I", "I'm", "I'd", "I'll", "I've", "I’m", "I’d", "I’
 _ASKING = re.compile(r"\b(?:when|what|where|who|whom|which|how|whether|if|remind|tell|check)\b",
                      re.IGNORECASE)
 _UNCHANGED = re.compile(r"\b(?:still|unchanged|nothing(?:'s|\s+has)?\s+changed|no\s+change|"
-                        r"stays?|remains?|as\s+(?:planned|before)|same\s+as)\b", re.IGNORECASE)
-"""Words saying a fact did *not* change: such a sentence restates, it never replaces."""
+                        r"stays?|remains?|as\s+(?:planned|before)|same\s+as|"
+                        r"(?:too|as\s+well)(?=[\s.!]*$))\b", re.IGNORECASE)
+"""Words saying a fact did *not* change, or adds to it ("yellow ink too"): it never replaces."""
 _NOT_WORDS = re.compile(r"(?:(?:^|[,;:(—–-])\s*(?:and\s+|but\s+)?not|\bnot(?=\s+\w+(?:\s+\w+)?\s+but\b)|"
                         r"\binstead\s+of|\brather\s+than)\s+", re.IGNORECASE)
 _WAS_WRONG = re.compile(r"\s*(?:was|is|were|are)\s+(?:wrong|incorrect|a\s+typo|a\s+mistake|"
@@ -250,7 +250,7 @@ _WAS_WRONG = re.compile(r"\s*(?:was|is|were|are)\s+(?:wrong|incorrect|a\s+typo|a
 _ORDER = re.compile(r"\s+(?:the|a|an|this|that|these|those|it|me|my|us|our|your|them|him|her|"
                     r"some|any|to|for|in|on|up|out|off|down|back|over|there|here)\b", re.IGNORECASE)
 """What follows a verb giving an order ("Save this", "Book the table"): not a name's next word."""
-_OPENER = re.compile(r"\s+[a-z]+\s*(?:[:.!]|[-–—]\s)")
+_OPENER = re.compile(r"\s+(?:news|update|question|thing|note|problem|change)\s*(?:[:.!]|[-–—]\s)")
 """What follows the first word of an opener ("Bad news:", "Quick question:"): not a name's."""
 _IT_IS = re.compile(r"\W*(?:it|that|this|they)(?:['’]s|['’]re|\s+is|\s+are|\s+was)\b", re.IGNORECASE)
 _SEGMENT = re.compile(r"[,:;](?=\s)|\s[-–—]\s")
@@ -268,11 +268,11 @@ _CHECKED = re.compile(r"\bI(?:['’]ve|\s+have)?\s+(?:just\s+)?(?:checked|looked
                       r"double[- ]checked)\b|\baccording\s+to\b", re.IGNORECASE)
 """An assistant saying it looked a value up ("I checked the portal: ...")."""
 _SENTENCE = re.compile(r"(?<=[.!?])(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)\s+"
-                       r"(?=[\"'(]?[A-Z0-9#$£€])|(?<=[a-z]{3}[.!?])\s+(?=[a-z])|\n+|;\s+|\s+[—–]\s+|"
+                       r"(?=[\"'(]?[A-Z0-9#$£€])|(?<=[a-z]{3}[.!?])\s+(?=(?:so|but|anyway|also|then)\b)|\n+|;\s+|\s+[—–]\s+|"
                        r",\s+(?=(?:so|because|since|and\s+then)\b)")
-"""Where one statement ends: a sentence's end (not a title's dot; the next may start in lower
-case: "he's fine. so it's off"), a semicolon, a dash, ", so" and the like ("Tom can't come, so
-the table is for 3 now" is two statements; "4712, not 4721" is one)."""
+"""Where one statement ends: a sentence's end (not a title's dot; a connective may start the
+next in lower case: "he's fine. so it's off"), a semicolon, a dash, ", so" and the like ("Tom
+can't come, so the table is for 3 now" is two statements; "4712, not 4721" is one)."""
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _CUE_WORDS = frozenset(
     """actually sorry correction typo mistake misspoke meant mean wrong mixed scratch rather
@@ -798,10 +798,10 @@ def _replaced(new: _Clause, said: list[_Clause], idf: dict[str, float], df: Coun
             # that" is none); by overlap, not containment: "cancel the client call" is not
             # about "the client's point of contact"
             # ... or one naming only the old thing's name ("we cancelled the Marlowe Quartet")
-            # ... or one sharing a name and a typed value with it ("told Coleman they don't
-            # need to come out on the 19th" after "booked Coleman Damp for Thursday the 19th")
+            # ... or, naming no thing of its own ("need to come"), by a name and a value shared
+            # ("told Coleman not to come on the 19th"; not "Sam cancelled his gym on Friday")
             typed = {k: v for k, v in new.values.items() if k != "name"}
-            pinned = bool(new.subjects & old.subjects) and any(
+            pinned = "come" in new.cue and bool(new.subjects & old.subjects) and any(
                 v & old.values.get(k, set()) for k, v in typed.items())
             same = overlap >= settings.cued_overlap or pinned or \
                 not new.terms and new.subjects and new.subjects <= old.subjects
