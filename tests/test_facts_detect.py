@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from memorykit.facts import detect
 from memorykit.facts.detect import (DetectionSettings, LLMUpdateDetector, RuleDetector,
                                     UpdateDetector, current_of, extract_statements,
                                     find_follow_ups, find_updates)
@@ -313,6 +314,25 @@ def test_bad_input_is_refused_naming_the_value():
         extract_statements("The review is on Tuesday.")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="Update records"):
         current_of([("a", "b")])  # type: ignore[list-item]
+
+
+def test_a_rule_detector_reads_a_history_once_and_hands_out_copies(monkeypatch):
+    messages = chat("The review is on Tuesday.", "OK.", "The review moved to Thursday.", "OK.")
+    updates, follow_ups = find_updates(messages), find_follow_ups(messages)
+    read = []
+    monkeypatch.setattr(detect, "_links", lambda ms, s, real=detect._links:
+                        read.append(ms) or real(ms, s))
+    detector = RuleDetector()
+    found = detector.find(messages)
+    assert found == updates and len(updates) == 1
+    found.clear()  # the caller's list: the detector's stays whole
+    assert detector.find(list(messages)) == updates and detector.follow_ups(messages) == follow_ups
+    assert [len(r) for r in read] == [4]
+    assert detector.find(messages[:2]) == [] and [len(r) for r in read] == [4, 2]
+    with pytest.raises(TypeError, match=r"messages\[1\] must be a Message"):
+        detector.find([messages[0], "there"])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="messages must be a sequence"):
+        detector.follow_ups(None)  # type: ignore[arg-type]
 
 
 def test_current_of_survives_a_cycle():

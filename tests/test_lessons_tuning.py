@@ -14,7 +14,7 @@ from memorykit.evaluation.harness import HarnessSettings, evaluate
 from memorykit.evaluation.dataset import dataset_statistics
 from memorykit.evaluation.locomo import load_locomo
 from memorykit.evaluation.toolkit import FIXED_POLICIES
-from memorykit.evaluation.toolkit import TUNABLE as KNOBS
+from memorykit.classroom.lesson12_sweeps import KNOBS
 from memorykit.classroom.lesson12_checks import check_beats_bm25
 from memorykit.classroom.lesson12_checks import evaluate_configuration
 from memorykit.classroom.data import LOCOMO_ENV, load_tuning_data

@@ -5,15 +5,19 @@ MiniLM: the subject is the substitution, not the model."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from memorykit.embeddings import LexicalHashingEmbedder
 from memorykit.evaluation.baselines import BM25Retrieval
 from memorykit.evaluation.dataset import EvalConversation, EvalQuestion
-from memorykit.evaluation.hybrid import HybridRetrieval, HybridSettings, _HybridPrepared
+from memorykit.evaluation.hybrid import HybridRetrieval, HybridSettings, _HybridPrepared, make_hybrid
 from memorykit.evaluation import superseding
-from memorykit.evaluation.superseding import MARKER, SupersedingRetrieval
-from memorykit.evaluation.toolkit import FIXED_POLICIES
+from memorykit.evaluation.superseding import MARKER, SupersedingRetrieval, make_superseding
+from memorykit.evaluation.toolkit import FIXED_POLICIES, TUNABLE
+from memorykit.evaluation.tune import tune
+from memorykit.facts import detect
 from memorykit.facts.statement import Update
 from memorykit.messages import MessageFactory
 
@@ -130,8 +134,27 @@ def test_bad_settings_are_refused_naming_the_value():
         policy().prepare(EvalConversation("c", tuple(history()), ())).build_context(99, QUERY, 40)
 
 
-def test_tune_compares_it():
+def test_tune_sweeps_it_over_the_hybrids_grid_reading_each_history_once(monkeypatch):
+    # A tuned hybrid against a superseding retrieval at its defaults was no fair match (issue
+    # 27, fifth round): tune sweeps both over one grid and compares them setting for setting.
     assert FIXED_POLICIES["superseding-retrieval"].name == "superseding-retrieval"
+    hybrid, mine = TUNABLE["hybrid-retrieval"], TUNABLE["superseding-retrieval"]
+    assert (mine.names, mine.values, mine.defaults) == (hybrid.names, hybrid.values, hybrid.defaults)
+    assert make_superseding(0.75, 2).inner.settings == make_hybrid(0.75, 2).settings
+    read = []  # the histories the rules read
+    real = detect._links
+    monkeypatch.setattr(detect, "_links", lambda ms, s: read.append(len(ms)) or real(ms, s))
+    monkeypatch.setattr(superseding, "_SHARED", detect.RuleDetector())
+    messages = history()
+    question = EvalQuestion("q", QUERY, "Thursday", (messages[12].id,), "updated",
+                            superseded_ids=(messages[0].id,))
+    result = tune(EvalConversation("c", tuple(messages), (question,)), [60],
+                  ["hybrid-retrieval", "superseding-retrieval"], holdout=0)
+    rows = [r for r in result.to_json()["rows"] if r["policy"] == "superseding-retrieval"]
+    assert sorted(tuple(r["params"].values()) for r in rows) == \
+        sorted(itertools.product(*hybrid.values))
+    assert all(r["changed_questions"] == 1 and {"stale_only", "both"} <= r.keys() for r in rows)
+    assert read == [len(messages)]  # 15 settings, find and follow_ups: one reading
 
 
 class Links:

@@ -261,7 +261,7 @@ def test_a_bad_file_is_refused_naming_the_file_the_field_and_the_value(content, 
 def test_an_unknown_policy_lists_the_known_ones(tmp_path):
     path = tmp_path / "best.json"
     path.write_text(json.dumps(changed(policy="bm26")))
-    with pytest.raises(ValueError, match=r"known: bm25, attention, hybrid-retrieval, fifo"):
+    with pytest.raises(ValueError, match=r"known: bm25, attention, hybrid-retrieval, superseding-retrieval, fifo"):
         load_policy(path)
 
 

@@ -29,20 +29,22 @@ def evaluate_configuration(config: Any, dataset: EvalDataset | None = None,
     """``{"policy": "attention", "neighbours": 2, ...}`` evaluated at ``budget``: its summary row
     and its recall per question category (``by_category``).
 
-    ``policy`` is one of ``memorykit.evaluation.toolkit.TUNABLE`` (parameters left out keep
+    ``policy`` is one of ``lesson12_sweeps.KNOBS`` (parameters left out keep
     their defaults). Raises ValueError naming what is wrong.
     """
     from memorykit.evaluation.harness import evaluate
-    from memorykit.evaluation.toolkit import TUNABLE
     from memorykit.classroom.data import load_tuning_data
+    from memorykit.evaluation.toolkit import TUNABLE
 
+    # the lesson's three (lesson12_sweeps.KNOBS, which imports this module)
+    knobs = {n: k for n, k in TUNABLE.items() if n != "superseding-retrieval"}
     if not isinstance(config, dict):
         raise TypeError(f"config must be a dict like {{'policy': 'bm25', 'k1': 1.2}}, got {config!r}")
     config = dict(config)
     name = config.pop("policy", None)
-    if name not in TUNABLE:
-        raise ValueError(f"config['policy'] must be one of {', '.join(TUNABLE)}, got {name!r}")
-    k = TUNABLE[name]
+    if name not in knobs:
+        raise ValueError(f"config['policy'] must be one of {', '.join(knobs)}, got {name!r}")
+    k = knobs[name]
     extra = set(config) - set(k.names) - {"budget"}
     if extra:
         raise ValueError(f"{name} takes parameters {', '.join(k.names)}, got {', '.join(sorted(extra))}")

@@ -1,8 +1,9 @@
 """Lesson 12's sweeps: every configuration the explorer shows, evaluated once, as arrays.
 
 * ``precompute(dataset)``: every sweep of the lesson, run once with ``run_sweep``: the tunable
-  policies of ``toolkit.TUNABLE`` over their two-parameter grids, and the toolkit's memories
-  and the baselines with their defaults, at every budget of ``BUDGETS``. ``TuningSweeps``
+  policies (``KNOBS``: ``toolkit.TUNABLE`` but superseding-retrieval) over their two-parameter
+  grids, and the toolkit's memories and the baselines with their defaults, at every budget of
+  ``BUDGETS``. ``TuningSweeps``
   holds numpy arrays indexed (parameter 1, parameter 2, budget), so a widget only re-slices
   them, the comparison notes the sweeps' results give, and the dataset they ran on.
 * ``sweep_yours(dataset, policy_class, budgets)``: a student's retrieval policy (a
@@ -41,12 +42,13 @@ HOLDOUT, SEED = 0.3, 0
 """The split by conversation (``tune``'s defaults): 30% held out, or k folds when that leaves
 fewer than 3 conversations to test on (the bundled fixture's 3 make 3 folds)."""
 
-FIXED: dict[str, Any] = {n: p for n, p in FIXED_POLICIES.items()
-                         if n not in TUNABLE and n != "superseding-retrieval"}
+KNOBS: dict[str, Tunable] = {n: k for n, k in TUNABLE.items() if n != "superseding-retrieval"}
+"""The policies swept over their grids. Lesson 13's superseding-retrieval (the hybrid, plus
+updates of changed facts) is left to it: these conversations' facts do not change."""
+
+FIXED: dict[str, Any] = {n: p for n, p in FIXED_POLICIES.items() if n not in TUNABLE}
 """The policies swept at their defaults only: a tunable one (bm25, attention, hybrid-retrieval)
-at its defaults is already a cell of its grid, and swept again by name it was listed twice.
-Lesson 13's superseding-retrieval (the hybrid, plus updates of changed facts) is left to it:
-these conversations' facts do not change."""
+at its defaults is already a cell of its grid, and swept again by name it was listed twice."""
 
 
 # ------------------------------------------------------------------ sweeps
@@ -119,7 +121,7 @@ def precompute(dataset: EvalDataset | None = None, description: str | None = Non
     n_eval = 0
     # tune's rows, their fingerprints and per-question outcomes, for the held-out figures
     tuning: tuple[list[Any], list[str], list[np.ndarray]] = ([], [], [])
-    for name, k in TUNABLE.items():
+    for name, k in KNOBS.items():
         configs = grid({k.names[0]: list(k.values[0]), k.names[1]: list(k.values[1])})
         sweep = run_sweep(k.make, configs, dataset, list(budgets), progress=progress,
                           executor=executor, chunksize=1 if executor is None else len(budgets))
@@ -136,7 +138,7 @@ def precompute(dataset: EvalDataset | None = None, description: str | None = Non
     points += [_point(r["name"], r["name"], r) for r in sweep.to_records()]
     _collect(tuning, sweep, None, ())
     n_eval += len(sweep)
-    tuned = TuneResult(tuning[0], tuple(budgets), (*TUNABLE, *FIXED), 0.0, dataset, tuning[1],
+    tuned = TuneResult(tuning[0], tuple(budgets), (*KNOBS, *FIXED), 0.0, dataset, tuning[1],
                        tuning[2], split_conversations([c.id for c in dataset], HOLDOUT, seed=SEED),
                        seed=SEED)
     _SWEPT[:] = [(dataset, TuningSweeps(

@@ -53,12 +53,12 @@ import numpy as np
 from memorykit._validate import require_choice, require_str
 from memorykit.context import Context, ContextItem, check_request
 from memorykit.evaluation.dataset import EvalConversation
-from memorykit.evaluation.hybrid import HybridRetrieval, _HybridPrepared
+from memorykit.evaluation.hybrid import HybridRetrieval, _HybridPrepared, make_hybrid
 from memorykit.facts.detect import RuleDetector, UpdateDetector
 from memorykit.facts.statement import Update
 from memorykit.messages import Message, MessageFactory, check_history
 
-__all__ = ["KEEP", "MARKER", "SupersedingRetrieval"]
+__all__ = ["KEEP", "MARKER", "SupersedingRetrieval", "make_superseding"]
 
 KEEP = ("latest", "dated")
 """What happens to a superseded hit: left out, or kept marked before the current statement."""
@@ -319,3 +319,13 @@ class SupersedingRetrieval:
 
     def __repr__(self) -> str:
         return f"SupersedingRetrieval({self.name!r}, keep={self.keep!r}, inner={self.inner!r})"
+
+
+_SHARED = RuleDetector()  # one per process: a sweep's settings share its reading of each history
+
+
+def make_superseding(lexical_weight: float = 0.25, neighbours: int = 0) -> SupersedingRetrieval:
+    """A ``SupersedingRetrieval`` around ``make_hybrid(lexical_weight, neighbours)`` (picklable
+    factory for sweeps: ``tune`` tunes it over the hybrid's grid, so the two are compared
+    setting for setting; the rules' links do not depend on the setting and are found once)."""
+    return SupersedingRetrieval(make_hybrid(lexical_weight, neighbours), detector=_SHARED)

@@ -163,19 +163,26 @@ class Tunable:
 
 def _tunable() -> dict[str, Tunable]:
     from memorykit.evaluation.baselines import BM25Retrieval
+    from memorykit.evaluation.superseding import make_superseding
+
+    hybrid_grid = ((0.0, 0.25, 0.5, 0.75, 1.0), (0, 1, 2))
 
     return {
         "bm25": Tunable(BM25Retrieval, ("k1", "b"),
                         ((0.3, 0.6, 0.9, 1.2, 1.5, 2.0), (0.0, 0.25, 0.5, 0.75, 1.0)), (1.5, 0.75)),
         "attention": Tunable(make_attention, ("neighbours", "dimension"),
                              ((0, 1, 2, 3), (64, 128, 256, 512)), (1, 512)),
-        "hybrid-retrieval": Tunable(make_hybrid, ("lexical_weight", "neighbours"),
-                                    ((0.0, 0.25, 0.5, 0.75, 1.0), (0, 1, 2)), (0.25, 0)),
+        "hybrid-retrieval": Tunable(make_hybrid, ("lexical_weight", "neighbours"), hybrid_grid,
+                                    (0.25, 0)),
+        # the hybrid that notices changed facts, over the same grid: compared setting for setting
+        "superseding-retrieval": Tunable(make_superseding, ("lexical_weight", "neighbours"),
+                                         hybrid_grid, (0.25, 0)),
     }
 
 
 TUNABLE: dict[str, Tunable] = _tunable()
-"""The policies lesson 12 tunes (name -> factory and two parameter grids)."""
+"""The policies ``tune`` sweeps (name -> factory and two parameter grids); lesson 12 tunes all
+but superseding-retrieval (its conversations' facts do not change: lesson 13's subject)."""
 
 
 def _fixed() -> dict[str, Any]:

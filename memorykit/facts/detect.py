@@ -621,19 +621,38 @@ def _same_key(new: _Clause, old: _Clause, idf: Mapping[str, float],
 
 
 class RuleDetector:
-    """The LLM-free ``UpdateDetector``: ``find_updates`` with fixed settings."""
+    """The LLM-free ``UpdateDetector``: ``find_updates`` with fixed settings.
+
+    It remembers the links of the last ``REMEMBERED`` histories it read (by each message's id,
+    role and text, all the rules read): ``find`` and ``follow_ups`` of one history read it
+    once, and a sweep that rebuilds a policy per setting around one detector reads each
+    conversation once, not once per setting."""
+
+    REMEMBERED = 64
 
     def __init__(self, settings: DetectionSettings | None = None) -> None:
         settings = settings if settings is not None else DetectionSettings()
         if not isinstance(settings, DetectionSettings):
             raise TypeError(f"settings must be a DetectionSettings, got {settings!r}")
         self.settings = settings
+        self._read: dict[tuple[tuple[str, str, str], ...], tuple[list[Update], list[Update]]] = {}
+
+    def _links(self, messages: Sequence[Message]) -> tuple[list[Update], list[Update]]:
+        try:
+            key = tuple((m.id, m.role, m.content) for m in messages)
+        except (AttributeError, TypeError):  # not messages: _links names what is wrong
+            return _links(messages, self.settings)
+        if key not in self._read:
+            if len(self._read) >= self.REMEMBERED:
+                del self._read[next(iter(self._read))]  # the oldest first
+            self._read[key] = _links(messages, self.settings)
+        return self._read[key]
 
     def find(self, messages: Sequence[Message]) -> list[Update]:
-        return find_updates(messages, self.settings)
+        return list(self._links(messages)[0])  # a copy: the caller may change its list
 
     def follow_ups(self, messages: Sequence[Message]) -> list[Update]:
-        return find_follow_ups(messages, self.settings)
+        return list(self._links(messages)[1])
 
     def __repr__(self) -> str:
         return f"RuleDetector({self.settings!r})"
