@@ -9,6 +9,11 @@ the best plain policy. ``--questions`` / ``--chats`` point it at another set in 
 (the held-out one); ``--budget`` changes the budget. Exit status 1 when the must-show fails.
 ``--dev`` prints one row per hand-written development set (``tests/fixtures/changing_facts_dev*``):
 the best plain policy's recall and ``stale_only`` beside superseding-retrieval's.
+``--tuned`` compares the two as ``tune`` does: hybrid-retrieval and superseding-retrieval each
+over the one grid of ``TUNABLE`` (``lexical_weight`` x ``neighbours``), each one's best cell by
+recall (picked and scored on the same questions, as ``tune --holdout 0``), and the cells where
+superseding-retrieval keeps less evidence than the hybrid at the same setting; one row per set
+(with ``--dev``: the bundled set, every development set and the independent one).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import time
 from pathlib import Path
 
 from memorykit.evaluation.chatlog import load_chat_logs
-from memorykit.evaluation.harness import compare_policies
+from memorykit.evaluation.harness import compare_policies, evaluate
 from memorykit.evaluation.superseding import SupersedingRetrieval
 from memorykit.evaluation.toolkit import TUNABLE, fixed_policy
 from memorykit.evaluation.tune import tunable_policy_names
@@ -70,7 +75,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=int, default=1000)
     parser.add_argument("--dev", action="store_true",
                         help="one row per hand-written development set")
+    parser.add_argument("--tuned", action="store_true",
+                        help="hybrid and superseding retrieval each over the one grid")
     args = parser.parse_args(argv)
+    if args.tuned:
+        sets = [(Path(args.chats), Path(args.questions))]
+        if args.dev:
+            sets = [(DATA / "changing_facts.jsonl", DATA / "changing_facts_questions.jsonl"),
+                    *((f / "chats.jsonl", f / "questions.jsonl") for f in _dev_folders()),
+                    *((f / "chats.jsonl", f / "questions.jsonl")
+                      for f in [FIXTURES / "changing_facts_independent"])]
+        return tuned(sets, args.budget)
     if args.dev:
         return dev_sets(args.budget)
     data = load_chat_logs(args.chats, args.questions)
@@ -119,8 +134,7 @@ def dev_sets(budget: int) -> int:
           "superseding recall | stale_only | marked_current | must-show |")
     print("|---|---:|---|---:|---:|---:|---:|---:|---|")
     failed = 0
-    sets = [p for p in FIXTURES.glob("changing_facts_dev*") if (p / "questions.jsonl").exists()]
-    for folder in sorted(sets, key=lambda p: int(p.name.removeprefix("changing_facts_dev") or 1)):
+    for folder in _dev_folders():
         data = load_chat_logs(folder / "chats.jsonl", folder / "questions.jsonl")
         names = [n for n in tunable_policy_names() if n != AWARE]
         rows = {r["policy"]: r for r in compare_policies(
@@ -133,6 +147,57 @@ def dev_sets(budget: int) -> int:
               f"{p['recall']:.3f} | {p['stale_only']:.3f} | {a['recall']:.3f} | "
               f"{a['stale_only']:.3f} | {a['marked_current']:.3f} | "
               f"{'holds' if ok else 'FAILS'} |")
+    return 1 if failed else 0
+
+
+def _dev_folders() -> list[Path]:
+    sets = [p for p in FIXTURES.glob("changing_facts_dev*") if (p / "questions.jsonl").exists()]
+    return sorted(sets, key=lambda p: int(p.name.removeprefix("changing_facts_dev") or 1))
+
+
+def _question(record: dict) -> str:
+    return f"{record['question_id']} ({record['category']})"
+
+
+def _label(cell: dict) -> str:
+    return ", ".join(f"{p}={v}" for p, v in cell.items())
+
+
+def tuned(sets: list[tuple[Path, Path]], budget: int) -> int:
+    """One row per set: the best cell of each of the two over one grid, and the cells where
+    superseding-retrieval keeps less evidence than the hybrid at the same setting."""
+    plain, k = "hybrid-retrieval", TUNABLE[AWARE]
+    cells = [dict(zip(k.names, (a, b))) for a in k.values[0] for b in k.values[1]]
+    print(f"budget {budget}; {len(cells)} settings of {', '.join(k.names)} each; best = highest "
+          "recall, picked and scored on the same questions (tune --holdout 0)")
+    print(f"| set | best {plain} | recall | stale_only | best {AWARE} | recall | stale_only | "
+          "settings where it keeps less | must-show |")
+    print("|---|---|---:|---:|---|---:|---:|---|---|")
+    failed, notes = 0, []
+    for chats, questions in sets:
+        data = load_chat_logs(chats, questions)
+        result = {(n, k): evaluate(TUNABLE[n].make(**c), data, budget)
+                  for k, c in enumerate(cells) for n in (plain, AWARE)}
+        row = {key: r.summary() for key, r in result.items()}
+        best = {n: max(range(len(cells)), key=lambda k: row[n, k]["recall"]) for n in (plain, AWARE)}
+        p, a = row[plain, best[plain]], row[AWARE, best[AWARE]]
+        worse = [k for k in range(len(cells)) if row[AWARE, k]["recall"] < row[plain, k]["recall"]]
+        ok = a["stale_only"] <= 0.02 and a["recall"] >= p["recall"]
+        failed += not ok
+        print(f"| {chats.parent.name} | {_label(cells[best[plain]])} | {p['recall']:.3f} | "
+              f"{p['stale_only']:.3f} | {_label(cells[best[AWARE]])} | {a['recall']:.3f} | "
+              f"{a['stale_only']:.3f} | {'; '.join(_label(cells[k]) for k in worse) or 'none'} | "
+              f"{'holds' if ok else 'FAILS'} |")
+        for k in worse:
+            lost = [_question(h) for h, s in zip(result[plain, k].to_records(),
+                                                 result[AWARE, k].to_records())
+                    if s["recall"] < h["recall"]]
+            notes.append(f"{chats.parent.name}, {_label(cells[k])}: keeps less evidence than "
+                         f"the hybrid on {', '.join(lost)}")
+        stale = [_question(r) for r in result[AWARE, best[AWARE]].to_records() if r["stale_only"]]
+        if stale:
+            notes.append(f"{chats.parent.name}, {AWARE} at its best: stale on {', '.join(stale)}")
+    print("", *notes, sep="\n")
     return 1 if failed else 0
 
 
