@@ -63,6 +63,7 @@ Taught in ``notebooks/13_changing_facts.ipynb``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -623,25 +624,28 @@ def _same_key(new: _Clause, old: _Clause, idf: Mapping[str, float],
 class RuleDetector:
     """The LLM-free ``UpdateDetector``: ``find_updates`` with fixed settings.
 
-    It remembers the links of the last ``REMEMBERED`` histories it read (by each message's id,
-    role and text, all the rules read): ``find`` and ``follow_ups`` of one history read it
-    once, and a sweep that rebuilds a policy per setting around one detector reads each
-    conversation once, not once per setting."""
+    It remembers the links of the last ``REMEMBERED`` histories it read, by a digest of the
+    messages' ids, roles and texts (all the rules read): ``find`` and ``follow_ups`` of one
+    history read it once, and a sweep that rebuilds a policy per setting around one detector
+    (``tune``) reads each conversation once, not once per setting."""
 
-    REMEMBERED = 64
+    REMEMBERED = 4096
 
     def __init__(self, settings: DetectionSettings | None = None) -> None:
         settings = settings if settings is not None else DetectionSettings()
         if not isinstance(settings, DetectionSettings):
             raise TypeError(f"settings must be a DetectionSettings, got {settings!r}")
         self.settings = settings
-        self._read: dict[tuple[tuple[str, str, str], ...], tuple[list[Update], list[Update]]] = {}
+        self._read: dict[bytes, tuple[list[Update], list[Update]]] = {}
 
     def _links(self, messages: Sequence[Message]) -> tuple[list[Update], list[Update]]:
         try:
-            key = tuple((m.id, m.role, m.content) for m in messages)
+            parts = [t.encode("utf-8", "surrogatepass") for m in messages
+                     for t in (m.id, m.role, m.content)]
         except (AttributeError, TypeError):  # not messages: _links names what is wrong
             return _links(messages, self.settings)
+        # each part framed by its length: no two different histories give the same bytes
+        key = hashlib.blake2b(b"".join(b"%d:%s" % (len(b), b) for b in parts), digest_size=16).digest()
         if key not in self._read:
             if len(self._read) >= self.REMEMBERED:
                 del self._read[next(iter(self._read))]  # the oldest first
