@@ -44,16 +44,18 @@ def _policy(name: str):
     return fixed_policy(name)
 
 
-def detection(data) -> tuple[int, int, int, int, int]:
-    """How the rules read the set, question by question at its position: superseded statements
-    linked to the question's current evidence by updates (``find_updates``), by them or by
-    the chains of updates and follow-ups (``find_follow_ups``) together, of all superseded; and evidence messages the
-    updates wrongly mark superseded, of all evidence."""
+def detection(data, updates_of=find_updates,
+              follow_ups_of=find_follow_ups) -> tuple[int, int, int, int, int]:
+    """How the rules (or another detector's ``updates_of``) read the set, question by question
+    at its position: superseded statements linked to the question's current evidence by updates
+    (``find_updates``), by them or by the chains of updates and follow-ups
+    (``find_follow_ups``) together, of all superseded; and evidence messages the updates
+    wrongly mark superseded, of all evidence."""
     linked = pulled = superseded = wrong = evidence = 0
     for conversation in data:
         at = {m.id: k for k, m in enumerate(conversation.messages)}
-        updates = find_updates(conversation.messages)
-        either = sorted(updates + find_follow_ups(conversation.messages),
+        updates = updates_of(conversation.messages)
+        either = sorted(updates + follow_ups_of(conversation.messages),
                         key=lambda u: at[u.new])
         for q in conversation.questions:
             position = len(conversation.messages) if q.position is None else q.position

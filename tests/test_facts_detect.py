@@ -5,6 +5,8 @@ written for these tests, in wordings of their own, not the bundled generator's."
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from memorykit.facts import detect
@@ -353,10 +355,46 @@ def test_the_llm_detector_keeps_only_well_formed_pairs():
     assert [(u.old, u.new, u.kind) for u in detector.find(messages)] == [(ids[0], ids[2], "update")]
     assert ids[2] in prompts[0] and "It moved to Thursday." in prompts[0]
     assert LLMUpdateDetector(lambda p: "no idea").find(messages) == []
-    with pytest.raises(TypeError, match="complete must be a function"):
+    with pytest.raises(TypeError, match="model must be a chat model .* got 'gpt'"):
         LLMUpdateDetector("gpt")  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="complete must return text"):
+    with pytest.raises(TypeError, match="the model must return text, got None"):
         LLMUpdateDetector(lambda p: None).find(messages)
+    with pytest.raises(ValueError, match="window_tokens.*0"):
+        LLMUpdateDetector(lambda p: "[]", window_tokens=0)
+    with pytest.raises(ValueError, match="reply_tokens.*-5"):
+        LLMUpdateDetector(lambda p: "[]", reply_tokens=-5)
+
+
+def test_the_llm_detector_takes_a_chat_model_and_windows_a_long_history():
+    # a small model's context holds a window, not the history: each window starts halfway
+    # through the one before, and a link two windows both find counts once
+    messages = chat(*[f"Filler line number {k} about nothing in particular." for k in range(40)])
+    ids = [m.id for m in messages]
+
+    class Model:  # the LLM layer's ChatModel protocol: complete(messages) -> text
+        def __init__(self):
+            self.prompts = []
+
+        def complete(self, chat_messages, *, max_tokens=None):
+            prompt = chat_messages[0]["content"]
+            self.prompts.append(prompt)
+            assert max_tokens == 1000  # the answer is bounded
+            seen = [i for i in ids if f"[{i}]" in prompt]
+            return json.dumps([{"old": seen[0], "new": seen[-1], "kind": "update"},
+                               {"old": ids[10], "new": ids[12], "kind": "update"}])
+
+    model = Model()
+    detector = LLMUpdateDetector(model, window_tokens=120)
+    windows = detector.windows([f"[{m.id}] {m.role}: {m.content}" for m in messages])
+    found = [(u.old, u.new) for u in detector.find(messages)]
+    assert len(model.prompts) == len(windows) > 2  # one call per window
+    assert windows[0].start == 0 and windows[-1].stop == len(messages)
+    for a, b in zip(windows, windows[1:]):  # overlapping by about half
+        assert a.start < b.start < a.stop and b.start - a.start >= (len(a) - 1) // 2
+    assert all(f"[{ids[k]}]" in p for w, p in zip(windows, model.prompts) for k in w)
+    assert found.count((ids[10], ids[12])) == 1  # found by every window, kept once
+    assert {(ids[w.start], ids[w.stop - 1]) for w in windows} <= set(found)
+    assert len(LLMUpdateDetector(model).windows(["a", "b"])) == 1  # no budget: one call
 
 
 def test_the_indexed_scan_decides_as_a_full_scan():

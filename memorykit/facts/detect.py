@@ -73,6 +73,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 
+import numpy as np
+
 from memorykit._text import STOPWORDS
 from memorykit._validate import require_int, require_unit_interval
 from memorykit.facts.statement import Statement, Update
@@ -935,35 +937,66 @@ same value, hypotheticals and questions. Answer with JSON only: a list of object
 
 
 class LLMUpdateDetector:
-    """An ``UpdateDetector`` that asks a chat model (optional; costs a call per history).
+    """An ``UpdateDetector`` that asks a chat model (optional; a call per window of history).
 
-    ``complete`` is any function from a prompt to the model's text, e.g.
-    ``lambda p: memorykit.llm.chat.complete(client, p)``-style glue; the reply must be the JSON
-    list the prompt asks for. Pairs naming unknown ids, a later "old" than "new", or an unknown
-    kind are dropped (a model's mistake must not crash a memory)."""
+    ``model`` is a chat model of the LLM layer (``memorykit.llm``: anything with
+    ``complete(messages)``, e.g. ``OpenAIChatModel``) or a function from a prompt to the
+    model's text; the reply must be the JSON list the prompt asks for. ``window_tokens``
+    (tokens of the listed messages, cl100k) cuts a long history into windows for a model with a
+    small context, one every half window, so an old statement and its change about half a
+    window apart or less share one; ``None`` sends the whole history at once. ``reply_tokens``
+    bounds a chat model's answer (a small one may go on until its context is full). Pairs naming
+    unknown ids, a later "old" than "new", or an unknown kind are dropped (a model's mistake
+    must not crash a memory); a pair two windows both find counts once."""
 
-    def __init__(self, complete: Any) -> None:
-        if not callable(complete):
-            raise TypeError(f"complete must be a function from a prompt to text, got {complete!r}")
-        self.complete = complete
+    def __init__(self, model: Any, *, window_tokens: int | None = None,
+                 reply_tokens: int = 1000) -> None:
+        self.reply_tokens = require_int("reply_tokens", reply_tokens, minimum=1)
+        if callable(getattr(model, "complete", None)):  # a small model may ramble: bounded
+            chat = model
+            model = lambda prompt: chat.complete([{"role": "user", "content": prompt}],  # noqa: E731
+                                                 max_tokens=self.reply_tokens)
+        if not callable(model):
+            raise TypeError(f"model must be a chat model (complete(messages)) or a function from "
+                            f"a prompt to text, got {model!r}")
+        self.complete = model
+        self.window_tokens = None if window_tokens is None else \
+            require_int("window_tokens", window_tokens, minimum=1)
+
+    def windows(self, lines: Sequence[str]) -> list[range]:
+        """The stretches of ``lines`` the calls list: one starts at every half window of tokens
+        and holds what fits (one message alone over the budget is never cut)."""
+        if self.window_tokens is None or not lines:
+            return [range(len(lines))]
+        from memorykit.tokens import Tokenizer
+
+        count = Tokenizer().count
+        before = np.cumsum([0] + [count(line) + 1 for line in lines])  # tokens before line k
+        starts = sorted({int(np.searchsorted(before, x, "right")) - 1
+                         for x in range(0, int(before[-1]), max(1, self.window_tokens // 2))})
+        out = [range(k, max(int(np.searchsorted(before, before[k] + self.window_tokens,
+                                                "right")) - 1, k + 1)) for k in starts]
+        return out[:next(k for k, w in enumerate(out) if w.stop >= len(lines)) + 1]
 
     def find(self, messages: Sequence[Message]) -> list[Update]:
         lines = [f"[{m.id}] {m.role}: {' '.join(m.content.split())}" for m in messages]
-        reply = self.complete(_PROMPT + "\n\n" + "\n".join(lines))
-        if not isinstance(reply, str):
-            raise TypeError(f"complete must return text, got {reply!r}")
         order = {m.id: k for k, m in enumerate(messages)}
-        try:
-            raw = json.loads(reply[reply.find("["):reply.rfind("]") + 1])
-        except ValueError:
-            return []
-        out = []
-        for item in raw if isinstance(raw, list) else []:
-            if not isinstance(item, dict):
+        found: dict[tuple[str, str], Update] = {}
+        for window in self.windows(lines):
+            reply = self.complete(_PROMPT + "\n\n" + "\n".join(lines[k] for k in window))
+            if not isinstance(reply, str):
+                raise TypeError(f"the model must return text, got {reply!r}")
+            try:
+                raw = json.loads(reply[reply.find("["):reply.rfind("]") + 1])
+            except ValueError:
                 continue
-            old, new = str(item.get("old", "")), str(item.get("new", ""))
-            kind = item.get("kind", "update")
-            if old in order and new in order and order[old] < order[new] and \
-                    kind in ("update", "correction", "cancellation", "contradiction"):
-                out.append(Update(old, new, str(item.get("key") or "(unnamed)"), kind, "llm"))
-        return sorted(out, key=lambda u: order[u.new])
+            for item in raw if isinstance(raw, list) else []:
+                if not isinstance(item, dict):
+                    continue
+                old, new = str(item.get("old", "")), str(item.get("new", ""))
+                kind = item.get("kind", "update")
+                if old in order and new in order and order[old] < order[new] and \
+                        kind in ("update", "correction", "cancellation", "contradiction"):
+                    found.setdefault((old, new), Update(old, new, str(item.get("key") or
+                                                                      "(unnamed)"), kind, "llm"))
+        return sorted(found.values(), key=lambda u: order[u.new])
