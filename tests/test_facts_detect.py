@@ -395,6 +395,10 @@ def test_the_llm_detector_takes_a_chat_model_and_windows_a_long_history():
     assert found.count((ids[10], ids[12])) == 1  # found by every window, kept once
     assert {(ids[w.start], ids[w.stop - 1]) for w in windows} <= set(found)
     assert len(LLMUpdateDetector(model).windows(["a", "b"])) == 1  # no budget: one call
+    # a line longer than a window stands alone, and no line after it is skipped
+    lines = ["short one", "word " * 300, "short two", "short three"]
+    windows = LLMUpdateDetector(model, window_tokens=40).windows(lines)
+    assert sorted({k for w in windows for k in w}) == [0, 1, 2, 3] and range(1, 2) in windows
 
 
 def test_the_indexed_scan_decides_as_a_full_scan():

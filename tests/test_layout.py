@@ -44,10 +44,10 @@ CLASSROOM = "memorykit.classroom"
 # conversion, BM25 over a history without a term) to ~24,000.
 # Issue 27's fifth round: +36 for tune to sweep superseding-retrieval over the hybrid's grid
 # (compared setting for setting, not tuned hybrid against default superseding) and the rule
-# detector reading each history once (find and follow_ups, and every setting of a sweep); +33
+# detector reading each history once (find and follow_ups, and every setting of a sweep); +39
 # for the LLM option to take the LLM layer's chat model and a small-context model (windows):
 # before, no history of the sets fit the offline model's 4,096 tokens in one prompt.
-LIBRARY_MAX_LINES = 24_175
+LIBRARY_MAX_LINES = 24_180
 # The whole package's budget. Issue 23 brought it under its size before the split (35,313);
 # issue 24 grew the classroom by about 600 lines for what a class needs: checkers that refuse
 # the answers a student can copy and say which way to move, the student edition's command
@@ -68,9 +68,9 @@ LIBRARY_MAX_LINES = 24_175
 # Issue 27's fourth round: +40 library lines (44,854), the words that end a fact and the ways a
 # cancellation finds what it ends, titles and lower-case sentences, colours as values (the
 # development sets' missed changes), less a few made simpler (make_room computes its own rank).
-# Issue 27's fifth round: the library's +69 above (tune sweeps superseding-retrieval; the LLM
+# Issue 27's fifth round: the library's +75 above (tune sweeps superseding-retrieval; the LLM
 # option's chat model and windows).
-PACKAGE_MAX_LINES = 44_935
+PACKAGE_MAX_LINES = 44_940
 """The whole package (library and classroom) at bcf5813, before issue 23: it must stay smaller."""
 
 

@@ -972,11 +972,17 @@ class LLMUpdateDetector:
 
         count = Tokenizer().count
         before = np.cumsum([0] + [count(line) + 1 for line in lines])  # tokens before line k
-        starts = sorted({int(np.searchsorted(before, x, "right")) - 1
-                         for x in range(0, int(before[-1]), max(1, self.window_tokens // 2))})
-        out = [range(k, max(int(np.searchsorted(before, before[k] + self.window_tokens,
-                                                "right")) - 1, k + 1)) for k in starts]
-        return out[:next(k for k, w in enumerate(out) if w.stop >= len(lines)) + 1]
+
+        def reach(k: int, tokens: int) -> int:  # the first line not within tokens of line k
+            return int(np.searchsorted(before, before[k] + tokens, "right")) - 1
+
+        out, start = [], 0
+        while True:
+            out.append(range(start, max(reach(start, self.window_tokens), start + 1)))
+            if out[-1].stop >= len(lines):
+                return out
+            # the next starts half a window on, or where this one stopped (no line skipped)
+            start = min(out[-1].stop, max(reach(start, self.window_tokens // 2), start + 1))
 
     def find(self, messages: Sequence[Message]) -> list[Update]:
         lines = [f"[{m.id}] {m.role}: {' '.join(m.content.split())}" for m in messages]
