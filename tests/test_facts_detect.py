@@ -6,6 +6,9 @@ written for these tests, in wordings of their own, not the bundled generator's."
 from __future__ import annotations
 
 import json
+import pickle
+import sys
+import threading
 
 import pytest
 
@@ -335,6 +338,72 @@ def test_a_rule_detector_reads_a_history_once_and_hands_out_copies(monkeypatch):
         detector.find([messages[0], "there"])  # type: ignore[list-item]
     with pytest.raises(TypeError, match="messages must be a sequence"):
         detector.follow_ups(None)  # type: ignore[arg-type]
+
+
+def test_a_rule_detectors_memory_is_keyed_by_all_it_reads_bounded_and_thread_safe():
+    # an adversarial probe (issue 27, fifth round): a changed setting or a summary in place of
+    # a message got the old reading back; threads evicting at once raised KeyError; the memory
+    # grew with every prefix an agent sent; a pickled detector carried its memory along
+    f = MessageFactory()
+    messages = chat("The review is on Tuesday.", "OK.", "The review moved to Thursday.", "OK.")
+    detector = RuleDetector()
+    assert detector.find(messages) == find_updates(messages) != []
+    loose = DetectionSettings(0, 0, 0, 0)
+    detector.settings = loose
+    assert detector.find(messages) == find_updates(messages, loose)
+    summary = f.message("user", messages[0].content, id=messages[0].id, sources=("x",),
+                        summary_depth=1)
+    assert detector.find([summary, *messages[1:]]) == find_updates([summary, *messages[1:]], loose)
+    copy = pickle.loads(pickle.dumps(detector))
+    assert copy.settings == loose and copy._read == {} and copy.find(messages) == \
+        detector.find(messages)
+    detector.REMEMBERED, detector.REMEMBERED_LINKS = 8, 3
+    histories = [chat(f"The review is on {d}.", "OK.", f"The review moved to {d}day.", "OK.")
+                 for d in range(200)]
+    errors = []
+
+    def read(part):
+        try:
+            for h in part:
+                assert detector.find(h) == find_updates(h, loose)
+        except Exception as exc:  # noqa: BLE001 - any error in a thread is the failure
+            errors.append(exc)
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=read, args=(histories[k::4],)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert errors == [] and len(detector._read) <= 3  # bounded by links, not only histories
+
+
+def test_the_llm_detector_takes_any_reply_as_data():
+    messages = chat("The review is on Tuesday.", "OK.", "It moved to Thursday.", "OK.")
+    a, c = messages[0].id, messages[2].id
+    good = json.dumps([{"old": a, "new": c, "key": "  ", "kind": "update"}])
+    for reply in (f"Links between [{a}] and [{c}]:\n{good}", good + "\nAlso: []",
+                  f"[{a}] user: The review is on Tuesday.\n{good}", "```json\n" + good + "\n```"):
+        found = LLMUpdateDetector(lambda p, r=reply: r).find(messages)
+        assert [(u.old, u.new, u.key) for u in found] == [(a, c, "(unnamed)")], reply
+    assert LLMUpdateDetector(lambda p: "[" * 100_000 + "]" * 100_000).find(messages) == []
+    calls = []
+    assert LLMUpdateDetector(lambda p: calls.append(p) or "[]").find([]) == [] and calls == []
+    for bad, named in ((None, "messages must be a sequence"), ("hello", "messages must be a"),
+                       ([None], r"messages\[0\] must be a Message"),
+                       ((m for m in messages), "messages must be a sequence")):
+        with pytest.raises(TypeError, match=named):
+            LLMUpdateDetector(lambda p: "[]").find(bad)
+    with pytest.raises(ValueError, match="window_tokens"):
+        LLMUpdateDetector(lambda p: "[]", window_tokens=10**30)
+    # no window falls inside the one before it, not even ahead of a line longer than a window
+    lines = [f"line {k}" for k in range(12)] + ["word " * 300, "last"]
+    windows = LLMUpdateDetector(lambda p: "[]", window_tokens=40).windows(lines)
+    assert all(b.stop > a.stop for a, b in zip(windows, windows[1:]))
 
 
 def test_current_of_survives_a_cycle():

@@ -67,6 +67,7 @@ import hashlib
 import json
 import math
 import re
+import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -77,7 +78,7 @@ import numpy as np
 
 from memorykit._text import STOPWORDS
 from memorykit._validate import require_int, require_unit_interval
-from memorykit.facts.statement import Statement, Update
+from memorykit.facts.statement import UPDATE_KINDS, Statement, Update
 from memorykit.messages import Message
 
 __all__ = ["DetectionSettings", "LLMUpdateDetector", "RuleDetector", "UpdateDetector",
@@ -626,33 +627,45 @@ def _same_key(new: _Clause, old: _Clause, idf: Mapping[str, float],
 class RuleDetector:
     """The LLM-free ``UpdateDetector``: ``find_updates`` with fixed settings.
 
-    It remembers the links of the last ``REMEMBERED`` histories it read, by a digest of the
-    messages' ids, roles and texts (all the rules read): ``find`` and ``follow_ups`` of one
-    history read it once, and a sweep that rebuilds a policy per setting around one detector
-    (``tune``) reads each conversation once, not once per setting."""
+    It remembers the links of the histories it read last (at most ``REMEMBERED`` histories and
+    ``REMEMBERED_LINKS`` links; thread-safe, not pickled), by its settings and a digest of all
+    the rules read of each message (id, role, text, whether it is a summary): ``find`` and
+    ``follow_ups`` of one history read it once, and a sweep that rebuilds a policy per setting
+    around one detector (``tune``) reads each conversation once, not once per setting."""
 
-    REMEMBERED = 4096
+    REMEMBERED, REMEMBERED_LINKS = 4096, 200_000
 
     def __init__(self, settings: DetectionSettings | None = None) -> None:
         settings = settings if settings is not None else DetectionSettings()
         if not isinstance(settings, DetectionSettings):
             raise TypeError(f"settings must be a DetectionSettings, got {settings!r}")
-        self.settings = settings
-        self._read: dict[bytes, tuple[list[Update], list[Update]]] = {}
+        self.__setstate__({"settings": settings})
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"settings": self.settings}  # a copy in another process reads afresh
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.settings = state["settings"]
+        self._read: dict[tuple[DetectionSettings, bytes], tuple[list[Update], list[Update]]] = {}
+        self._lock = threading.Lock()
 
     def _links(self, messages: Sequence[Message]) -> tuple[list[Update], list[Update]]:
-        try:
-            parts = [t.encode("utf-8", "surrogatepass") for m in messages
-                     for t in (m.id, m.role, m.content)]
-        except (AttributeError, TypeError):  # not messages: _links names what is wrong
-            return _links(messages, self.settings)
+        _check_messages(messages)
+        parts = [t.encode("utf-8", "surrogatepass") for m in messages
+                 for t in (m.id, m.role, m.content, "s" if m.is_summary else "")]
         # each part framed by its length: no two different histories give the same bytes
-        key = hashlib.blake2b(b"".join(b"%d:%s" % (len(b), b) for b in parts), digest_size=16).digest()
-        if key not in self._read:
-            if len(self._read) >= self.REMEMBERED:
+        digest = hashlib.blake2b(b"".join(b"%d:%s" % (len(b), b) for b in parts), digest_size=16)
+        key = (self.settings, digest.digest())
+        with self._lock:
+            if key in self._read:
+                return self._read[key]
+        links = _links(messages, self.settings)
+        with self._lock:
+            self._read[key] = links
+            while len(self._read) > self.REMEMBERED or len(self._read) > 1 and sum(
+                    len(a) + len(b) for a, b in self._read.values()) > self.REMEMBERED_LINKS:
                 del self._read[next(iter(self._read))]  # the oldest first
-            self._read[key] = _links(messages, self.settings)
-        return self._read[key]
+        return links
 
     def find(self, messages: Sequence[Message]) -> list[Update]:
         return list(self._links(messages)[0])  # a copy: the caller may change its list
@@ -687,11 +700,7 @@ def _links(messages: Sequence[Message],
     settings = settings if settings is not None else DetectionSettings()
     if not isinstance(settings, DetectionSettings):
         raise TypeError(f"settings must be a DetectionSettings, got {settings!r}")
-    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
-        raise TypeError(f"messages must be a sequence of Message, got {messages!r}")
-    for k, m in enumerate(messages):
-        if not isinstance(m, Message):
-            raise TypeError(f"messages[{k}] must be a Message, got {m!r}")
+    _check_messages(messages)
     found: tuple[list[Update], list[Update]] = ([], [])
     linked: set[tuple[str, str]] = set()
     index_ = _Index()  # the statements so far, in order
@@ -719,6 +728,14 @@ def _links(messages: Sequence[Message],
             clause.fresh = changed
             index_.add(clause)
     return found
+
+
+def _check_messages(messages: Any) -> None:
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+        raise TypeError(f"messages must be a sequence of Message, got {messages!r}")
+    for k, m in enumerate(messages):
+        if not isinstance(m, Message):
+            raise TypeError(f"messages[{k}] must be a Message, got {m!r}")
 
 
 class _Index:
@@ -961,7 +978,7 @@ class LLMUpdateDetector:
                             f"a prompt to text, got {model!r}")
         self.complete = model
         self.window_tokens = None if window_tokens is None else \
-            require_int("window_tokens", window_tokens, minimum=1)
+            require_int("window_tokens", window_tokens, minimum=1, maximum=10**9)
 
     def windows(self, lines: Sequence[str]) -> list[range]:
         """The stretches of ``lines`` the calls list: one starts at every half window of tokens
@@ -976,33 +993,49 @@ class LLMUpdateDetector:
         def reach(k: int, tokens: int) -> int:  # the first line not within tokens of line k
             return int(np.searchsorted(before, before[k] + tokens, "right")) - 1
 
+        def stop(k: int) -> int:
+            return max(reach(k, self.window_tokens), k + 1)
+
         out, start = [], 0
         while True:
-            out.append(range(start, max(reach(start, self.window_tokens), start + 1)))
+            out.append(range(start, stop(start)))
             if out[-1].stop >= len(lines):
                 return out
-            # the next starts half a window on, or where this one stopped (no line skipped)
+            # the next starts half a window on, or where this one stopped (no line skipped), or
+            # there when a long line ahead would leave it nothing new
             start = min(out[-1].stop, max(reach(start, self.window_tokens // 2), start + 1))
+            start = start if stop(start) > out[-1].stop else out[-1].stop
 
     def find(self, messages: Sequence[Message]) -> list[Update]:
+        _check_messages(messages)
         lines = [f"[{m.id}] {m.role}: {' '.join(m.content.split())}" for m in messages]
         order = {m.id: k for k, m in enumerate(messages)}
         found: dict[tuple[str, str], Update] = {}
-        for window in self.windows(lines):
+        for window in self.windows(lines) if lines else []:
             reply = self.complete(_PROMPT + "\n\n" + "\n".join(lines[k] for k in window))
             if not isinstance(reply, str):
                 raise TypeError(f"the model must return text, got {reply!r}")
-            try:
-                raw = json.loads(reply[reply.find("["):reply.rfind("]") + 1])
-            except ValueError:
-                continue
-            for item in raw if isinstance(raw, list) else []:
-                if not isinstance(item, dict):
-                    continue
+            for item in _json_list(reply):
                 old, new = str(item.get("old", "")), str(item.get("new", ""))
-                kind = item.get("kind", "update")
-                if old in order and new in order and order[old] < order[new] and \
-                        kind in ("update", "correction", "cancellation", "contradiction"):
-                    found.setdefault((old, new), Update(old, new, str(item.get("key") or
-                                                                      "(unnamed)"), kind, "llm"))
+                kind, key = item.get("kind", "update"), str(item.get("key") or "").strip()
+                if old in order and new in order and order[old] < order[new] and old.strip() \
+                        and new.strip() and kind in UPDATE_KINDS:
+                    found.setdefault((old, new), Update(old, new, key or "(unnamed)", kind, "llm"))
         return sorted(found.values(), key=lambda u: order[u.new])
+
+
+def _json_list(reply: str, tries: int = 64) -> list[dict[str, Any]]:
+    """The objects of the first JSON list in ``reply`` that holds one (a model may echo "[id]"
+    lines or add text around its answer), or []; at most ``tries`` "[" are tried."""
+    decoder, at = json.JSONDecoder(), reply.find("[")
+    for _ in range(tries):
+        if at < 0:
+            return []
+        try:
+            raw = decoder.raw_decode(reply, at)[0]
+        except (ValueError, RecursionError):  # not JSON, or nested past Python's stack
+            raw = None
+        if isinstance(raw, list) and any(isinstance(item, dict) for item in raw):
+            return [item for item in raw if isinstance(item, dict)]
+        at = reply.find("[", at + 1)
+    return []
