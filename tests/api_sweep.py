@@ -384,6 +384,7 @@ BASELINE: dict[str, dict[str, Any] | Callable[[], dict[str, Any]]] = {
     "memorykit.llm.embedder.OpenAIEmbedder": lambda: {
         "model": "m", "client": _client(), "dimension": 8},
     "memorykit.llm.critic.OpenAICritic": lambda: {"chat_model": _scripted()},
+    "memorykit.facts.detect.LLMUpdateDetector": lambda: {"model": _scripted()},
     "memorykit.llm.summarizer.OpenAISummarizer": lambda: {"chat_model": _scripted()},
     "memorykit.classroom.doubles.transcript.request_key": {
         "messages": [{"role": "user", "content": "hi"}], "max_tokens": None},

@@ -968,7 +968,7 @@ class LLMUpdateDetector:
 
     def __init__(self, model: Any, *, window_tokens: int | None = None,
                  reply_tokens: int = 1000) -> None:
-        self.reply_tokens = require_int("reply_tokens", reply_tokens, minimum=1)
+        self.reply_tokens = require_int("reply_tokens", reply_tokens, minimum=1, maximum=10**6)
         if callable(getattr(model, "complete", None)):  # a small model may ramble: bounded
             chat = model
             model = lambda prompt: chat.complete([{"role": "user", "content": prompt}],  # noqa: E731
