@@ -185,12 +185,17 @@ def test_nothing_the_hybrid_sends_is_displaced(links):
         assert sent <= context.covered_ids() and context.tokens <= budget, budget
 
 
-def with_lower_hits():
-    """``history()``'s first ten turns, then lower hits about the design and the client."""
+LOWER_HITS = ("The client sent the design files.", "The design files look good.",
+              "The client wants a second design option.", "I will draft one for the client.")
+
+
+def with_lower_hits(after: bool = False):
+    """``history()``'s first ten turns (the update at 8) with lower hits about the design and
+    the client: in place of the first four filler turns (2 to 5), or ``after`` it all (10 to
+    13)."""
+    turns = [m.content for m in history()[:10]]
+    turns = [*turns, *LOWER_HITS] if after else [*turns[:2], *LOWER_HITS, *turns[6:]]
     f = MessageFactory()
-    turns = [*[m.content for m in history()[:10]], "The client sent the design files.",
-             "The design files look good.", "The client wants a second design option.",
-             "I will draft one for the client."]
     return [f.user(t) if k % 2 == 0 else f.assistant(t) for k, t in enumerate(turns)]
 
 
@@ -217,17 +222,32 @@ def test_a_lower_hit_that_changed_a_fact_is_never_displaced(monkeypatch):
     displaced = 0
     for budget in range(24, 80, 2):
         sent = plain.build_context(messages, QUERY, budget).covered_ids()
-        lower = [k for k in range(10, 14) if messages[k].id in sent]
+        lower = [k for k in range(2, 6) if messages[k].id in sent]
         for k in lower:
             before = SupersedingRetrieval(plain, detector=Links(updates=[(0, 8)]))
             after = SupersedingRetrieval(plain, detector=Links(updates=[(0, 8)],
-                                                               follow_ups=[(3, k)]))
+                                                               follow_ups=[(1, k)]))
             displaced += messages[k].id not in before.build_context(
                 messages, QUERY, budget).covered_ids()
             context = after.build_context(messages, QUERY, budget)
             assert messages[k].id in context.covered_ids(), (budget, k)
             assert context.tokens <= budget
     assert displaced, "the setting: without its link some lower hit gives way"
+
+
+def test_a_lower_hit_said_after_the_current_statement_is_never_displaced(monkeypatch):
+    monkeypatch.setattr(superseding, "FAR", -1.0)  # as above: FAR is tested apart
+    # the same lower hits, said after the update: each may be a newer word on the fact than the
+    # one the rules linked, so the current statement takes only room left, never theirs
+    messages, plain = with_lower_hits(after=True), HybridRetrieval(embedder=LexicalHashingEmbedder())
+    missed = 0
+    for budget in range(24, 80, 2):
+        sent = plain.build_context(messages, QUERY, budget).covered_ids()
+        assert messages[0].id in sent, "the setting: the old statement is the top hit"
+        context = policy("dated").build_context(messages, QUERY, budget)
+        assert sent <= context.covered_ids() and context.tokens <= budget, budget
+        missed += messages[8].id not in context.covered_ids()
+    assert missed, "the setting: at some budget there is no room left for the current one"
 
 
 def test_a_follow_up_is_pulled_in_but_never_marked_nor_dropped():
@@ -262,9 +282,10 @@ def test_a_change_in_other_words_comes_in_for_an_unlinked_top_hit():
     # message that changed a fact, and it is the closest in meaning to the hit: it displaces the
     # lower hits, and the hit is not marked on its word
     f = MessageFactory()
-    turns = ["Grandpa walks with a frame at home.", "Noted.", *FILLER,
-             "After the wobble the physio put him back on the frame full time.", "OK.", *FILLER,
-             "Home by six.", "At home all day.", "Home sweet home.", "Walks are nice."]
+    # the lower hits are said before the change (one said after it is never displaced)
+    turns = ["Grandpa walks with a frame at home.", "Noted.", "Home by six.", "At home all day.",
+             "Home sweet home.", "Walks are nice.", *FILLER[4:],
+             "After the wobble the physio put him back on the frame full time."]
     messages = [f.user(t) if k % 2 == 0 else f.assistant(t) for k, t in enumerate(turns)]
     query, old, change = "What does grandpa walk with at home?", messages[0].id, messages[8].id
 
@@ -297,7 +318,7 @@ class Ranked:
                 [0.95, 0.0, 0.31] if t in self.HITS else
                 [0.5, 0.87, 0.0] if t.startswith("Grandpa walks") else
                 ([0.0, 1.0, 0.0] if self.near else [0.0, 0.0, 1.0]) if "physio" in t else
-                [0.0, 0.0, 1.0] for t in texts]
+                [0.1, 0.0, 0.995] for t in texts]  # the rest: just above the change
 
 
 def test_a_lower_hits_link_displaces_only_when_close_in_meaning():
@@ -305,11 +326,10 @@ def test_a_lower_hits_link_displaces_only_when_close_in_meaning():
     # follow-up) takes the place of lower hits when the two are close in meaning, and only room
     # left otherwise; a follow-up never marks the hit
     f = MessageFactory()
-    turns = ["Grandpa walks with a frame at home.", "Noted.", *FILLER,
-             "The physio changed it: a cane for him from today.", "OK.", *FILLER,
-             *Ranked.HITS, "Grandpa naps after lunch."]
+    turns = ["Grandpa walks with a frame at home.", "Noted.", *Ranked.HITS,
+             "Grandpa naps after lunch.", *FILLER, "The physio changed it: a cane for him from today."]
     messages = [f.user(t) if k % 2 == 0 else f.assistant(t) for k, t in enumerate(turns)]
-    query, old, change = "What does grandpa walk with at home?", messages[0].id, messages[8].id
+    query, old, change = "What does grandpa walk with at home?", messages[0].id, messages[-1].id
 
     def sent(near: bool, detector, budget: int) -> set[str]:
         hybrid = HybridRetrieval(HybridSettings(lexical_weight=0.0, diversity=0.0),
@@ -324,10 +344,10 @@ def test_a_lower_hits_link_displaces_only_when_close_in_meaning():
     for budget in (75, 90, 110):
         plain = sent(True, None, budget)
         assert old in plain and change not in plain, "the setting: the hybrid misses the change"
-        assert {old, change} <= sent(True, Links(updates=[(0, 8)]), budget), budget
-        assert sent(False, Links(updates=[(0, 8)]), budget) == plain, "far in meaning: room left"
-        assert {old, change} <= sent(True, Links(follow_ups=[(0, 8)]), budget), budget
-        assert sent(False, Links(follow_ups=[(0, 8)]), budget) == plain
+        assert {old, change} <= sent(True, Links(updates=[(0, 12)]), budget), budget
+        assert sent(False, Links(updates=[(0, 12)]), budget) == plain, "far in meaning: room left"
+        assert {old, change} <= sent(True, Links(follow_ups=[(0, 12)]), budget), budget
+        assert sent(False, Links(follow_ups=[(0, 12)]), budget) == plain
     ranked = HybridRetrieval(HybridSettings(lexical_weight=0.0, diversity=0.0),
                              embedder=Ranked(True))
     hits = list(ranked._ranked(_HybridPrepared(messages, ranked), len(messages), query).hits())
@@ -338,11 +358,10 @@ def test_a_top_hits_sure_update_far_in_meaning_displaces_nothing():
     # the rules link the old statement (the top hit) to a later message the meaning says is
     # about something else (cosine below FAR): that message takes only room left
     f = MessageFactory()
-    turns = ["Grandpa walks with a frame at home.", "Noted.", *FILLER,
-             "The physio changed it: a cane for him from today.", "OK.", *FILLER,
-             *Ranked.HITS, "Grandpa naps after lunch."]
+    turns = ["Grandpa walks with a frame at home.", "Noted.", *Ranked.HITS,
+             "Grandpa naps after lunch.", *FILLER, "The physio changed it: a cane for him from today."]
     messages = [f.user(t) if k % 2 == 0 else f.assistant(t) for k, t in enumerate(turns)]
-    query, change = "What does grandpa walk with at home?", messages[8].id
+    query, change = "What does grandpa walk with at home?", messages[-1].id
 
     class Top(Ranked):
         HITS = ()  # the old statement is the top hit now
@@ -350,6 +369,6 @@ def test_a_top_hits_sure_update_far_in_meaning_displaces_nothing():
     for near, expected in ((True, True), (False, False)):
         hybrid = HybridRetrieval(HybridSettings(lexical_weight=0.0, diversity=0.0),
                                  embedder=Top(near))
-        p = SupersedingRetrieval(hybrid, detector=Links(updates=[(0, 8)]))
+        p = SupersedingRetrieval(hybrid, detector=Links(updates=[(0, 12)]))
         for budget in (75, 90):
             assert (change in p.build_context(messages, query, budget).covered_ids()) is expected
