@@ -57,7 +57,8 @@ def test_a_superseded_hit_gives_way_to_the_current_statement(monkeypatch):
     assert context.tokens <= 24
 
 
-def test_dated_keeps_the_old_statement_marked_before_the_current_one():
+def test_dated_keeps_the_old_statement_marked_before_the_current_one(monkeypatch):
+    monkeypatch.setattr(superseding, "FAR", -1.0)  # as above: FAR is tested apart
     messages = history()
     context = policy("dated").build_context(messages, QUERY, 200)
     kinds = [(i.kind, i.sources) for i in context.items]
@@ -98,7 +99,8 @@ def test_prepare_answers_as_build_context_does(keep):
                 p.build_context(messages[:q.position], QUERY, budget)
 
 
-def test_a_detector_is_pluggable_and_checked():
+def test_a_detector_is_pluggable_and_checked(monkeypatch):
+    monkeypatch.setattr(superseding, "FAR", -1.0)  # as above: FAR is tested apart
     messages = history()
 
     class Fixed:
@@ -356,7 +358,8 @@ def test_a_lower_hits_link_displaces_only_when_close_in_meaning():
 
 def test_a_top_hits_sure_update_far_in_meaning_displaces_nothing():
     # the rules link the old statement (the top hit) to a later message the meaning says is
-    # about something else (cosine below FAR): that message takes only room left
+    # about something else (cosine below FAR): that message takes only room left, and the hit
+    # is not marked superseded on its word
     f = MessageFactory()
     turns = ["Grandpa walks with a frame at home.", "Noted.", *Ranked.HITS,
              "Grandpa naps after lunch.", *FILLER, "The physio changed it: a cane for him from today."]
@@ -372,3 +375,7 @@ def test_a_top_hits_sure_update_far_in_meaning_displaces_nothing():
         p = SupersedingRetrieval(hybrid, detector=Links(updates=[(0, 12)]))
         for budget in (75, 90):
             assert (change in p.build_context(messages, query, budget).covered_ids()) is expected
+        # room for everything: both are sent, and the hit is marked only when the meaning agrees
+        context = p.build_context(messages, query, 400)
+        assert change in context.covered_ids()
+        assert any(i.kind == "superseded" for i in context.items) is expected, near

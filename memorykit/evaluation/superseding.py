@@ -82,9 +82,9 @@ changed some fact is taken for a top hit's fact changed in other words, when the
 hit to nothing (0.4 decides as 0.5 on the development set; 0.6 misses one change); and from
 which a link of any hit, sure or a follow-up, is backed by meaning (it may make room)."""
 FAR = 0.3
-"""Cosine below which even a top hit's sure update does not displace lower hits: the rules
-matched its words, the meaning says another fact (on the development sets it removes 3 false
-marks of a current statement and costs no recall; 0.4 costs recall on two sets)."""
+"""Cosine below which a sure update displaces no lower hit (even for a top hit) and marks or
+drops no hit: the rules matched its words, the meaning says another fact (on the development
+sets it removes 4 false marks of a current statement and costs no recall; 0.4 costs recall)."""
 MARKER = "[superseded by a later message] "
 """What a kept superseded statement's text starts with (the original text follows verbatim)."""
 
@@ -310,7 +310,7 @@ class SupersedingRetrieval:
                 if sp.cosine(i, now) >= SIMILAR:  # a follow-up the meaning backs makes room
                     make_room(k, now)
                 take(now)
-            if sure is not None and sure in chosen and i in chosen and i not in marked:
+            if sure in chosen and i in chosen and i not in marked and sp.cosine(i, sure) >= FAR:
                 extra = sp.marked_item(i).tokens - int(p.tokens[i])
                 if self.keep == "latest":
                     release(i)
