@@ -32,12 +32,11 @@ order and adds what follows each one up (``memorykit.facts.detect``):
 So nothing the hybrid sends is displaced except lower hits: by the current statement of a top
 hit the detector is sure was replaced, by a later statement linked to any hit and close to it in
 meaning, or by a top hit's change in other words; and the budget is never exceeded. Never
-displaced: a lower hit that itself changed some fact (the new end of any link), the latest word
-on a fact the question ranked (swapping it for the latest word on another fact of a higher hit
-cost recall on three of the eleven sets, bundled and development); and one said after the
-statement making room, maybe a newer word on that fact than any the rules linked ("RSVPs are
-in, we're at 14" after "make it 15 kids"; over ``tune``'s grid it left superseding retrieval
-below the hybrid at no setting of the thirteen hand-written sets, where it had been at three).
+displaced: a lower hit that itself changed some fact (the new end of any link; swapping it for
+the latest word on another fact of a higher hit cost recall on three of the eleven sets), nor one
+said after the statement making room, maybe a newer word on its fact than the rules linked ("at
+14" after "make it 15 kids"; since, no setting of ``tune``'s grid has left superseding retrieval
+below the hybrid on the thirteen hand-written sets, where three did).
 
 Updates are found once per conversation (``prepare``) and a question at ``position`` uses only
 those whose messages both come before it, so ``prepare(conversation)`` answers exactly what
@@ -263,10 +262,9 @@ class SupersedingRetrieval:
                         taken.append(i)
 
         def make_room(k: int, j: int) -> bool:
-            """Room for message ``j``, the later statement of the ``k``-th hit, by leaving out
-            hits taken after that one, scored below ``j``'s score plus ``INHERIT`` of the gap to
-            the hit's, said before ``j`` and that changed no fact themselves, the last taken
-            first; nothing left out when even that is not enough."""
+            """Room for message ``j``, the later statement of the ``k``-th hit, by leaving out the
+            hits taken after it, said before ``j``, scored below ``j``'s plus ``INHERIT`` of the
+            gap to the hit's and that changed no fact, last taken first (none if not enough)."""
             tokens = cost(j, int(p.tokens[j]))
             rank = score[j] + INHERIT * (score[taken[k]] - score[j])
             if room >= tokens:

@@ -502,9 +502,11 @@ def _read(message: Message, index: int, known: set[str] | frozenset[str] = froze
             # the first value within a few words after the negator is the old one
             for kind, value, a, _ in sorted(found, key=lambda v: v[2]):
                 if after <= a <= after + 12:
-                    if neg.group().lower() == "from" and not re.search(r"\bto\b", sentence[a:]) \
+                    to = re.search(r"\bto\b", sentence[a:])  # "from 9am to 10am", not "to hand"
+                    if neg.group().lower() == "from" and not (to and any(
+                            k == kind and 0 <= b - a - to.end() <= 12 for k, _, b, _ in found)) \
                             and not re.search(r"\b(?:up|down)\s+$", sentence[:neg.start()]):
-                        break  # "from 9am" with no "to" (nor "up from $16") names no old value
+                        break  # so "from Jo to hand out" names no old value ("up from $16" does)
                     negated[value] = kind
                     break
         # words (not only typed values) named as the old state: ", not halal", "not the window
