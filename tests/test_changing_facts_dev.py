@@ -21,7 +21,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SETS = sorted(p for p in FIXTURES.glob("changing_facts_dev*") if (p / "questions.jsonl").exists())
 BUILD = FIXTURES / "changing_facts_dev" / "build.py"
 """One builder for every set (``python build.py FOLDER``)."""
-"""Every development set: the first one (six conversations), then dev2 to dev12 (two each)."""
+"""Every development set: the first one (six conversations), then dev2 to dev13 (two each)."""
 KINDS = {"moved", "corrected", "cancelled", "replaced_silent", "changed_by_other",
          "changed_twice", "changed_back", "assistant_checked"}
 
@@ -41,9 +41,9 @@ def rows(dev_set) -> list[dict]:
     return [json.loads(line) for line in (dev_set / "questions.jsonl").read_text("utf-8").splitlines()]
 
 
-def test_there_are_twelve_sets() -> None:
+def test_there_are_thirteen_sets() -> None:
     assert sorted(p.name for p in SETS) == sorted(
-        ["changing_facts_dev", *(f"changing_facts_dev{k}" for k in range(2, 13))])
+        ["changing_facts_dev", *(f"changing_facts_dev{k}" for k in range(2, 14))])
 
 
 def test_loads_long_conversations(dev_set, dataset) -> None:
