@@ -75,9 +75,14 @@ def pairs(messages) -> set[tuple[int, int]]:
     # a name and a value shared pin what is called off, whatever the other words
     ("I booked Ridley Plumbing for Tuesday the 8th.",
      "I rang Ridley and told them they don't need to come on the 8th.", "cancellation"),
-    # "from X to Y": the old value, when a value of its kind follows "to"
+    # "from X to Y": the old value, when a value follows "to" with no phrase of its own between
+    # (of another kind, or a few words on: an adversarial probe of the sixth round)
     ("The welfare officer is Jo Pritchard.",
      "The welfare officer changed from Jo Pritchard to Sam Patel.", "correction"),
+    ("The standup is at 9am.", "The standup moved from 9am to 10.", "correction"),
+    ("The budget is $15,000.", "The budget was cut from $15,000 to 12000.", "correction"),
+    ("The club welfare officer is Jo Pritchard.",
+     "The welfare officer role passed from Jo to our new volunteer Sam Patel.", "correction"),
 ])
 def test_a_change_is_linked_to_the_statement_it_replaces(first, later, kind):
     messages = chat(first, "Noted.", *FILLER, later, "OK.")
@@ -117,6 +122,8 @@ def test_a_change_is_linked_to_the_statement_it_replaces(first, later, kind):
     ("Club welfare officer is Jo Pritchard. Any safeguarding stuff goes to Jo.",
      "Consent forms from Jo to hand out on Thursday."),
     ("The class is at 9am on Monday.", "Drinks from 9am to celebrate."),
+    ("Our manager is Tom Reyes.", "Flowers from Tom to welcome the new starters."),
+    ("The coach is Jo.", "Lift from Jo to training at 6pm tonight."),
 ])
 def test_what_is_no_change_links_nothing(first, later):
     assert pairs(chat(first, "Noted.", *FILLER, later, "OK.")) == set()

@@ -48,7 +48,10 @@ CLASSROOM = "memorykit.classroom"
 # memory thread-safe and bounded; the LLM option takes the LLM layer's chat model, a
 # small-context model (windows: no history of the sets fit the offline model's 4,096 tokens in
 # one prompt) and any reply as data (an adversarial probe's crashes and lost answers).
-LIBRARY_MAX_LINES = 24_215
+# Issue 27's sixth round (+5): a lower hit said after the statement making room is never
+# displaced by it (a newer value the rules did not link), and "from X to Y" names X as the old
+# value only when a value follows "to" with no phrase of its own between (19 false links fewer).
+LIBRARY_MAX_LINES = 24_220
 # The whole package's budget. Issue 23 brought it under its size before the split (35,313);
 # issue 24 grew the classroom by about 600 lines for what a class needs: checkers that refuse
 # the answers a student can copy and say which way to move, the student edition's command
@@ -71,7 +74,8 @@ LIBRARY_MAX_LINES = 24_215
 # development sets' missed changes), less a few made simpler (make_room computes its own rank).
 # Issue 27's fifth round: the library's +112 above (tune sweeps superseding-retrieval; the rule
 # detector's memory; the LLM option's chat model, windows and replies taken as data).
-PACKAGE_MAX_LINES = 44_975
+# Issue 27's sixth round: the library's +5 above.
+PACKAGE_MAX_LINES = 44_980
 """The whole package (library and classroom) at bcf5813, before issue 23: it must stay smaller."""
 
 

@@ -214,6 +214,10 @@ _NEGATORS = re.compile(r"\b(?:not|instead\s+of|rather\s+than|no\s+longer|isn't|w
                        re.IGNORECASE)
 """Words after which a value is the *old* one ("not 4721", "instead of Friday", "from Friday
 to Monday", "it was 9am", "I gave you 4721")."""
+_FROM_TO = re.compile(r"(?!.*\b(?:on|at|in|by|for|with|before|after|until|during)\b)\W*.{0,30}",
+                      re.IGNORECASE | re.DOTALL)
+"""What may stand between "from X to" and the value replacing X: 30 characters, no preposition
+starting a phrase of its own ("to our new volunteer Sam", not "to hand out on Friday")."""
 _HYPOTHETICAL = re.compile(r"\b(?:what\s+if|if|suppose|supposing|imagine|maybe|perhaps|"
                            r"might|could\s+we|should\s+we|shall\s+we|can\s+we|"
                            r"would(?!\s+(?:like|prefer|rather|love))|"
@@ -504,9 +508,10 @@ def _read(message: Message, index: int, known: set[str] | frozenset[str] = froze
                 if after <= a <= after + 12:
                     to = re.search(r"\bto\b", sentence[a:])  # "from 9am to 10am", not "to hand"
                     if neg.group().lower() == "from" and not (to and any(
-                            k == kind and 0 <= b - a - to.end() <= 12 for k, _, b, _ in found)) \
+                            b > a + to.end() and _FROM_TO.fullmatch(sentence[a + to.end():b])
+                            for _, _, b, _ in found)) \
                             and not re.search(r"\b(?:up|down)\s+$", sentence[:neg.start()]):
-                        break  # so "from Jo to hand out" names no old value ("up from $16" does)
+                        break  # so "from Jo to hand out on Friday" names none ("up from $16" does)
                     negated[value] = kind
                     break
         # words (not only typed values) named as the old state: ", not halal", "not the window
