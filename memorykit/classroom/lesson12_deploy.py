@@ -60,8 +60,10 @@ class DeployReport:
     model: str
     reply: str
 
-    def print_received(self) -> None:
-        """The exported decision and what the model received, one line per message."""
+    def print_received(self, listing: bool = True) -> None:
+        """The exported decision and what the model received, one line per message (without
+        ``listing``, the counts alone: which of two identical turns a near tie of scores picks can
+        move with the last bits of the embeddings, which depend on the batch that computed them)."""
         t, earned = self.tuned, self.tuned.earned
         settings = ", ".join(f"{k}={v}" for k, v in t.params.items()) or "defaults"
         print(f"exported and loaded: {t.policy} ({settings}) at {t.budget} tokens, "
@@ -73,7 +75,7 @@ class DeployReport:
         print(f"the model received {len(self.received)} messages: the instructions, the "
               f"policy's context ({self.context_messages} messages, {self.context_tokens} of "
               f"{t.budget} tokens) and the question")
-        for m in self.received:
+        for m in self.received if listing else ():
             text = " ".join(str(m.get("content") or "").split())
             mark = " [evidence]" if m.get("content") in self.evidence else ""
             calls = f" (+{len(m['tool_calls'])} tool call)" if m.get("tool_calls") else ""
